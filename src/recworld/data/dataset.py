@@ -1,0 +1,280 @@
+"""The canonical dataset every loader produces and every miner reads.
+
+Three pandas tables with fixed column names and dtypes:
+
+``interactions``
+    ``user_id`` (str), ``item_id`` (str), ``timestamp`` (int64, Unix seconds),
+    ``rating`` (float64, NaN where the source has none). Sorted by
+    (user_id, timestamp, item_id) so every user's history is in time order.
+``items``
+    ``item_id`` (str, unique), ``title`` (str), then any of the typed
+    attributes in :data:`ITEM_FIELDS` that the source has.
+``users``
+    ``user_id`` (str, unique), then any demographics in :data:`USER_FIELDS`.
+
+A dataset is cached as three Parquet files plus ``dataset.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from recworld.errors import DataError
+from recworld.io import atomic_directory, atomic_write_json
+
+SCHEMA_VERSION = "recworld.dataset/1"
+
+
+class Domain(StrEnum):
+    MOVIE = "movie"
+    PRODUCT = "product"
+    MUSIC = "music"
+
+
+class FieldKind(StrEnum):
+    TEXT = "text"  # one string
+    INT = "int"  # nullable integer
+    LIST = "list"  # list of strings (genres, cast, category path root -> leaf)
+
+
+# Typed item attributes a source may provide. Measures declare which they need.
+ITEM_FIELDS: dict[str, FieldKind] = {
+    "title": FieldKind.TEXT,
+    "year": FieldKind.INT,
+    "genres": FieldKind.LIST,
+    "brand": FieldKind.TEXT,
+    "color": FieldKind.TEXT,
+    "categories": FieldKind.LIST,  # taxonomy path, root first
+    "cast": FieldKind.LIST,
+    "director": FieldKind.LIST,
+    "logline": FieldKind.TEXT,
+    "image": FieldKind.TEXT,  # path or URL of a poster / product image
+    "image_description": FieldKind.TEXT,  # text produced by a vision model
+}
+
+USER_FIELDS: dict[str, FieldKind] = {
+    "age": FieldKind.INT,
+    "gender": FieldKind.TEXT,
+    "occupation": FieldKind.TEXT,
+    "zip_code": FieldKind.TEXT,
+}
+
+INTERACTION_COLUMNS = ("user_id", "item_id", "timestamp", "rating")
+
+
+def _normalise_text(series: pd.Series) -> pd.Series:
+    return series.astype("string").astype(object).where(series.notna(), None)
+
+
+def _normalise_list(series: pd.Series) -> pd.Series:
+    def fix(value: Any) -> list[str]:
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            return []
+        if isinstance(value, str):
+            return [value] if value else []
+        return [str(v) for v in value if v is not None and str(v) != ""]
+
+    return series.map(fix).astype(object)
+
+
+def _normalise_column(series: pd.Series, kind: FieldKind) -> pd.Series:
+    if kind is FieldKind.TEXT:
+        return _normalise_text(series)
+    if kind is FieldKind.INT:
+        return pd.to_numeric(series, errors="coerce").astype("Int64")
+    return _normalise_list(series)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded, validated dataset in canonical form."""
+
+    name: str
+    domain: Domain
+    interactions: pd.DataFrame
+    items: pd.DataFrame
+    users: pd.DataFrame
+    source: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_frames(
+        cls,
+        name: str,
+        domain: Domain | str,
+        interactions: pd.DataFrame,
+        items: pd.DataFrame | None = None,
+        users: pd.DataFrame | None = None,
+        source: dict[str, Any] | None = None,
+    ) -> Dataset:
+        """Normalise dtypes, order rows, fill missing items/users, and validate."""
+        inter = interactions.copy()
+        for column in ("user_id", "item_id", "timestamp"):
+            if column not in inter.columns:
+                raise DataError(f"interactions lack the column {column!r}", field=column)
+        if "rating" not in inter.columns:
+            inter["rating"] = np.nan
+        inter = inter.loc[:, list(INTERACTION_COLUMNS)]
+        inter["user_id"] = inter["user_id"].astype(str)
+        inter["item_id"] = inter["item_id"].astype(str)
+        inter["timestamp"] = pd.to_numeric(inter["timestamp"]).astype("int64")
+        inter["rating"] = pd.to_numeric(inter["rating"]).astype("float64")
+        inter = inter.sort_values(["user_id", "timestamp", "item_id"], kind="stable")
+        inter = inter.reset_index(drop=True)
+
+        item_frame = _canonical_entities(items, "item_id", ITEM_FIELDS, inter["item_id"])
+        if "title" not in item_frame.columns:
+            item_frame["title"] = item_frame["item_id"]
+        item_frame["title"] = item_frame["title"].where(item_frame["title"].notna(), item_frame["item_id"])
+        user_frame = _canonical_entities(users, "user_id", USER_FIELDS, inter["user_id"])
+        dataset = cls(
+            name=name,
+            domain=Domain(domain),
+            interactions=inter,
+            items=item_frame,
+            users=user_frame,
+            source=dict(source or {}),
+        )
+        dataset.validate()
+        return dataset
+
+    # -- validation -------------------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Raise :class:`DataError` if the tables break the canonical contract."""
+        if self.interactions.empty:
+            raise DataError(f"dataset {self.name!r} has no interactions")
+        if self.items["item_id"].duplicated().any():
+            dup = self.items.loc[self.items["item_id"].duplicated(), "item_id"].iloc[0]
+            raise DataError(f"duplicate item id {dup!r}", field="item_id")
+        if self.users["user_id"].duplicated().any():
+            dup = self.users.loc[self.users["user_id"].duplicated(), "user_id"].iloc[0]
+            raise DataError(f"duplicate user id {dup!r}", field="user_id")
+        unknown = ~self.interactions["item_id"].isin(self.items["item_id"])
+        if unknown.any():
+            bad = self.interactions.loc[unknown, "item_id"].iloc[0]
+            raise DataError(f"interaction refers to unknown item {bad!r}", field="item_id")
+
+    # -- conveniences ------------------------------------------------------------------------
+
+    def has_item_field(self, name: str) -> bool:
+        """True when at least one item has a non-empty value for ``name``."""
+        if name not in self.items.columns:
+            return False
+        column = self.items[name]
+        if ITEM_FIELDS.get(name) is FieldKind.LIST:
+            return bool(column.map(len).gt(0).any())
+        return bool(column.notna().any())
+
+    @property
+    def item_fields(self) -> list[str]:
+        return [name for name in ITEM_FIELDS if self.has_item_field(name)]
+
+    def fingerprint(self) -> str:
+        """A SHA-256 over the canonical content (not over file names or load order)."""
+        digest = hashlib.sha256()
+        digest.update(self.domain.value.encode())
+        for frame in (self.interactions, self.items, self.users):
+            hashed = pd.util.hash_pandas_object(
+                frame.astype({c: str for c in frame.columns if frame[c].dtype == object}),
+                index=False,
+            )
+            digest.update(hashed.to_numpy().tobytes())
+            digest.update(",".join(frame.columns).encode())
+        return digest.hexdigest()
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "domain": self.domain.value,
+            "users": int(self.interactions["user_id"].nunique()),
+            "items": int(self.interactions["item_id"].nunique()),
+            "interactions": len(self.interactions),
+            "item_fields": self.item_fields,
+        }
+
+    # -- Parquet cache -----------------------------------------------------------------------
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the dataset as Parquet atomically; returns the directory."""
+        with atomic_directory(directory) as tmp:
+            self.interactions.to_parquet(tmp / "interactions.parquet", index=False)
+            self.items.to_parquet(tmp / "items.parquet", index=False)
+            self.users.to_parquet(tmp / "users.parquet", index=False)
+            atomic_write_json(
+                tmp / "dataset.json",
+                {
+                    "schema": SCHEMA_VERSION,
+                    "name": self.name,
+                    "domain": self.domain.value,
+                    "source": self.source,
+                    "fingerprint": self.fingerprint(),
+                    "summary": self.summary(),
+                },
+            )
+        return Path(directory)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Dataset:
+        """Read a dataset written by :meth:`save`."""
+        root = Path(directory)
+        meta_path = root / "dataset.json"
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise DataError("not a RecWorld dataset cache (no dataset.json)", path=root) from exc
+        except json.JSONDecodeError as exc:
+            raise DataError(f"corrupt metadata: {exc.msg}", path=meta_path, line=exc.lineno) from exc
+        if meta.get("schema") != SCHEMA_VERSION:
+            raise DataError(f"unsupported schema {meta.get('schema')!r}", path=meta_path)
+
+        def read(name: str, kinds: dict[str, FieldKind]) -> pd.DataFrame:
+            frame = pd.read_parquet(root / f"{name}.parquet")
+            for column, kind in kinds.items():
+                if column in frame.columns:
+                    frame[column] = _normalise_column(frame[column], kind)
+            for column in ("user_id", "item_id"):
+                if column in frame.columns:
+                    frame[column] = frame[column].astype(str)
+            return frame
+
+        return cls(
+            name=meta["name"],
+            domain=Domain(meta["domain"]),
+            interactions=pd.read_parquet(root / "interactions.parquet"),
+            items=read("items", ITEM_FIELDS),
+            users=read("users", USER_FIELDS),
+            source=meta.get("source", {}),
+        )
+
+
+def _canonical_entities(
+    frame: pd.DataFrame | None,
+    key: str,
+    kinds: dict[str, FieldKind],
+    referenced: pd.Series,
+) -> pd.DataFrame:
+    """Normalise an entity table and add bare rows for ids that only interactions mention."""
+    if frame is None:
+        frame = pd.DataFrame({key: pd.Series(dtype=str)})
+    if key not in frame.columns:
+        raise DataError(f"table lacks the key column {key!r}", field=key)
+    out = frame.copy()
+    out[key] = out[key].astype(str)
+    known = set(out[key])
+    missing = sorted(set(referenced.unique()) - known)
+    if missing:
+        out = pd.concat([out, pd.DataFrame({key: missing})], ignore_index=True)
+    for column, kind in kinds.items():
+        if column in out.columns:
+            out[column] = _normalise_column(out[column], kind)
+    ordered = [key] + [c for c in kinds if c in out.columns]
+    extra = [c for c in out.columns if c not in ordered]
+    return out.loc[:, ordered + extra].sort_values(key, kind="stable").reset_index(drop=True)
