@@ -69,12 +69,13 @@ def _from_script(path: Path) -> Responder:
         raise ConfigError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
     if not isinstance(rules, dict) or not all(isinstance(v, str) for v in rules.values()):
         raise ConfigError(f"{path}: a script is a JSON object of substring -> reply")
-    default = rules.get("*", "")
+    default: str = rules.get("*", "")
+    table: dict[str, str] = {str(k): str(v) for k, v in rules.items() if k != "*"}
 
     def respond(request: Request) -> str:
         last = request.messages[-1].content if request.messages else ""
-        for needle, reply in rules.items():
-            if needle != "*" and needle in last:
+        for needle, reply in table.items():
+            if needle in last:
                 return reply
         return default
 
