@@ -1,0 +1,199 @@
+"""Inline SVG charts drawn with matplotlib's SVG backend.
+
+Figures are built with the object API (no pyplot, no global backend switch),
+text stays text (``svg.fonttype = none``) so the browser renders and searches
+it, and every SVG id is prefixed with the chart's key so several charts can
+share one HTML page without clashing clip paths.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from recworld.lrworld.catalogue import Factor
+from recworld.report.runs import RunData
+from recworld.report.tables import MEASURE_NAMES
+
+__all__ = ["bar_chart", "position_chart", "radar_chart"]
+
+# Colour-blind-safe qualitative palette (Okabe & Ito).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+_RC: Any = {  # matplotlib types rc keys as literals; this dict is checked at runtime
+    "svg.fonttype": "none",
+    "svg.hashsalt": "recworld",
+    "font.family": "sans-serif",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+}
+
+
+_DASH = (0, (4, 2))
+
+
+def _colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _svg(fig: Any, key: str) -> str:
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    FigureCanvasSVG(fig)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    text = buf.getvalue()
+    text = text[text.index("<svg") :]
+    prefix = re.sub(r"[^A-Za-z0-9_-]", "-", key) + "-"
+    text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
+    text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", text)
+    text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', text)
+    # Natural size on wide pages, shrinks (via the viewBox) on narrow ones.
+    text = text.replace("<svg ", '<svg class="chart" ', 1)
+    return text
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
+def _styled(draw: Any) -> str:
+    import matplotlib
+
+    with matplotlib.rc_context(_RC):
+        return str(draw())
+
+
+def bar_chart(key: str, dataset: str, runs: Sequence[RunData], measures: Sequence[str]) -> str:
+    """Grouped bars per measure, 95% interval error bars, and each measure's chance level dashed."""
+
+    def draw() -> str:
+        fig = _figure(max(6.0, 0.75 * len(measures) * max(1, len(runs)) ** 0.5 + 2.5), 3.6)
+        ax = fig.add_subplot()
+        x = np.arange(len(measures))
+        width = 0.8 / max(1, len(runs))
+        for i, run in enumerate(runs):
+            rows = [run.metrics["measures"].get(m) for m in measures]
+            scores = np.array([r["score"] if r else np.nan for r in rows])
+            low = np.array([r["score"] - r["ci_low"] if r else 0.0 for r in rows])
+            high = np.array([r["ci_high"] - r["score"] if r else 0.0 for r in rows])
+            offset = (i - (len(runs) - 1) / 2) * width
+            ax.bar(x + offset, scores, width * 0.92, color=_colour(i), label=run.label, zorder=2)
+            ax.errorbar(
+                x + offset,
+                scores,
+                yerr=[low, high],
+                fmt="none",
+                ecolor="#333333",
+                elinewidth=0.9,
+                capsize=2,
+                zorder=3,
+            )
+        for j, m in enumerate(measures):
+            chance = next(r.metrics["measures"][m]["chance"] for r in runs if m in r.metrics["measures"])
+            ax.hlines(chance, j - 0.45, j + 0.45, colors="#222222", linestyles=_DASH, linewidth=1.3, zorder=4)
+        ax.plot([], [], color="#222222", linestyle=_DASH, linewidth=1.3, label="chance")
+        ax.set_xticks(x, [MEASURE_NAMES.get(m, m) for m in measures], rotation=25, ha="right")
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("accuracy / HitRatio@1")
+        ax.set_title(f"Score per measure ({dataset})")
+        ax.grid(axis="y", color="#e5e5e5", zorder=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        return _svg(fig, key)
+
+    return _styled(draw)
+
+
+def factors_with_data(runs: Sequence[RunData]) -> list[str]:
+    present = {f for r in runs for f in r.metrics["factors"]}
+    return [f.value for f in Factor if f.value in present]
+
+
+def radar_chart(key: str, dataset: str, runs: Sequence[RunData]) -> str | None:
+    """Each model's "mental world": its score on every factor with data (None if fewer than 3)."""
+    factors = factors_with_data(runs)
+    if len(factors) < 3:
+        return None
+
+    def draw() -> str:
+        fig = _figure(6.4, 4.6)
+        ax = fig.add_subplot(projection="polar")
+        angles = np.linspace(0, 2 * np.pi, len(factors), endpoint=False)
+        closed = np.append(angles, angles[0])
+        chance = [
+            next(r.metrics["factors"][f]["chance"] for r in runs if f in r.metrics["factors"])
+            for f in factors
+        ]
+        ax.plot(closed, [*chance, chance[0]], color="#555555", linestyle="--", linewidth=1.0, label="chance")
+        for i, run in enumerate(runs):
+            values = [run.metrics["factors"].get(f, {}).get("score", np.nan) for f in factors]
+            ax.plot(closed, [*values, values[0]], color=_colour(i), linewidth=1.6, label=run.label)
+            ax.fill(
+                closed, [0 if np.isnan(v) else v for v in [*values, values[0]]], color=_colour(i), alpha=0.12
+            )
+        ax.set_xticks(angles, factors)
+        ax.set_ylim(0, 1)
+        ax.set_yticks([0.25, 0.5, 0.75, 1.0], ["0.25", "0.50", "0.75", "1.00"], color="#777777", fontsize=7)
+        ax.set_rlabel_position(90)
+        ax.tick_params(axis="x", pad=6)
+        ax.set_title(f"Mental world over factors ({dataset})", pad=18)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1.05), frameon=False)
+        return _svg(fig, key)
+
+    return _styled(draw)
+
+
+def position_chart(key: str, fmt: str, runs: Sequence[RunData]) -> str | None:
+    """Share of parsed answers per option position, with where the answers really are."""
+    present = [r for r in runs if fmt in r.metrics["positions"]]
+    if not present:
+        return None
+
+    def draw() -> str:
+        labels: list[str] = present[0].metrics["positions"][fmt]["labels"]
+        fig = _figure(max(5.5, 0.55 * len(labels) + 3.0), 3.0)
+        ax = fig.add_subplot()
+        x = np.arange(len(labels))
+        width = 0.8 / len(present)
+        gold = np.zeros(len(labels))
+        for i, run in enumerate(present):
+            pos = run.metrics["positions"][fmt]
+            parsed = np.asarray(pos["parsed"], dtype=float)
+            gold += np.asarray(pos["gold"], dtype=float)
+            share = parsed / parsed.sum() if parsed.sum() else parsed
+            offset = (i - (len(present) - 1) / 2) * width
+            ax.bar(
+                x + offset,
+                share,
+                width * 0.92,
+                color=_colour(i),
+                label=f"{run.label} ({run.dataset})",
+                zorder=2,
+            )
+        ax.step(
+            np.append(x - 0.5, x[-1] + 0.5),
+            [*(gold / max(gold.sum(), 1)), (gold / max(gold.sum(), 1))[-1]],
+            where="post",
+            color="#222222",
+            linewidth=1.2,
+            label="answer key",
+            zorder=3,
+        )
+        ax.set_xticks(x, labels)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("share of parsed answers")
+        kind = "MCQ (4 options)" if fmt == "mcq" else "HitRatio@1 (10 candidates)"
+        ax.set_title(f"Position of chosen option: {kind}")
+        ax.grid(axis="y", color="#e5e5e5", zorder=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        return _svg(fig, key)
+
+    return _styled(draw)

@@ -1,0 +1,168 @@
+"""Find run directories, load their samples, and score them.
+
+A run directory holds ``samples.jsonl`` (required), ``run.json`` and
+``metrics.json``. Metrics are recomputed from the samples with the current
+scoring code (seeded, so identical to the runner's ``metrics.json`` when the
+code has not changed): a report never mixes numbers from two scoring versions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recworld.errors import DataError
+from recworld.scoring import compute_metrics, load_samples
+
+__all__ = ["RunData", "default_out_dir", "gather_run_dirs", "label_runs", "load_run"]
+
+
+@dataclass
+class RunData:
+    """One scored run, ready for tables and charts."""
+
+    path: Path
+    info: dict[str, Any]
+    samples: list[dict[str, Any]]
+    metrics: dict[str, Any]
+    label: str = field(default="")
+
+    def _get(self, key: str, default: str = "") -> str:
+        value = self.info.get(key, self.metrics.get(key))
+        return default if value is None else str(value)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def model(self) -> str:
+        return self._get("model", self.name)
+
+    @property
+    def mode(self) -> str:
+        return self._get("mode", "generate")
+
+    @property
+    def variant(self) -> str:
+        return self._get("variant", "zero-shot")
+
+    @property
+    def dataset(self) -> str:
+        return self._get("dataset", "unknown")
+
+    @property
+    def fingerprint(self) -> str:
+        return self._get("suite_fingerprint")
+
+
+def _is_run(path: Path) -> bool:
+    return (path / "samples.jsonl").is_file()
+
+
+def _is_suite(path: Path) -> bool:
+    return (path / "runs").is_dir() and not _is_run(path)
+
+
+def gather_run_dirs(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """Run directories named by ``paths`` (a SUITE stands for ``SUITE/runs/*``), and skipped ones.
+
+    A directory inside a suite's ``runs/`` without ``samples.jsonl`` is an
+    unfinished run: it is skipped and listed, not an error. A directory named
+    explicitly must be a run or a suite.
+    """
+    runs: list[Path] = []
+    skipped: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if _is_run(path):
+            runs.append(path)
+        elif _is_suite(path):
+            for child in sorted(
+                p for p in (path / "runs").iterdir() if p.is_dir() and not p.name.startswith(".")
+            ):
+                (runs if _is_run(child) else skipped).append(child)
+        elif path.exists():
+            raise DataError("neither a run directory (no samples.jsonl) nor a suite (no runs/)", path=path)
+        else:
+            raise DataError("no such directory", path=path)
+    unique: list[Path] = []
+    for run in runs:
+        if run.resolve() not in {u.resolve() for u in unique}:
+            unique.append(run)
+    if not unique:
+        where = ", ".join(str(p) for p in paths)
+        raise DataError(f"no finished runs (directories with samples.jsonl) found in {where}")
+    return unique, skipped
+
+
+def _stored_seed(path: Path) -> int:
+    """The bootstrap seed the runner used for ``metrics.json`` (0 when absent or unreadable)."""
+    try:
+        stored = json.loads((path / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return 0
+    seed = stored.get("seed") if isinstance(stored, dict) else None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
+
+
+def load_run(path: Path, *, seed: int | None = None) -> RunData:
+    """Read and score one run directory.
+
+    ``seed`` None reuses the seed of the run's own ``metrics.json``, so the
+    report's intervals are the runner's.
+    """
+    info: dict[str, Any] = {}
+    run_json = path / "run.json"
+    if run_json.is_file():
+        try:
+            loaded = json.loads(run_json.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"invalid JSON: {exc.msg}", path=run_json, line=exc.lineno) from None
+        if isinstance(loaded, dict):
+            info = loaded
+    samples = load_samples(path / "samples.jsonl")
+    if not samples:
+        raise DataError("no samples", path=path / "samples.jsonl")
+    try:
+        metrics = compute_metrics(samples, seed=_stored_seed(path) if seed is None else seed)
+    except DataError as exc:
+        raise DataError(exc.detail, path=path / "samples.jsonl", field=exc.field) from None
+    return RunData(path=path, info=info, samples=samples, metrics=metrics)
+
+
+def label_runs(runs: Sequence[RunData]) -> None:
+    """Give each run a row label: the model spec, plus mode and variant when not the defaults.
+
+    Two runs of one dataset with the same label get their directory name added.
+    """
+    for run in runs:
+        extras = [x for x, default in ((run.mode, "generate"), (run.variant, "zero-shot")) if x != default]
+        run.label = run.model + (f" ({', '.join(extras)})" if extras else "")
+    seen: dict[tuple[str, str], int] = {}
+    for run in runs:
+        seen[(run.dataset, run.label)] = seen.get((run.dataset, run.label), 0) + 1
+    for run in runs:
+        if seen[(run.dataset, run.label)] > 1:
+            run.label = f"{run.label} · {run.name}"
+
+
+def default_out_dir(paths: Sequence[Path]) -> Path:
+    """Where ``recworld report`` writes when no ``--out`` is given.
+
+    One suite: ``SUITE/report``. Runs: their common parent, except that runs
+    inside ``SUITE/runs/`` report to ``SUITE/report``.
+    """
+    resolved = [Path(p).resolve() for p in paths]
+    if len(resolved) == 1 and _is_suite(resolved[0]):
+        return resolved[0] / "report"
+    common = Path(os.path.commonpath([str(p) for p in resolved]))
+    if common.name == "runs" and (common.parent / "manifest.json").is_file():
+        return common.parent / "report"
+    if _is_suite(common):
+        return common / "report"
+    return common

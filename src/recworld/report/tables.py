@@ -1,0 +1,412 @@
+"""Report tables as plain data, rendered to Markdown here and to HTML by the template.
+
+Layout follows LRWorld's result tables (paper Tables 2, 3 and 22): one table
+per dataset, models as rows, measures as columns grouped under their scale, a
+RANDOM row with the chance score, and the best score of each column in bold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Factor, Scale
+from recworld.report.runs import RunData
+
+__all__ = [
+    "MEASURE_NAMES",
+    "Cell",
+    "Table",
+    "fmt_ci",
+    "fmt_pct",
+    "fmt_score",
+    "ordered_measures",
+    "render_markdown",
+]
+
+# Column names as the paper prints them.
+MEASURE_NAMES: dict[str, str] = {
+    "assoc_rule": "Assoc rule",
+    "mem_item_item": "Mem item-item",
+    "mem_user_user": "Mem user-user",
+    "neu_item2users": "Neu emb item2users",
+    "neu_user2items": "Neu emb user2items",
+    "kg_movie_cast": "KG (movie, cast)",
+    "kg_movie_director": "KG (movie, director)",
+    "kg_movie_genre": "KG (movie, genre)",
+    "kg_prod_brand": "KG (prod, brand)",
+    "kg_prod_color": "KG (prod, color)",
+    "taxo_leaf": "Taxo (prod, leaf)",
+    "taxo_interm": "Taxo (prod, interm)",
+    "taxo_root": "Taxo (prod, root)",
+    "text_logline": "Text knowledge",
+    "mm_poster": "Multimodal (poster)",
+    "mm_image": "Multimodal (image)",
+    "lastfm_next_artist": "Next artist",
+    "lastfm_artist_genre": "Artist genre",
+}
+_MEASURE_ORDER = {m.id: i for i, m in enumerate(MEASURES)}
+_SCALE_ORDER = {s.value: i for i, s in enumerate(Scale)}
+_FACTOR_ORDER = {f.value: i for i, f in enumerate(Factor)}
+DASH = "–"
+
+
+def fmt_score(x: float | None) -> str:
+    return DASH if x is None or math.isnan(x) else f"{x:.3f}"
+
+
+def fmt_ci(score: float | None, low: float | None, high: float | None) -> str:
+    """``0.553 ± 0.031``: the ± is half the width of the 95% interval."""
+    if score is None:
+        return DASH
+    if low is None or high is None:
+        return fmt_score(score)
+    return f"{score:.3f} ± {(high - low) / 2:.3f}"
+
+
+def fmt_pct(x: float | None, digits: int = 1) -> str:
+    return DASH if x is None else f"{100 * x:.{digits}f}%"
+
+
+def fmt_signed(x: float) -> str:
+    return f"{x:+.3f}".replace("-", "−")
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    bold: bool = False
+    title: str = ""  # tooltip in HTML: the exact interval
+    css: str = ""
+
+
+@dataclass
+class Table:
+    """A table with an optional row of column groups (scales) above its columns."""
+
+    key: str
+    title: str
+    caption: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    groups: list[tuple[str, int]] = field(default_factory=list)  # (name, span) over columns[1:]
+    row_css: list[str] = field(default_factory=list)
+    left: int = 1  # how many leading columns hold text (left-aligned); the rest are numbers
+
+    def to_records(self) -> list[dict[str, str]]:
+        return [{c: cell.text for c, cell in zip(self.columns, row, strict=True)} for row in self.rows]
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("*", "\\*")
+
+
+def render_markdown(table: Table) -> str:
+    """GitHub-flavoured Markdown; the scale groups become the first, italic body row."""
+    lines = [f"### {table.title}", ""]
+    lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
+    aligns = [" --- "] * table.left + [" ---: "] * (len(table.columns) - table.left)
+    lines.append("|" + "|".join(aligns) + "|")
+    if table.groups:
+        cells = ["*scale*"]
+        for name, span in table.groups:
+            cells += [f"*{name}*"] + [""] * (span - 1)
+        lines.append("| " + " | ".join(cells) + " |")
+    for row in table.rows:
+        texts = [
+            f"**{_md_escape(c.text)}**" if c.bold and c.text != DASH else _md_escape(c.text) for c in row
+        ]
+        lines.append("| " + " | ".join(texts) + " |")
+    lines += ["", f"*{table.caption}*", ""]
+    return "\n".join(lines)
+
+
+def _measures_of(runs: Sequence[RunData]) -> list[str]:
+    return ordered_measures(runs)
+
+
+def ordered_measures(runs: Sequence[RunData]) -> list[str]:
+    """Measures with data in any run, grouped by scale, then in catalogue order (as the paper)."""
+    scale_of: dict[str, str] = {}
+    for run in runs:
+        for m, entry in run.metrics["measures"].items():
+            scale_of.setdefault(m, entry["scale"])
+    return sorted(scale_of, key=lambda m: (_SCALE_ORDER.get(scale_of[m], 9), _MEASURE_ORDER.get(m, 99), m))
+
+
+def _scale_groups(measures: Sequence[str], scale_of: Mapping[str, str]) -> list[tuple[str, int]]:
+    groups: list[tuple[str, int]] = []
+    for m in measures:
+        scale = scale_of[m]
+        if groups and groups[-1][0] == scale:
+            groups[-1] = (scale, groups[-1][1] + 1)
+        else:
+            groups.append((scale, 1))
+    return groups
+
+
+def _best(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present and len(values) > 1 else None
+
+
+def _score_cell(entry: Mapping[str, Any] | None, best: float | None) -> Cell:
+    if entry is None:
+        return Cell(DASH)
+    score, low, high = entry["score"], entry.get("ci_low"), entry.get("ci_high")
+    title = "" if low is None else f"95% CI [{low:.3f}, {high:.3f}], n = {entry['n']}"
+    return Cell(fmt_ci(score, low, high), bold=best is not None and score >= best - 1e-12, title=title)
+
+
+CI_NOTE = (
+    "± is half the width of the 95% percentile bootstrap interval over questions (1000 resamples); "
+    "hover a cell in the HTML report, or read metrics.csv, for the exact bounds."
+)
+
+
+def main_table(dataset: str, runs: Sequence[RunData]) -> Table:
+    """Paper-style results table: models × measures, grouped by scale."""
+    measures = ordered_measures(runs)
+    first = {m: next(r.metrics["measures"][m] for r in runs if m in r.metrics["measures"]) for m in measures}
+    scale_of = {m: first[m]["scale"] for m in measures}
+    rows = [[Cell("RANDOM")] + [Cell(fmt_score(first[m]["chance"])) for m in measures]]
+    best = {m: _best([r.metrics["measures"].get(m, {}).get("score") for r in runs]) for m in measures}
+    for run in runs:
+        cells = [Cell(run.label)]
+        cells += [_score_cell(run.metrics["measures"].get(m), best[m]) for m in measures]
+        rows.append(cells)
+    return Table(
+        key=f"main-{dataset}",
+        title=f"Results on LRWorld ({dataset})",
+        caption=(
+            "Score per measure: accuracy for 4-option multiple-choice questions, HitRatio@1 for "
+            "1-positive-in-10 questions; unparseable answers count as wrong. RANDOM is the chance score "
+            f"(0.250 / 0.100). Best model per column in bold. {CI_NOTE}"
+        ),
+        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures]],
+        rows=rows,
+        groups=_scale_groups(measures, scale_of),
+        row_css=["chance"] + [""] * len(runs),
+    )
+
+
+def _group_table(
+    key: str, title: str, caption: str, runs: Sequence[RunData], section: str, order: Mapping[str, int]
+) -> Table:
+    names = sorted({g for r in runs for g in r.metrics[section]}, key=lambda g: order.get(g, 99))
+    rows: list[list[Cell]] = []
+    chance_of = {
+        g: next(r.metrics[section][g]["chance"] for r in runs if g in r.metrics[section]) for g in names
+    }
+    rows.append([Cell("RANDOM"), *[Cell(fmt_score(chance_of[g])) for g in names]])
+    best = {g: _best([r.metrics[section].get(g, {}).get("score") for r in runs]) for g in names}
+    for run in runs:
+        rows.append([Cell(run.label), *[_score_cell(run.metrics[section].get(g), best[g]) for g in names]])
+    groups: list[tuple[str, int]] = []
+    if section == "factors":
+        scale_of = {
+            g: next(r.metrics[section][g]["scale"] for r in runs if g in r.metrics[section]) for g in names
+        }
+        groups = _scale_groups(names, scale_of)
+    return Table(
+        key=key,
+        title=title,
+        caption=caption,
+        columns=["Model", *names],
+        rows=rows,
+        groups=groups,
+        row_css=["chance"] + [""] * len(runs),
+    )
+
+
+def factor_table(dataset: str, runs: Sequence[RunData]) -> Table:
+    return _group_table(
+        f"factors-{dataset}",
+        f"Factors ({dataset})",
+        "Macro average over the measures of each factor (each measure weighs the same); the interval "
+        "resamples questions within each measure. " + CI_NOTE,
+        runs,
+        "factors",
+        _FACTOR_ORDER,
+    )
+
+
+def scale_table(dataset: str, runs: Sequence[RunData]) -> Table:
+    table = _group_table(
+        f"scales-{dataset}",
+        f"Scales ({dataset})",
+        "Macro average over the measures of each scale; intervals stratified by measure. " + CI_NOTE,
+        runs,
+        "scales",
+        _SCALE_ORDER,
+    )
+    overall = [r.metrics.get("overall") for r in runs]
+    best = _best([o["score"] if o else None for o in overall])
+    chance = [r.metrics["overall"]["chance"] for r in runs if r.metrics.get("overall")]
+    table.columns.append("all measures")
+    table.rows[0].append(Cell(fmt_score(chance[0] if chance else None)))
+    for row, o in zip(table.rows[1:], overall, strict=True):
+        row.append(_score_cell(o, best))
+    return table
+
+
+def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
+    measures = _measures_of(runs)
+    rows = []
+    for run in runs:
+        cells = [Cell(run.label)]
+        for m in measures:
+            entry = run.metrics["measures"].get(m)
+            if entry is None:
+                cells.append(Cell(DASH))
+                continue
+            low, high = entry["missed_ci"]
+            cells.append(
+                Cell(fmt_pct(entry["missed_rate"]), title=f"95% CI [{fmt_pct(low)}, {fmt_pct(high)}]")
+            )
+        cells.append(Cell(str(run.metrics["errors"])))
+        rows.append(cells)
+    return Table(
+        key=f"missed-{dataset}",
+        title=f"Missed rate ({dataset})",
+        caption=(
+            "Share of answers from which no option could be read (counted as wrong in the scores above); "
+            "'errors' counts requests that failed after all retries (also misses). The paper reports "
+            "missed rates within 5%."
+        ),
+        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures], "errors"],
+        rows=rows,
+    )
+
+
+def position_tables(runs: Sequence[RunData]) -> list[Table]:
+    """Where models point versus where answers are, per question format."""
+    tables = []
+    for fmt in ("mcq", "hit@1"):
+        present = [r for r in runs if fmt in r.metrics["positions"]]
+        if not present:
+            continue
+        labels: list[str] = present[0].metrics["positions"][fmt]["labels"]
+        rows: list[list[Cell]] = []
+        for run in present:
+            pos = run.metrics["positions"][fmt]
+            total = max(pos["n_parsed"], 1)
+            top = pos["top_label"]
+            cells = [Cell(f"{run.label} — {run.dataset}")]
+            cells += [
+                Cell(fmt_pct(c / total, 0), bold=lab == top)
+                for lab, c in zip(labels, pos["parsed"], strict=True)
+            ]
+            cells += [Cell(str(pos["n_parsed"])), Cell(fmt_score(pos["tv_distance"]))]
+            rows.append(cells)
+        gold = [0] * len(labels)
+        for run in present:
+            gold = [a + b for a, b in zip(gold, run.metrics["positions"][fmt]["gold"], strict=True)]
+        total_gold = max(sum(gold), 1)
+        rows.insert(
+            0,
+            [
+                Cell("answer key"),
+                *[Cell(fmt_pct(g / total_gold, 0)) for g in gold],
+                Cell(str(sum(gold))),
+                Cell(DASH),
+            ],
+        )
+        kind = "4-option MCQ" if fmt == "mcq" else "10-candidate HitRatio@1"
+        tables.append(
+            Table(
+                key=f"positions-{fmt}",
+                title=f"Position bias: {kind} questions",
+                caption=(
+                    "Share of parsed answers falling on each option position (most frequent in bold); the "
+                    "'answer key' row shows where the correct answers are. TV = total variation distance "
+                    "between the two distributions: 0 means no position preference, 1 means the model "
+                    "always picks positions that never hold the answer. n = parsed answers (answer key: "
+                    "questions, pooled over the runs)."
+                ),
+                columns=["Model", *labels, "n", "TV"],
+                rows=rows,
+                row_css=["chance"] + [""] * len(present),
+            )
+        )
+    return tables
+
+
+def paired_table(dataset: str, reference: RunData, others: Sequence[tuple[RunData, dict[str, Any]]]) -> Table:
+    measures = sorted(
+        {m for _, cmp in others for m in cmp["measures"]}, key=lambda m: _MEASURE_ORDER.get(m, 99)
+    )
+    rows = []
+    for run, cmp in others:
+        cells = [Cell(run.label)]
+        for entry in [*[cmp["measures"].get(m) for m in measures], cmp["overall"]]:
+            if entry is None:
+                cells.append(Cell(DASH))
+                continue
+            low, high = entry["ci_low"], entry["ci_high"]
+            significant = low is not None and (low > 0 or high < 0)
+            text = f"{fmt_signed(entry['diff'])}{' *' if significant else ''}"
+            cells.append(
+                Cell(text, bold=significant, title=f"95% CI [{fmt_signed(low)}, {fmt_signed(high)}]")
+            )
+        rows.append(cells)
+    return Table(
+        key=f"paired-{dataset}",
+        title=f"Paired differences against {reference.label} ({dataset})",
+        caption=(
+            f"Score of each model minus {reference.label} (the best model on average) on the questions both "
+            "answered; * and bold mark a 95% paired bootstrap interval that excludes 0."
+        ),
+        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures], "all measures"],
+        rows=rows,
+    )
+
+
+def details_table(runs: Sequence[RunData]) -> Table:
+    rows = []
+    for run in runs:
+        m = run.metrics
+        limit = run.info.get("limit")
+        rows.append(
+            [
+                Cell(run.label),
+                Cell(run.name),
+                Cell(run.model),
+                Cell(run.mode),
+                Cell(run.variant),
+                Cell(run.dataset),
+                Cell(str(m["n"])),
+                Cell(DASH if limit is None else str(limit)),
+                Cell(run.fingerprint[:12] or DASH, title=run.fingerprint),
+                Cell(str(run.info.get("finished") or DASH)),
+            ]
+        )
+    return Table(
+        key="details",
+        title="Runs",
+        caption=(
+            "n = questions answered; limit = questions per measure when the run was capped; runs compared "
+            "in one table must share a suite fingerprint."
+        ),
+        columns=[
+            "Model",
+            "run",
+            "model spec",
+            "mode",
+            "variant",
+            "dataset",
+            "n",
+            "limit",
+            "suite",
+            "finished",
+        ],
+        rows=rows,
+        left=6,
+    )
+
+
+def measure_description(measure: str) -> str:
+    meta = MEASURES_BY_ID.get(measure)
+    return "" if meta is None else meta.description

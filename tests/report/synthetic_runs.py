@@ -1,0 +1,124 @@
+"""Synthetic runs in the runner's exact file formats (samples.jsonl, run.json, metrics.json)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recworld.lrworld.catalogue import MEASURES_BY_ID
+from recworld.scoring import compute_metrics
+
+MOVIE_MEASURES = (
+    "assoc_rule",
+    "mem_item_item",
+    "mem_user_user",
+    "neu_item2users",
+    "neu_user2items",
+    "kg_movie_cast",
+    "kg_movie_director",
+    "kg_movie_genre",
+    "text_logline",
+)
+PRODUCT_MEASURES = ("assoc_rule", "mem_item_item", "kg_prod_brand", "taxo_leaf", "taxo_root")
+
+# A policy maps (rng, answer_index, n_options) to a parsed index or None (a miss).
+Policy = Callable[[np.random.Generator, int, int], "int | None"]
+
+
+def skilled(p: float, miss: float = 0.0) -> Policy:
+    def answer(draw: np.random.Generator, gold: int, n: int) -> int | None:
+        u = draw.random()
+        if u < miss:
+            return None
+        if u < miss + p:
+            return gold
+        return int(draw.integers(n))
+
+    return answer
+
+
+def always_first(miss: float = 0.0) -> Policy:
+    def answer(draw: np.random.Generator, gold: int, n: int) -> int | None:
+        return None if draw.random() < miss else 0
+
+    return answer
+
+
+def write_run(
+    run_dir: Path,
+    *,
+    model: str,
+    dataset: str,
+    measures: tuple[str, ...],
+    policy: Policy,
+    n: int = 40,
+    seed: int = 0,
+    mode: str = "generate",
+    fingerprint: str = "f" * 64,
+) -> list[dict[str, Any]]:
+    draw = np.random.default_rng(seed)
+    samples: list[dict[str, Any]] = []
+    for measure in measures:
+        fmt = MEASURES_BY_ID[measure].format
+        labels = list("ABCDEFGHIJ"[: fmt.n_options])
+        for q in range(n):
+            qid = f"{dataset}/{measure}/{q:05d}"
+            gold = zlib.crc32(qid.encode()) % fmt.n_options  # the same key for every model of the suite
+            parsed = policy(draw, gold, fmt.n_options)
+            samples.append(
+                {
+                    "schema": "recworld.sample/1",
+                    "question_id": qid,
+                    "measure": measure,
+                    "dataset": dataset,
+                    "format": fmt.value,
+                    "model": model,
+                    "mode": mode,
+                    "variant": "zero-shot",
+                    "prompt": [{"role": "user", "content": "..."}],
+                    "labels": labels,
+                    "answer_index": gold,
+                    "response": "I cannot tell" if parsed is None else labels[parsed],
+                    "choice_logprobs": None,
+                    "parsed_index": parsed,
+                    "correct": parsed == gold,
+                    "missed": parsed is None,
+                    "latency_s": 0.01,
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+                    "cache_hit": False,
+                    "attempts": 1,
+                    "error": None,
+                }
+            )
+    samples.sort(key=lambda s: (s["measure"], s["question_id"]))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    run = {
+        "schema": "recworld.run/1",
+        "model": model,
+        "mode": mode,
+        "variant": "zero-shot",
+        "suite": str(run_dir.parent.parent),
+        "suite_fingerprint": fingerprint,
+        "dataset": dataset,
+        "measures": list(measures),
+        "limit": n,
+        "started": "2025-01-01T10:00:00Z",
+        "finished": "2025-01-01T10:05:00Z",
+        "counts": {m: n for m in measures},
+    }
+    (run_dir / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    (run_dir / "metrics.json").write_text(json.dumps(compute_metrics(samples)), encoding="utf-8")
+    return samples
+
+
+def make_suite(root: Path, dataset: str = "ml-100k") -> Path:
+    suite = root / "suite"
+    (suite / "runs").mkdir(parents=True)
+    (suite / "manifest.json").write_text(json.dumps({"schema": "recworld.manifest/1", "dataset": dataset}))
+    return suite
