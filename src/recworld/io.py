@@ -26,12 +26,20 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
+def _default_mode(base: int) -> int:
+    """``base`` less the process umask: the mode a plain ``open``/``mkdir`` would give."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return base & ~umask
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file, fsync, rename)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, _default_mode(0o666))  # mkstemp makes it private
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -78,6 +86,7 @@ def atomic_directory(path: str | Path, *, overwrite: bool = True) -> Iterator[Pa
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    staging.chmod(_default_mode(0o777))  # mkdtemp makes it private
     try:
         yield staging
     except BaseException:
