@@ -1,0 +1,233 @@
+"""The one road every LLM call takes: cache, coalescing, concurrency, timeout, retries.
+
+A :class:`Runner` wraps a :class:`~recworld.models.Model`. ``complete`` looks
+the request up in the :class:`~recworld.runner.cache.ResponseCache`, joins an
+identical request already in flight instead of sending a second one, and
+otherwise sends it under a semaphore with a per-attempt timeout. Transient
+failures (``TransientModelError``, timeouts) are retried with exponential
+backoff and full jitter, honouring a server's ``Retry-After``; any other
+exception is a permanent failure. Either way the caller gets a
+:class:`Completion` with ``error`` set: a model failure never raises, so one bad
+request cannot sink a run of thousands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recworld.models.base import Model, Request, Response, TransientModelError
+from recworld.runner.cache import ResponseCache, cache_key
+from recworld.runner.progress import ProgressBar
+from recworld.seeding import rng
+
+
+class RunnerConfig(BaseModel):
+    """How requests are sent; none of these settings enters the cache key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(default=8, ge=1)
+    max_retries: int = Field(default=6, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    progress: bool = True
+    # Seeds the backoff jitter so a rerun waits the same way (recworld.seeding).
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The outcome of one request: a response, or the error that ended its retries.
+
+    ``cache_hit`` is true when this call sent nothing (a cache hit, or an
+    identical request already in flight answered it). ``attempts`` counts the
+    sends made on this call's behalf (0 for a hit).
+    """
+
+    response: Response | None
+    error: str | None
+    cache_hit: bool
+    latency_s: float
+    attempts: int
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None
+
+
+@dataclass
+class RunnerStats:
+    """Counters over the runner's lifetime."""
+
+    requests: int = 0  # complete() calls
+    sent: int = 0  # attempts handed to the model (retries included)
+    cache_hits: int = 0
+    coalesced: int = 0  # calls answered by an identical request already in flight
+    retries: int = 0
+    errors: int = 0  # requests that ended with an error
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "sent": self.sent,
+            "cache_hits": self.cache_hits,
+            "coalesced": self.coalesced,
+            "retries": self.retries,
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class _Attempt:
+    response: Response | None = None
+    error: str | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+
+
+OnResult = Callable[[int, Completion], None]
+
+
+class Runner:
+    """Sends requests to one model; safe to share across asyncio tasks of one loop.
+
+    The runner owns ``model`` (``aclose`` closes it); a ``cache`` may be shared
+    by several runners and is closed by whoever opened it.
+    """
+
+    def __init__(
+        self, model: Model, config: RunnerConfig | None = None, cache: ResponseCache | None = None
+    ) -> None:
+        self.model = model
+        self.config = config or RunnerConfig()
+        self.cache = cache
+        self.stats = RunnerStats()
+        self._identity = dict(model.identity)
+        self._semaphore = asyncio.Semaphore(self.config.concurrency)
+        self._inflight: dict[str, asyncio.Task[Completion]] = {}
+        self._jitter = rng(self.config.seed, "runner", "backoff-jitter")
+
+    async def complete(self, request: Request) -> Completion:
+        """Answer ``request`` from the cache, an identical in-flight request, or the model."""
+        self.stats.requests += 1
+        key = cache_key(self._identity, request)
+        running = self._inflight.get(key)
+        if running is not None:
+            self.stats.coalesced += 1
+            shared = await asyncio.shield(running)
+            return replace(shared, cache_hit=True, attempts=0)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.stats.cache_hits += 1
+                return Completion(cached, None, cache_hit=True, latency_s=0.0, attempts=0)
+        # No await between the lookups above and registering the task, so two
+        # identical requests can never both get here.
+        task = asyncio.create_task(self._send(request, key))
+        self._inflight[key] = task
+        task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        # shield: a cancelled caller must not cancel the send others may be awaiting.
+        return await asyncio.shield(task)
+
+    async def map(
+        self,
+        requests: Sequence[Request],
+        *,
+        description: str = "",
+        on_result: OnResult | None = None,
+    ) -> list[Completion]:
+        """Complete every request; results keep the input order.
+
+        ``on_result(index, completion)`` is called as each one finishes (for
+        journaling). A bounded pool of workers walks the list, so a million
+        requests do not become a million pending tasks.
+        """
+        results: list[Completion | None] = [None] * len(requests)
+        bar = ProgressBar(len(requests), description, enabled=self.config.progress)
+        cursor = iter(range(len(requests)))
+
+        async def worker() -> None:
+            for index in cursor:
+                completion = await self.complete(requests[index])
+                results[index] = completion
+                bar.advance(error=completion.error is not None, retries=max(completion.attempts - 1, 0))
+                if on_result is not None:
+                    on_result(index, completion)
+
+        # Twice the concurrency: workers sleeping in backoff or awaiting a
+        # coalesced twin do not leave send slots idle.
+        n_workers = min(len(requests), 2 * self.config.concurrency)
+        try:
+            await asyncio.gather(*(worker() for _ in range(n_workers)))
+        finally:
+            bar.close()
+        return [r for r in results if r is not None]
+
+    async def aclose(self) -> None:
+        """Wait for sends still in flight, then close the model."""
+        if self._inflight:
+            await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        await self.model.aclose()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _send(self, request: Request, key: str) -> Completion:
+        start = time.perf_counter()
+        attempts = 0
+        while True:
+            attempts += 1
+            async with self._semaphore:
+                self.stats.sent += 1
+                outcome = await self._attempt(request)
+            if outcome.response is not None:
+                if self.cache is not None:
+                    self.cache.put(key, outcome.response)
+                return Completion(outcome.response, None, False, time.perf_counter() - start, attempts)
+            if not outcome.retryable or attempts > self.config.max_retries:
+                self.stats.errors += 1
+                error = outcome.error or "unknown error"
+                if outcome.retryable:
+                    error = f"gave up after {attempts} attempts: {error}"
+                return Completion(None, error, False, time.perf_counter() - start, attempts)
+            self.stats.retries += 1
+            # Sleep outside the semaphore so healthy requests keep flowing.
+            await asyncio.sleep(self.backoff_s(attempts, outcome.retry_after))
+
+    async def _attempt(self, request: Request) -> _Attempt:
+        timeout = self.config.timeout_s
+        try:
+            response = await asyncio.wait_for(self.model.complete(request), timeout)
+        except TransientModelError as exc:
+            return _Attempt(error=_describe(exc), retryable=True, retry_after=exc.retry_after)
+        except TimeoutError:
+            return _Attempt(error=f"timed out after {timeout:g}s", retryable=True)
+        except Exception as exc:  # a permanent model failure is data, not a crash
+            return _Attempt(error=_describe(exc), retryable=False)
+        return _Attempt(response=response)
+
+    def backoff_s(self, attempt: int, retry_after: float | None = None) -> float:
+        """Full-jitter exponential backoff after failed ``attempt`` (1-based), capped.
+
+        A server's ``retry_after`` is a floor: waiting less would only earn
+        another 429. The cap ``backoff_max_s`` wins over both.
+        """
+        ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
+        delay = float(self._jitter.uniform(0.0, ceiling)) if ceiling > 0 else 0.0
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, self.config.backoff_max_s)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,188 @@
+"""A local OpenAI-compatible chat server for runner tests, with fault injection.
+
+It answers ``POST /v1/chat/completions`` with a letter derived from the
+request body (so answers are deterministic and differ between questions), and
+counts every request body it reads, keyed by its canonical JSON, so tests can
+assert that nothing was sent twice.
+
+Faults are planned per body: ``faults[n]`` is what the n-th receipt (0-based)
+of a body gets, one of ``"429"``, ``"500"``, ``"hang"``, ``"malformed"``.
+
+``hold_after`` makes the server answer that many requests and then hold every
+further one *before reading its body* until :meth:`FakeOpenAI.release`; held
+requests are then dropped unread. A client killed while requests are held has
+therefore had exactly ``hold_after`` requests processed, which makes "nothing
+answered is ever sent again" an exact, race-free assertion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+Plan = Callable[[str], Sequence[str]]  # body key -> faults for its 1st, 2nd, ... receipt
+
+
+def body_key(body: bytes) -> str:
+    return json.dumps(json.loads(body), sort_keys=True)
+
+
+def answer_for(key: str) -> str:
+    return "ABCD"[hashlib.sha256(key.encode()).digest()[0] % 4]
+
+
+class FakeOpenAI:
+    def __init__(
+        self, *, plan: Plan | None = None, hold_after: int | None = None, hang_s: float = 5.0
+    ) -> None:
+        self.plan = plan or (lambda key: ())
+        self.hold_after = hold_after
+        self.hang_s = hang_s
+        self.counts: Counter[str] = Counter()  # receipts per body
+        self.answered: Counter[str] = Counter()  # 200 OK replies per body
+        self.headers_seen: list[dict[str, str]] = []
+        self.bodies: list[bytes] = []
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+        self._admitted = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._released.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def release(self) -> None:
+        """Drop held requests unread and serve everything from now on."""
+        with self._lock:
+            self.hold_after = None
+        self._released.set()
+
+    def _must_hold(self) -> bool:
+        """Admit the first ``hold_after`` requests (atomically), hold the rest."""
+        with self._lock:
+            if self.hold_after is None:
+                return False
+            if self._admitted < self.hold_after:
+                self._admitted += 1
+                return False
+            return True
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                if server._must_hold():
+                    server._released.wait()
+                    self.close_connection = True
+                    return  # dropped unread: it never reached the "model"
+                length = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(length)
+                key = body_key(body)
+                with server._lock:
+                    nth = server.counts[key]
+                    server.counts[key] += 1
+                    server.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
+                    server.bodies.append(body)
+                faults = server.plan(key)
+                fault = faults[nth] if nth < len(faults) else None
+                if fault == "429":
+                    self._reply(429, b'{"error": {"message": "slow down"}}', {"Retry-After": "0"})
+                elif fault == "500":
+                    self._reply(500, b'{"error": {"message": "internal"}}')
+                elif fault == "hang":
+                    time.sleep(server.hang_s)
+                    self.close_connection = True
+                elif fault == "malformed":
+                    self._reply(200, b'{"id": "x", "choices": [{"message": ')
+                else:
+                    with server._lock:
+                        server.answered[key] += 1
+                    self._reply(200, json.dumps(completion(answer_for(key))).encode())
+
+            def _reply(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    self.close_connection = True
+
+        return Handler
+
+
+def completion(text: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12},
+    }
+
+
+def write_suite(root: Path, counts: Mapping[str, int], *, fingerprint: str = "fake-fp") -> Path:
+    """A tiny suite directory: a manifest and ``counts[measure]`` questions per measure."""
+    from recworld.io import atomic_write_json
+    from recworld.lrworld.catalogue import MEASURES
+    from recworld.lrworld.schema import Entry, Question, Target
+
+    by_id = {m.id: m for m in MEASURES}
+    (root / "questions").mkdir(parents=True, exist_ok=True)
+    for measure, n in counts.items():
+        meta = by_id[measure]
+        n_options = meta.format.n_options
+        lines = []
+        for i in range(n):
+            question = Question(
+                id=f"fake/{measure}/{i:05d}",
+                dataset="fake",
+                domain="movie",
+                measure=measure,
+                scale=meta.scale.value,
+                format=meta.format,
+                target=Target(kind="item", id=f"t{i}", text=f"Target movie {i}"),
+                history=[Entry(id=f"h{i}", text=f"History movie {i}")],
+                candidates=[
+                    Entry(id=f"c{i}-{j}", text=f"Option {j} of question {i}") for j in range(n_options)
+                ],
+                answer_index=(i * 7) % n_options,
+                evidence={"field": "genres"} if meta.format.value == "mcq" else {},
+                seed=0,
+            )
+            lines.append(json.dumps(question.to_json()) + "\n")
+        (root / "questions" / f"{measure}.jsonl").write_text("".join(lines), encoding="utf-8")
+    atomic_write_json(
+        root / "manifest.json",
+        {"schema": "recworld.manifest/1", "dataset": "fake", "domain": "movie", "fingerprint": fingerprint},
+    )
+    return root

@@ -1,0 +1,211 @@
+"""Runner behaviour with the scripted model and hand-made requests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from recworld.models.base import AnswerMode, Message, Request, Response, TransientModelError
+from recworld.models.scripted import ScriptedModel
+from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
+
+
+def req(text: str, **kwargs: object) -> Request:
+    return Request(messages=(Message("user", text),), choices=("A", "B", "C", "D"), **kwargs)  # type: ignore[arg-type]
+
+
+FAST = RunnerConfig(backoff_base_s=0.001, backoff_max_s=0.01, progress=False)
+
+
+class FlakyModel:
+    """Fails the first ``failures[text]`` calls of each prompt with ``exc``, then answers."""
+
+    def __init__(self, failures: Mapping[str, int], exc: Exception, *, delay_s: float = 0.0) -> None:
+        self.failures = dict(failures)
+        self.exc = exc
+        self.delay_s = delay_s
+        self.calls: dict[str, int] = {}
+
+    @property
+    def identity(self) -> Mapping[str, str]:
+        return {"backend": "flaky", "model": "m"}
+
+    @property
+    def supports(self) -> frozenset[AnswerMode]:
+        return frozenset({AnswerMode.GENERATE})
+
+    async def complete(self, request: Request) -> Response:
+        text = request.messages[-1].content
+        self.calls[text] = self.calls.get(text, 0) + 1
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.calls[text] <= self.failures.get(text, 0):
+            raise self.exc
+        return Response(text=f"answer to {text}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+class GaugeModel(FlakyModel):
+    """Records the most requests it ever had in flight at once."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__({}, RuntimeError("unused"), delay_s=delay_s)
+        self.active = 0
+        self.peak = 0
+
+    async def complete(self, request: Request) -> Response:
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        try:
+            return await super().complete(request)
+        finally:
+            self.active -= 1
+
+
+def test_map_keeps_order_and_reports_each_result() -> None:
+    model = ScriptedModel(lambda r: r.messages[-1].content.upper())
+    runner = Runner(model, FAST)
+    seen: list[int] = []
+    requests = [req(f"q{i}") for i in range(30)]
+    results = asyncio.run(runner.map(requests, on_result=lambda i, c: seen.append(i)))
+    assert [c.response.text for c in results if c.response] == [f"Q{i}" for i in range(30)]
+    assert sorted(seen) == list(range(30))
+    assert runner.stats.sent == 30 and runner.stats.errors == 0
+
+
+@pytest.mark.parametrize("concurrency", [1, 3, 8])
+def test_concurrency_is_bounded_and_reached(concurrency: int) -> None:
+    model = GaugeModel(delay_s=0.01)
+    runner = Runner(model, RunnerConfig(concurrency=concurrency, progress=False))
+    asyncio.run(runner.map([req(f"q{i}") for i in range(40)]))
+    assert model.peak == concurrency
+
+
+def test_transient_failures_are_retried_until_success() -> None:
+    model = FlakyModel({"a": 2, "b": 0}, TransientModelError("503"))
+    runner = Runner(model, FAST)
+    a, b = asyncio.run(runner.map([req("a"), req("b")]))
+    assert a.response is not None and a.error is None and a.attempts == 3
+    assert b.attempts == 1
+    assert runner.stats.retries == 2 and runner.stats.sent == 4
+
+
+def test_exhausted_retries_set_error_and_are_not_cached(tmp_path: Path) -> None:
+    model = FlakyModel({"a": 100}, TransientModelError("rate limited", retry_after=0.0))
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    runner = Runner(model, FAST.model_copy(update={"max_retries": 2}), cache)
+    first = asyncio.run(runner.complete(req("a")))
+    assert first.response is None and first.attempts == 3
+    assert first.error is not None and "rate limited" in first.error
+    assert len(cache) == 0
+    again = asyncio.run(runner.complete(req("a")))  # a failure is never served from the cache
+    assert again.attempts == 3 and model.calls["a"] == 6
+    assert runner.stats.errors == 2
+
+
+def test_permanent_errors_are_not_retried() -> None:
+    model = FlakyModel({"a": 1}, ValueError("bad request"))
+    runner = Runner(model, FAST)
+    completion = asyncio.run(runner.complete(req("a")))
+    assert completion.attempts == 1 and completion.error == "ValueError: bad request"
+    assert runner.stats.retries == 0
+
+
+def test_timeout_is_a_retryable_failure() -> None:
+    class SlowOnce(FlakyModel):
+        async def complete(self, request: Request) -> Response:
+            self.calls["n"] = self.calls.get("n", 0) + 1
+            if self.calls["n"] == 1:
+                await asyncio.sleep(10)
+            return Response(text="late but fine")
+
+    model = SlowOnce({}, RuntimeError())
+    runner = Runner(model, FAST.model_copy(update={"timeout_s": 0.05}))
+    completion = asyncio.run(runner.complete(req("a")))
+    assert completion.response is not None and completion.attempts == 2
+
+
+def test_backoff_is_full_jitter_capped_and_honours_retry_after() -> None:
+    config = RunnerConfig(backoff_base_s=1.0, backoff_max_s=8.0, progress=False)
+    runner = Runner(ScriptedModel(lambda r: "A"), config)
+    for attempt in range(1, 8):
+        ceiling = min(8.0, 2.0 ** (attempt - 1))
+        draws = [runner.backoff_s(attempt) for _ in range(200)]
+        assert all(0.0 <= d <= ceiling for d in draws)
+        assert max(draws) > 0.8 * ceiling and min(draws) < 0.2 * ceiling  # full, not equal, jitter
+    assert all(runner.backoff_s(1, retry_after=3.0) >= 3.0 for _ in range(50))
+    assert runner.backoff_s(1, retry_after=1000.0) == 8.0  # the cap wins
+
+
+def test_seeded_jitter_repeats() -> None:
+    config = RunnerConfig(backoff_base_s=1.0, backoff_max_s=8.0, progress=False, seed=7)
+    one = Runner(ScriptedModel(lambda r: "A"), config)
+    two = Runner(ScriptedModel(lambda r: "A"), config)
+    assert [one.backoff_s(4) for _ in range(10)] == [two.backoff_s(4) for _ in range(10)]
+    three = Runner(ScriptedModel(lambda r: "A"), config.model_copy(update={"seed": 8}))
+    assert [three.backoff_s(4) for _ in range(10)] != [one.backoff_s(4) for _ in range(10)]
+
+
+@pytest.mark.parametrize("with_cache", [False, True])
+def test_identical_concurrent_requests_are_coalesced(tmp_path: Path, with_cache: bool) -> None:
+    model = ScriptedModel(lambda r: "B", delay_s=0.05)
+    cache = ResponseCache(tmp_path / "c.sqlite") if with_cache else None
+    runner = Runner(model, RunnerConfig(concurrency=16, progress=False), cache)
+
+    async def go() -> list[Completion]:
+        return await asyncio.gather(*(runner.complete(req("same")) for _ in range(10)))
+
+    results = asyncio.run(go())
+    assert len(model.calls) == 1
+    assert all(c.response is not None and c.response.text == "B" for c in results)
+    assert sum(not c.cache_hit for c in results) == 1
+    assert runner.stats.coalesced == 9 and runner.stats.sent == 1
+
+
+def test_cancelled_caller_does_not_cancel_the_shared_send() -> None:
+    model = ScriptedModel(lambda r: "C", delay_s=0.05)
+    runner = Runner(model, FAST)
+
+    async def go() -> Completion:
+        first = asyncio.create_task(runner.complete(req("x")))
+        await asyncio.sleep(0.01)
+        second = asyncio.create_task(runner.complete(req("x")))
+        await asyncio.sleep(0.01)
+        first.cancel()
+        return await second
+
+    result = asyncio.run(go())
+    assert result.response is not None and result.response.text == "C"
+    assert len(model.calls) == 1
+
+
+def test_cache_hits_skip_the_model(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    model = ScriptedModel(lambda r: "D")
+    requests = [req(f"q{i}") for i in range(5)]
+    asyncio.run(Runner(model, FAST, cache).map(requests))
+    second = Runner(model, FAST, cache)
+    results = asyncio.run(second.map(requests))
+    assert len(model.calls) == 5
+    assert all(c.cache_hit and c.attempts == 0 for c in results)
+    assert second.stats.cache_hits == 5 and second.stats.sent == 0
+
+
+def test_aclose_closes_the_model() -> None:
+    closed: list[bool] = []
+
+    class Closing(ScriptedModel):
+        async def aclose(self) -> None:
+            closed.append(True)
+
+    async def go() -> None:
+        async with Runner(Closing(lambda r: "A"), FAST) as runner:
+            await runner.complete(req("a"))
+
+    asyncio.run(go())
+    assert closed == [True]

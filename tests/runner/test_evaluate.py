@@ -1,0 +1,177 @@
+"""evaluate(): files, selection, resume and errors, with the scripted model on a tiny fake suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _runner_fakes import write_suite
+
+from recworld.errors import ConfigError, DataError
+from recworld.models.base import AnswerMode, Request
+from recworld.models.registry import ModelConfig
+from recworld.models.scripted import ScriptedModel
+from recworld.runner.evaluate import JOURNAL_NAME, EvalConfig, evaluate
+
+COUNTS = {"kg_movie_genre": 5, "mem_item_item": 4}
+VOLATILE = ("latency_s", "cache_hit", "attempts")
+
+
+def oracle(request: Request) -> str:
+    """Right on even-numbered questions, unparseable on the others."""
+    assert request.question is not None
+    number = int(request.question.id.rsplit("/", 1)[1])
+    return request.choices[request.question.answer_index] if number % 2 == 0 else "no idea"
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    return write_suite(tmp_path / "suite", COUNTS)
+
+
+def use_model(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> list[ModelConfig]:
+    seen: list[ModelConfig] = []
+
+    def load(spec: str, config: ModelConfig | None = None) -> ScriptedModel:
+        seen.append(config or ModelConfig())
+        return model
+
+    monkeypatch.setattr("recworld.models.registry.load_model", load)
+    return seen
+
+
+def config(suite: Path, **kwargs: Any) -> EvalConfig:
+    return EvalConfig(suite_dir=suite, model="scripted", progress=False, **kwargs)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def stable(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in s.items() if k not in VOLATILE} for s in samples]
+
+
+def test_run_writes_samples_run_and_metrics(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = use_model(monkeypatch, ScriptedModel(oracle))
+    run_dir = evaluate(config(suite, seed=3))
+    assert run_dir == suite.resolve() / "runs" / "scripted__generate__zero-shot"
+    assert seen[0].suite_dir == suite.resolve() and seen[0].seed == 3
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    assert len(samples) == sum(COUNTS.values())
+    assert [(s["measure"], s["question_id"]) for s in samples] == sorted(
+        (s["measure"], s["question_id"]) for s in samples
+    )
+    for s in samples:
+        number = int(s["question_id"].rsplit("/", 1)[1])
+        assert s["schema"] == "recworld.sample/1" and s["model"] == "scripted" and s["error"] is None
+        assert s["correct"] is (number % 2 == 0)
+        assert s["missed"] is (number % 2 == 1)
+        assert s["parsed_index"] == (s["answer_index"] if number % 2 == 0 else None)
+        assert len(s["labels"]) == (4 if s["format"] == "mcq" else 10)
+        assert s["prompt"] and s["prompt"][-1]["role"] == "user"
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["schema"] == "recworld.run/1" and run["finished"] >= run["started"]
+    assert run["suite_fingerprint"] == "fake-fp" and run["dataset"] == "fake"
+    assert run["measures"] == sorted(COUNTS) and run["counts"]["questions"] == 9
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["measures"]["kg_movie_genre"]["correct"] == 3  # questions 0, 2, 4
+    assert metrics["measures"]["mem_item_item"]["correct"] == 2
+
+
+def test_limit_and_measure_selection(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = ScriptedModel(oracle)
+    use_model(monkeypatch, model)
+    run_dir = evaluate(config(suite, limit=2, measures=("mem_item_item",)))
+    ids = [s["question_id"] for s in read_jsonl(run_dir / "samples.jsonl")]
+    assert ids == ["fake/mem_item_item/00000", "fake/mem_item_item/00001"]
+    assert len(model.calls) == 2
+    with pytest.raises(ConfigError, match="nope"):
+        evaluate(config(suite, measures=("nope",)))
+
+
+def test_resume_sends_nothing_already_answered(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_model(monkeypatch, ScriptedModel(oracle))
+    run_dir = evaluate(config(suite))
+    reference = stable(read_jsonl(run_dir / "samples.jsonl"))
+    # A kill after 3 samples were journaled, in the middle of writing the 4th; the
+    # cache still holds every response that had arrived.
+    journal = run_dir / JOURNAL_NAME
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text("".join(lines[:3]) + lines[3][:20])
+    for name in ("samples.jsonl", "metrics.json"):
+        (run_dir / name).unlink()
+    again = ScriptedModel(oracle)
+    use_model(monkeypatch, again)
+    assert evaluate(config(suite)) == run_dir
+    assert again.calls == []  # every answer came from the journal or the cache
+    assert stable(read_jsonl(run_dir / "samples.jsonl")) == reference
+    # Without the cache only the questions missing from the journal are sent.
+    journal.write_text("".join(lines[:3]))
+    (run_dir / "cache.sqlite").unlink()
+    third = ScriptedModel(oracle)
+    use_model(monkeypatch, third)
+    evaluate(config(suite))
+    assert len(third.calls) == len(reference) - 3
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["counts"]["resumed"] == 3 and run["counts"]["runner_sent"] == len(reference) - 3
+
+
+def test_failed_samples_are_recorded_then_retried_on_rerun(
+    suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(request: Request) -> str:
+        assert request.question is not None
+        if request.question.id.endswith("1"):
+            raise ValueError("backend exploded")
+        return oracle(request)
+
+    use_model(monkeypatch, ScriptedModel(broken))
+    run_dir = evaluate(config(suite))
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    failed = {s["question_id"] for s in samples if s["error"]}
+    assert failed == {"fake/kg_movie_genre/00001", "fake/mem_item_item/00001"}
+    assert all(s["response"] is None and s["missed"] for s in samples if s["error"])
+    fixed = ScriptedModel(oracle)
+    use_model(monkeypatch, fixed)
+    evaluate(config(suite))
+    assert {r.question.id for r in fixed.calls if r.question} == failed
+    assert all(s["error"] is None for s in read_jsonl(run_dir / "samples.jsonl"))
+
+
+def test_loglik_mode_picks_the_best_scored_choice(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_model(monkeypatch, ScriptedModel(lambda r: r.choices[2]))
+    run_dir = evaluate(config(suite, mode=AnswerMode.LOGLIK))
+    assert run_dir.name == "scripted__loglik__zero-shot"
+    samples = read_jsonl(run_dir / "samples.jsonl")
+    assert all(s["parsed_index"] == 2 and len(s["choice_logprobs"]) == len(s["labels"]) for s in samples)
+    assert all(s["correct"] is (s["answer_index"] == 2) for s in samples)
+
+
+def test_unsupported_mode_is_a_config_error(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_model(monkeypatch, ScriptedModel(oracle, supports=frozenset({AnswerMode.GENERATE})))
+    with pytest.raises(ConfigError, match="loglik"):
+        evaluate(config(suite, mode=AnswerMode.LOGLIK))
+
+
+def test_bad_question_line_names_file_and_line(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_model(monkeypatch, ScriptedModel(oracle))
+    path = suite / "questions" / "mem_item_item.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    broken = json.loads(lines[2])
+    broken["answer_index"] = 99
+    lines[2] = json.dumps(broken) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(DataError, match=r"mem_item_item\.jsonl:3: "):
+        evaluate(config(suite))
+
+
+def test_run_dir_of_another_run_is_refused(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_model(monkeypatch, ScriptedModel(oracle))
+    out = suite / "runs" / "mine"
+    evaluate(config(suite, out_dir=out))
+    write_suite(suite, COUNTS, fingerprint="rebuilt")
+    with pytest.raises(ConfigError, match="suite_fingerprint"):
+        evaluate(config(suite, out_dir=out))
