@@ -28,10 +28,11 @@ def _register_all() -> None:
     from recworld.data import cli as data_cli
     from recworld.lrworld import cli as lrworld_cli
     from recworld.lunar import cli as lunar_cli
+    from recworld.multimodal import cli as multimodal_cli
     from recworld.report import cli as report_cli
     from recworld.runner import cli as runner_cli
 
-    for module in (data_cli, lrworld_cli, runner_cli, report_cli, lunar_cli):
+    for module in (data_cli, lrworld_cli, multimodal_cli, runner_cli, report_cli, lunar_cli):
         module.register(app)
 
 

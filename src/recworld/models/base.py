@@ -64,7 +64,7 @@ class Request:
     def cache_payload(self) -> dict[str, Any]:
         """Everything in the request that changes a model's output."""
         payload: dict[str, Any] = {
-            "messages": [m.to_json() for m in self.messages],
+            "messages": [_cache_message(m) for m in self.messages],
             "mode": self.mode.value,
             "choices": list(self.choices),
             "max_tokens": self.max_tokens,
@@ -76,6 +76,29 @@ class Request:
             # Baselines answer from the question itself, not the prompt.
             payload["question_id"] = self.question.id
         return payload
+
+
+def _cache_message(message: Message) -> dict[str, Any]:
+    """A message as the cache sees it: a local image is named by its bytes, not its path.
+
+    Otherwise an image rewritten under the same path would be answered from the cache.
+    """
+    out = message.to_json()
+    if message.images:
+        out["images"] = [_image_key(ref) for ref in message.images]
+    return out
+
+
+def _image_key(reference: str) -> str:
+    if reference.startswith(("data:", "http://", "https://")):
+        return reference
+    import hashlib
+    from pathlib import Path
+
+    try:
+        return "sha256:" + hashlib.sha256(Path(reference).expanduser().read_bytes()).hexdigest()
+    except OSError:
+        return reference  # the backend reports the unreadable file
 
 
 @dataclass(frozen=True)

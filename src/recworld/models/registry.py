@@ -67,6 +67,7 @@ BACKENDS: dict[str, Backend] = {
     "openai": Backend("recworld.models.openai_compat"),
     "llamacpp": Backend("recworld.models.llamacpp"),
     "hf": Backend("recworld.models.hf"),
+    "hf-vision": Backend("recworld.models.hf_vision"),
     "vllm": Backend("recworld.models.vllm"),
     "random": Backend("recworld.models.baselines", needs_name=False),
     "popularity": Backend("recworld.models.baselines", needs_name=False),

@@ -136,7 +136,7 @@ def evaluate(config: EvalConfig) -> Path:
 
 async def evaluate_async(config: EvalConfig) -> Path:
     """:func:`evaluate` for callers already inside an event loop."""
-    from recworld.lrworld.prompts import render_prompt
+    from recworld.lrworld.prompts import get_variant, render_prompt
     from recworld.models.registry import ModelConfig, ModelSpec, load_model
 
     suite = config.suite_dir.resolve()
@@ -182,7 +182,12 @@ async def evaluate_async(config: EvalConfig) -> Path:
         modes = ", ".join(sorted(m.value for m in model.supports))
         raise ConfigError(f"model {spec!r} does not support mode {config.mode.value!r}; it supports: {modes}")
 
-    rendered = [render_prompt(q, config.variant) for q in todo]
+    images = None
+    if get_variant(config.variant).attach_image:
+        from recworld.multimodal.variant import suite_images
+
+        images = suite_images(suite)
+    rendered = [render_prompt(q, config.variant, images=images) for q in todo]
     requests = [
         Request(
             messages=r.messages,

@@ -1,0 +1,344 @@
+"""Describe item images with a vision-language model and store the text as ``image_description``.
+
+LRWorld's multimodal measures (paper §3 item j) show history and options as
+detailed text descriptions of posters / product images written by a large
+multimodal model, because most such models take one image per prompt. This
+module produces that field:
+
+1. plan: every item whose ``image`` is a local file is verified (Pillow) and
+   hashed; URLs are counted and skipped, since nothing here downloads;
+2. send: one request per image (the instruction for its kind, the image in
+   ``Message.images``) through :class:`~recworld.runner.Runner`, so the shared
+   response cache, bounded concurrency and retries apply;
+3. journal: each non-empty description is appended (fsynced) to a journal
+   keyed by item, image SHA-256 and model setup, so a killed run resumes
+   without re-sending what it already has;
+4. write: a new canonical dataset cache (``Dataset.save``, atomic) with the
+   field filled in, plus ``descriptions.jsonl`` beside it.
+
+The journal and response cache live in a state folder next to the output
+(``.<out>.describe/``), because ``Dataset.save`` replaces the output folder
+as a whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from recworld import paths
+from recworld.data.dataset import Dataset, Domain
+from recworld.errors import ConfigError, DataError
+from recworld.io import atomic_write_jsonl, dumps_canonical
+from recworld.models.base import AnswerMode, Message, Request
+from recworld.multimodal.images import ImageFile, is_remote, resolve_local, verify_image
+from recworld.multimodal.journal import DescriptionJournal
+from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
+
+DESCRIPTIONS_NAME = "descriptions.jsonl"
+JOURNAL_NAME = "journal.jsonl"
+CACHE_NAME = "cache.sqlite"
+FIELD = "image_description"
+
+
+class ImageKind(StrEnum):
+    """Which instruction an image gets."""
+
+    POSTER = "poster"
+    PRODUCT = "product"
+
+
+KindChoice = Literal["auto", "poster", "product"]
+
+
+@cache
+def instruction(kind: ImageKind) -> str:
+    """The instruction text sent with every image of ``kind`` (``instructions/<kind>.txt``)."""
+    folder = resources.files("recworld.multimodal.instructions")
+    return folder.joinpath(f"{kind.value}.txt").read_text(encoding="utf-8").strip()
+
+
+def kind_for(choice: KindChoice, domain: Domain) -> ImageKind:
+    """``auto`` picks posters for movie datasets and product images for everything else."""
+    if choice != "auto":
+        return ImageKind(choice)
+    return ImageKind.POSTER if domain is Domain.MOVIE else ImageKind.PRODUCT
+
+
+class DescribeConfig(BaseModel):
+    """What changes which images are described and how."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: KindChoice = "auto"
+    limit: int | None = Field(default=None, ge=1, description="describe at most N images (first by item id)")
+    max_tokens: int = Field(default=512, ge=1, description="longest description, in tokens")
+
+
+@dataclass(frozen=True)
+class ImageJob:
+    """One item whose local image will be described."""
+
+    item_id: str
+    reference: str  # the item's ``image`` value as stored in the dataset
+    image: ImageFile
+
+
+@dataclass(frozen=True)
+class ImagePlan:
+    jobs: list[ImageJob]
+    remote: list[str]  # item ids whose image is a URL (skipped)
+    without_image: int
+
+
+def plan_images(dataset: Dataset, base_dir: Path | None, limit: int | None = None) -> ImagePlan:
+    """Verify and hash every local item image (by item id order); count the URL-only ones.
+
+    Every file is checked before anything is sent: one unreadable image raises
+    :class:`DataError` naming it, rather than failing a paid run half-way.
+    """
+    if "image" not in dataset.items.columns:
+        raise DataError(f"dataset {dataset.name!r} has no item images", field="image")
+    jobs: list[ImageJob] = []
+    remote: list[str] = []
+    missing = 0
+    for item_id, value in zip(dataset.items["item_id"], dataset.items["image"], strict=True):
+        if value is None or (isinstance(value, float) and pd.isna(value)) or str(value).strip() == "":
+            missing += 1
+            continue
+        reference = str(value).strip()
+        if is_remote(reference):
+            remote.append(str(item_id))
+            continue
+        if limit is not None and len(jobs) >= limit:
+            continue
+        path = resolve_local(reference, base_dir)
+        jobs.append(ImageJob(str(item_id), reference, verify_image(path, item_id=str(item_id))))
+    return ImagePlan(jobs, remote, missing)
+
+
+def setup_key(identity: Mapping[str, str], kind: ImageKind, max_tokens: int) -> str:
+    """Names everything besides the image that shapes a description; a journal hit must match it."""
+    document = {"model": dict(identity), "instruction": instruction(kind), "max_tokens": max_tokens}
+    return hashlib.sha256(dumps_canonical(document).encode("utf-8")).hexdigest()
+
+
+def describe_request(job: ImageJob, kind: ImageKind, max_tokens: int) -> Request:
+    """The request for one image: the kind's instruction with the local file attached."""
+    message = Message(role="user", content=instruction(kind), images=(str(job.image.path),))
+    return Request(messages=(message,), mode=AnswerMode.GENERATE, max_tokens=max_tokens, temperature=0.0)
+
+
+@dataclass
+class DescribeReport:
+    """What a describe run did; printed by the CLI and returned to callers."""
+
+    dataset: str
+    kind: str
+    model: str
+    items: int
+    with_local_image: int
+    skipped_remote: int
+    without_image: int
+    described: int = 0  # items holding a description from this model after the run
+    sent: int = 0  # requests that reached the model in this run (not answered by the cache)
+    resumed: int = 0  # taken from the journal without a request
+    cache_hits: int = 0
+    failed: dict[str, str] = field(default_factory=dict)  # item id -> error
+    out_dir: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "out_dir"}
+        out["out_dir"] = None if self.out_dir is None else str(self.out_dir)
+        return out
+
+
+@dataclass(frozen=True)
+class DescribeResult:
+    dataset: Dataset
+    records: list[dict[str, Any]]  # one per described item, sorted by item id
+    report: DescribeReport
+
+
+def _record(job: ImageJob, model: str, kind: ImageKind, setup: str, text: str) -> dict[str, Any]:
+    return {
+        "item_id": job.item_id,
+        "image": job.reference,
+        "sha256": job.image.sha256,
+        "model": model,
+        "kind": kind.value,
+        "setup": setup,
+        "description": text,
+    }
+
+
+async def describe_dataset(
+    dataset: Dataset,
+    runner: Runner,
+    journal: DescriptionJournal,
+    *,
+    model: str,
+    config: DescribeConfig | None = None,
+    base_dir: Path | None = None,
+) -> DescribeResult:
+    """Describe every local item image not already in ``journal``; returns the updated dataset."""
+    config = config or DescribeConfig()
+    if AnswerMode.GENERATE not in runner.model.supports:
+        raise ConfigError(f"model {model!r} cannot generate text, so it cannot describe images")
+    kind = kind_for(config.kind, dataset.domain)
+    plan = plan_images(dataset, base_dir, config.limit)
+    setup = setup_key(runner.model.identity, kind, config.max_tokens)
+    report = DescribeReport(
+        dataset=dataset.name,
+        kind=kind.value,
+        model=model,
+        items=len(dataset.items),
+        with_local_image=len(plan.jobs),
+        skipped_remote=len(plan.remote),
+        without_image=plan.without_image,
+    )
+    done = journal.load()
+
+    def reusable(job: ImageJob) -> bool:
+        old = done.get(job.item_id)
+        return old is not None and old.get("sha256") == job.image.sha256 and old.get("setup") == setup
+
+    todo = [job for job in plan.jobs if not reusable(job)]
+    report.resumed = len(plan.jobs) - len(todo)
+
+    def on_result(index: int, completion: Completion) -> None:
+        job = todo[index]
+        text = completion.response.text.strip() if completion.response is not None else ""
+        if completion.error is not None or not text:
+            report.failed[job.item_id] = completion.error or "the model returned an empty description"
+            return
+        record = _record(job, model, kind, setup, text)
+        done[job.item_id] = record
+        journal.append(record)
+
+    requests = [describe_request(job, kind, config.max_tokens) for job in todo]
+    completions = await runner.map(requests, description=f"describe {dataset.name}", on_result=on_result)
+    report.cache_hits = sum(1 for c in completions if c.cache_hit)
+    report.sent = len(completions) - report.cache_hits
+
+    records = [done[j.item_id] for j in plan.jobs if j.item_id in done and reusable(j)]
+    report.described = len(records)
+    described = with_descriptions(dataset, {r["item_id"]: r["description"] for r in records})
+    source = dict(described.source)
+    source["image_descriptions"] = {"model": model, "kind": kind.value, "setup": setup, "count": len(records)}
+    return DescribeResult(replace(described, source=source), records, report)
+
+
+def with_descriptions(dataset: Dataset, descriptions: Mapping[str, str]) -> Dataset:
+    """A copy of ``dataset`` whose items carry ``descriptions`` in :data:`FIELD` (others keep theirs)."""
+    items = dataset.items.copy()
+    previous = items[FIELD] if FIELD in items.columns else pd.Series([None] * len(items), index=items.index)
+    values = [
+        descriptions.get(str(item_id), None if old is None or pd.isna(old) else str(old))
+        for item_id, old in zip(items["item_id"], previous, strict=True)
+    ]
+    items[FIELD] = pd.Series(values, index=items.index, dtype=object)
+    out = replace(dataset, items=items)
+    out.validate()
+    return out
+
+
+# -- the command's whole job: resolve, run, write ------------------------------------------------
+
+
+def cache_dir_of(name_or_path: str) -> Path | None:
+    """The dataset cache folder ``name_or_path`` names (as ``resolve_dataset`` finds it), else None."""
+    fetched = paths.datasets_dir() / name_or_path
+    if "/" not in name_or_path and (fetched / "dataset.json").exists():
+        return fetched
+    path = Path(name_or_path).expanduser()
+    if (path / "dataset.json").exists():
+        return path.resolve()
+    return None
+
+
+def default_out_dir(name_or_path: str, dataset: Dataset) -> Path:
+    """``<cache>-described`` beside the input cache, or under the datasets folder for raw input."""
+    source = cache_dir_of(name_or_path)
+    if source is not None:
+        return source.with_name(f"{source.name}-described")
+    return paths.datasets_dir() / f"{dataset.name}-described"
+
+
+def state_dir_for(out_dir: Path) -> Path:
+    """Where the journal and response cache of a describe run into ``out_dir`` live."""
+    return out_dir.parent / f".{out_dir.name}.describe"
+
+
+@dataclass(frozen=True)
+class DescribeJob:
+    """Everything ``recworld describe-images`` needs."""
+
+    dataset: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    out: Path | None = None
+    in_place: bool = False
+    state_dir: Path | None = None
+    config: DescribeConfig = field(default_factory=DescribeConfig)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+
+
+def run_describe(job: DescribeJob) -> DescribeReport:
+    """Resolve the dataset, describe its images (resumably) and write the described dataset."""
+    return asyncio.run(run_describe_async(job))
+
+
+async def run_describe_async(job: DescribeJob) -> DescribeReport:
+    from recworld.data import resolve_dataset
+    from recworld.models.registry import ModelConfig, ModelSpec, load_model
+
+    source = cache_dir_of(job.dataset)
+    if job.in_place and job.out is not None:
+        raise ConfigError("--in-place and --out exclude each other")
+    if job.in_place and source is None:
+        raise ConfigError(f"--in-place needs a dataset cache folder; {job.dataset!r} is not one")
+    dataset = resolve_dataset(job.dataset)
+    out_dir = (
+        source if job.in_place and source is not None else job.out or default_out_dir(job.dataset, dataset)
+    )
+    out_dir = Path(out_dir).expanduser().resolve()
+    state = (job.state_dir or state_dir_for(out_dir)).expanduser()
+    base_dir = source if source is not None else Path(job.dataset).expanduser().resolve()
+
+    spec = str(ModelSpec.parse(job.model))
+    model = load_model(spec, ModelConfig(base_url=job.base_url, api_key_env=job.api_key_env))
+    journal = DescriptionJournal(state / JOURNAL_NAME)
+    state.mkdir(parents=True, exist_ok=True)
+    cache = ResponseCache(state / CACHE_NAME)
+    runner = Runner(model, job.runner, cache)
+    try:
+        result = await describe_dataset(
+            dataset, runner, journal, model=spec, config=job.config, base_dir=base_dir
+        )
+    finally:
+        await runner.aclose()
+        cache.close()
+        journal.close()
+    write_described(result, out_dir)
+    result.report.out_dir = out_dir
+    return result.report
+
+
+def write_described(result: DescribeResult, out_dir: Path) -> Path:
+    """Save the dataset cache atomically, then ``descriptions.jsonl`` inside it."""
+    result.dataset.save(out_dir)
+    public = ("item_id", "image", "sha256", "model", "kind", "description")
+    atomic_write_jsonl(out_dir / DESCRIPTIONS_NAME, ({k: r[k] for k in public} for r in result.records))
+    return out_dir

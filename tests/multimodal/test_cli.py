@@ -1,0 +1,135 @@
+"""``recworld describe-images`` end to end, against a local fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recworld.cli import main
+from recworld.data.dataset import Dataset
+
+from .mm_helpers import make_dataset
+
+PNG_PREFIX = "data:image/png;base64,"
+
+
+class FakeVLM:
+    """Answers each chat request with the SHA-256 of the image bytes it received."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.bodies.append(body)
+                parts = body["messages"][0]["content"]
+                urls = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
+                digest = hashlib.sha256(base64.b64decode(urls[0].removeprefix(PNG_PREFIX))).hexdigest()
+                reply = {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": f"image {digest}"},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+                }
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def fake_vlm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVLM]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    fake = FakeVLM()
+    thread = threading.Thread(target=fake.server.serve_forever, daemon=True)
+    thread.start()
+    yield fake
+    fake.server.shutdown()
+    fake.server.server_close()
+
+
+def saved_dataset(tmp_path: Path, **kwargs: Any) -> Path:
+    return Path(make_dataset(tmp_path, **kwargs).save(tmp_path / "toy"))
+
+
+def test_openai_requests_carry_png_data_urls_and_descriptions_land(tmp_path: Path, fake_vlm: FakeVLM) -> None:
+    cache = saved_dataset(tmp_path, n_items=5, n_users=3, urls=1)
+    argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test"]
+    argv += ["--base-url", fake_vlm.url, "--no-progress", "--concurrency", "2"]
+    assert main(argv) == 0
+    assert len(fake_vlm.bodies) == 4  # the URL-only item is skipped
+    for body in fake_vlm.bodies:
+        assert body["temperature"] == 0.0
+        (text, image) = body["messages"][0]["content"]
+        assert text["type"] == "text" and "poster" in text["text"]
+        assert image["image_url"]["url"].startswith(PNG_PREFIX)
+
+    out = tmp_path / "toy-described"
+    described = Dataset.load(out).items.set_index("item_id")
+    for item_id, path in described["image"].items():
+        if str(path).startswith("https://"):
+            assert described.loc[item_id, "image_description"] is None
+            continue
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        assert described.loc[item_id, "image_description"] == f"image {digest}"
+    assert len((out / "descriptions.jsonl").read_text().splitlines()) == 4
+    assert Dataset.load(cache).has_item_field("image_description") is False  # input untouched
+
+    # Same command again: nothing reaches the server.
+    assert main(argv) == 0
+    assert len(fake_vlm.bodies) == 4
+
+
+def test_in_place_rewrites_the_input_cache(tmp_path: Path) -> None:
+    cache = saved_dataset(tmp_path, n_items=4, n_users=2)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"*": "A colourful poster."}))
+    argv = ["describe-images", "--dataset", str(cache), "--model", f"scripted:{script}"]
+    assert main([*argv, "--in-place", "--no-progress"]) == 0
+    items = Dataset.load(cache).items
+    assert (items["image_description"] == "A colourful poster.").all()
+    assert (cache / "descriptions.jsonl").exists()
+
+
+def test_a_broken_image_exits_2_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = saved_dataset(tmp_path, n_items=3, n_users=2)
+    (tmp_path / "posters" / "m02.png").write_bytes(b"not an image at all")
+    argv = ["describe-images", "--dataset", str(cache), "--model", "scripted", "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "m02.png" in err and "not a readable image" in err
+    assert not (tmp_path / "toy-described").exists()
+
+
+def test_bad_kind_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = saved_dataset(tmp_path, n_items=3, n_users=2)
+    argv = ["describe-images", "--dataset", str(cache), "--model", "scripted", "--kind", "banner"]
+    assert main(argv) == 2
+    assert "--kind" in capsys.readouterr().err
