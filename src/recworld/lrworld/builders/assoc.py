@@ -1,0 +1,58 @@
+"""``assoc_rule``: given an antecedent item, pick the consequent of its strongest mined rule.
+
+Ground truth: pair rules {a} -> {c} mined from users' histories taken as
+transactions (support and confidence at least the configured minimum). The
+positive is the consequent with the highest confidence for the antecedent
+(ties: lowest item index, the miner's order). Every consequent of any rule
+from that antecedent counts as a positive, so none of them is ever a negative.
+Negatives: uniform over the other items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.catalogue import Measure
+from recworld.lrworld.context import BuildContext
+from recworld.lrworld.schema import Question, Target
+
+
+class AssocRuleBuilder:
+    def unavailable(self, ctx: BuildContext) -> str | None:
+        if len(ctx.rules) == 0:
+            return (
+                f"no pair rule reaches support {ctx.config.min_support} "
+                f"and confidence {ctx.config.min_confidence}"
+            )
+        return None
+
+    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
+        rules = ctx.rules
+        antecedents, starts = np.unique(rules.antecedent, return_index=True)
+        ends = np.append(starts[1:], len(rules))
+        maker = QuestionMaker(ctx, measure)
+        pool = np.arange(ctx.n_items, dtype=np.int64)
+        n_negatives = measure.format.n_options - 1
+        for pick in pick_order(rng, len(antecedents), ctx.config.per_measure):
+            if maker.full:
+                break
+            a, lo, hi = int(antecedents[pick]), int(starts[pick]), int(ends[pick])
+            consequents = rules.consequent[lo:hi]
+            negatives = draw_distinct(rng, pool, n_negatives, {a, *consequents.tolist()})
+            if negatives is None:
+                continue
+            best = int(consequents[0])
+            maker.add(
+                rng,
+                target=Target(kind="item", id=str(ctx.matrix.item_ids[a]), text=ctx.item_texts[a]),
+                positive=ctx.item_entry(best),
+                negatives=[ctx.item_entry(int(j)) for j in negatives],
+                evidence={
+                    "support": round(float(rules.support[lo]), 6),
+                    "confidence": round(float(rules.confidence[lo]), 6),
+                    "lift": round(float(rules.lift[lo]), 6),
+                    "rules_from_antecedent": hi - lo,
+                },
+            )
+        return maker.questions

@@ -1,0 +1,143 @@
+"""Attribute MCQs (``kg_*``, ``taxo_*``, ``lastfm_artist_genre``): name an attribute of the next item.
+
+Ground truth (paper §3 f-h, leave-one-out with a sliding window): for a flat
+position ``p`` in a user's time-ordered history with at least ``min_history``
+earlier items, the item at ``p`` is the next item and the up to
+``history_length`` items before it are shown. The question asks for a value
+of one field of the next item.
+
+* The correct option is drawn uniformly from the next item's eligible values
+  (all genres; the first ``lead`` cast members; the root, an intermediate, or
+  the leaf of the category path), not always the first listed one, so that
+  "the primary genre" is not the answer by construction.
+* Windows whose next item is already in the shown history are skipped: the
+  answer would be on screen.
+* Distractors are three values of the same kind (same taxonomy level) that
+  the next item does not have at all (no value anywhere on its path),
+  drawn by popularity (how often users met items carrying the value) or
+  uniformly (``distractors``). Popularity-weighted distractors follow the same
+  prior as the answers, so "pick the most common value" gains little.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.catalogue import Measure
+from recworld.lrworld.context import BuildContext
+from recworld.lrworld.schema import Entry, Question, Target
+
+Level = Literal["all", "root", "interm", "leaf"]
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value if v is not None and str(v) != ""]
+
+
+@dataclass(frozen=True)
+class _ValueTable:
+    vocabulary: list[str]
+    answers: list[np.ndarray]  # per item: value ids that may be the correct option
+    owned: list[set[int]]  # per item: value ids it has (never distractors)
+    weights: np.ndarray  # per value id: sampling weight of a distractor
+
+
+@dataclass(frozen=True)
+class AttributeBuilder:
+    field: str
+    level: Level = "all"
+    lead: int | None = None  # only the first `lead` values may be the answer (top-billed cast)
+
+    def _split(self, values: Sequence[str]) -> list[str]:
+        if self.level == "root":
+            return list(values[:1])
+        if self.level == "leaf":
+            return list(values[-1:]) if len(values) >= 2 else []
+        if self.level == "interm":
+            return list(values[1:-1])
+        return list(values[: self.lead] if self.lead else values)
+
+    def _table(self, ctx: BuildContext) -> _ValueTable:
+        raw = [_as_list(v) for v in ctx.field_values(self.field)]
+        eligible = [self._split(values) for values in raw]
+        vocabulary = sorted({v for values in eligible for v in values})
+        ids = {v: i for i, v in enumerate(vocabulary)}
+        weights = np.zeros(len(vocabulary), dtype=np.float64)
+        degree = ctx.item_degree
+        for item, values in enumerate(eligible):
+            for v in set(values):
+                weights[ids[v]] += degree[item]
+        if ctx.config.distractors == "uniform" or not weights.any():
+            weights = np.ones(len(vocabulary), dtype=np.float64)
+        return _ValueTable(
+            vocabulary=vocabulary,
+            answers=[np.asarray(sorted({ids[v] for v in values}), dtype=np.int64) for values in eligible],
+            owned=[{ids[v] for v in values if v in ids} for values in raw],
+            weights=np.maximum(weights, 1e-12),
+        )
+
+    def unavailable(self, ctx: BuildContext) -> str | None:
+        table = self._table(ctx)
+        if len(table.vocabulary) < 4:
+            return f"field {self.field!r} ({self.level}) has {len(table.vocabulary)} distinct values, need 4"
+        return None
+
+    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
+        table = self._table(ctx)
+        n_distractors = measure.format.n_options - 1
+        size = len(table.vocabulary)
+        next_ok = np.array(
+            [
+                len(a) > 0 and size - len(o) >= n_distractors
+                for a, o in zip(table.answers, table.owned, strict=True)
+            ],
+            dtype=bool,
+        )
+        seq = ctx.sequences
+        windows = seq.windows(ctx.config.min_history, next_ok)
+        pool = np.arange(size, dtype=np.int64)
+        maker = QuestionMaker(ctx, measure)
+        for pick in pick_order(rng, len(windows), ctx.config.per_measure):
+            if maker.full:
+                break
+            p = int(windows[pick])
+            user = int(seq.user_of(np.array([p]))[0])
+            item = int(seq.items[p])
+            start = max(int(seq.ptr[user]), p - ctx.config.history_length)
+            shown = seq.items[start:p]
+            if item in shown:
+                continue
+            answers = table.answers[item]
+            answer = int(answers[rng.integers(len(answers))])
+            distractors = draw_distinct(rng, pool, n_distractors, table.owned[item], table.weights)
+            if distractors is None:
+                continue
+            user_id = str(ctx.matrix.user_ids[user])
+            maker.add(
+                rng,
+                target=Target(kind="user", id=user_id, text=f"user {user_id}"),
+                history=[ctx.item_entry(int(j)) for j in shown],
+                positive=_value_entry(table.vocabulary[answer]),
+                negatives=[_value_entry(table.vocabulary[int(d)]) for d in distractors],
+                evidence={
+                    "field": self.field,
+                    "level": self.level,
+                    "next_item": str(ctx.matrix.item_ids[item]),
+                    "next_item_text": ctx.item_texts[item],
+                    "position": p - int(seq.ptr[user]),
+                },
+            )
+        return maker.questions
+
+
+def _value_entry(value: str) -> Entry:
+    return Entry(id=value, text=value)

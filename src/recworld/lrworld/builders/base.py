@@ -1,0 +1,125 @@
+"""The builder protocol and the two helpers every builder shares: drawing negatives, placing the positive."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Protocol
+
+import numpy as np
+
+from recworld.lrworld.catalogue import Measure
+from recworld.lrworld.context import BuildContext
+from recworld.lrworld.schema import Entry, Question, Target
+
+# Rejection rounds before falling back to an explicit complement (only hit when few values remain).
+_MAX_ROUNDS = 8
+
+
+class MeasureBuilder(Protocol):
+    """Builds one measure's questions. Registered once in :data:`recworld.lrworld.builders.BUILDERS`."""
+
+    def unavailable(self, ctx: BuildContext) -> str | None:
+        """Why this dataset cannot give this measure (beyond missing fields), or None."""
+        ...
+
+    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
+        """Up to ``ctx.config.per_measure`` questions, drawing only from ``rng``."""
+        ...
+
+
+def draw_distinct(
+    rng: np.random.Generator,
+    pool: np.ndarray,
+    k: int,
+    exclude: Collection[int],
+    weights: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """``k`` distinct values of ``pool`` outside ``exclude``, uniform or weighted; None if too few exist.
+
+    Rejection sampling keeps the cost O(k) on large pools; the complement is
+    only materialised when rejection keeps failing (tiny or nearly excluded pools).
+    """
+    if k == 0:
+        return np.empty(0, dtype=np.int64)
+    excluded = set(int(x) for x in exclude)
+    probs = None if weights is None else weights / weights.sum()
+    chosen: list[int] = []
+    seen = set(excluded)
+    for _ in range(_MAX_ROUNDS):
+        picks = rng.choice(len(pool), size=2 * k + 4, p=probs)
+        for pick in picks:
+            value = int(pool[pick])
+            if value not in seen:
+                seen.add(value)
+                chosen.append(value)
+                if len(chosen) == k:
+                    return np.asarray(chosen, dtype=np.int64)
+    keep = np.array([int(v) not in seen for v in pool], dtype=bool)
+    if weights is not None:
+        keep &= weights > 0
+    rest = pool[keep]
+    need = k - len(chosen)
+    if len(rest) < need:
+        return None
+    rest_probs = None if weights is None else weights[keep] / weights[keep].sum()
+    extra = rng.choice(rest, size=need, replace=False, p=rest_probs)
+    return np.asarray([*chosen, *(int(x) for x in extra)], dtype=np.int64)
+
+
+class QuestionMaker:
+    """Numbers one measure's questions and places each positive at a seeded position."""
+
+    def __init__(self, ctx: BuildContext, measure: Measure) -> None:
+        self.ctx = ctx
+        self.measure = measure
+        self.questions: list[Question] = []
+
+    @property
+    def full(self) -> bool:
+        return len(self.questions) >= self.ctx.config.per_measure
+
+    def add(
+        self,
+        rng: np.random.Generator,
+        *,
+        target: Target,
+        positive: Entry,
+        negatives: list[Entry],
+        history: list[Entry] | None = None,
+        evidence: dict[str, Any] | None = None,
+    ) -> Question:
+        n = self.measure.format.n_options
+        if len(negatives) != n - 1:
+            raise ValueError(f"{self.measure.id}: need {n - 1} negatives, got {len(negatives)}")
+        position = int(rng.integers(n))
+        candidates = [*negatives[:position], positive, *negatives[position:]]
+        dataset = self.ctx.dataset
+        question = Question(
+            id=f"{dataset.name}/{self.measure.id}/{len(self.questions):05d}",
+            dataset=dataset.name,
+            domain=dataset.domain.value,
+            measure=self.measure.id,
+            scale=self.measure.scale.value,
+            format=self.measure.format,
+            target=target,
+            history=history or [],
+            candidates=candidates,
+            answer_index=position,
+            evidence=evidence or {},
+            seed=self.ctx.config.seed,
+        )
+        self.questions.append(question)
+        return question
+
+
+def pick_order(rng: np.random.Generator, n: int, want: int) -> np.ndarray:
+    """A seeded visiting order over ``n`` targets, long enough to find ``want`` usable ones.
+
+    Builders skip unusable targets and stop at ``want`` questions; on huge pools
+    (every sliding window of ML-25M) a without-replacement sample with headroom
+    avoids permuting tens of millions of positions.
+    """
+    budget = 3 * want + 100
+    if n <= 4 * budget:
+        return rng.permutation(n).astype(np.int64)
+    return rng.choice(n, size=budget, replace=False).astype(np.int64)

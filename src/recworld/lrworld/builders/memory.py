@@ -1,0 +1,71 @@
+"""``mem_item_item`` / ``mem_user_user``: pick the nearest neighbour by cosine over binary vectors.
+
+Ground truth: items are vectors over users (1 where the user interacted),
+users are vectors over items; the answer is the entity with the highest cosine
+to the target (self excluded). Positive set: every entity tied with that top
+score (within :data:`~recworld.lrworld.context.TIE_TOLERANCE`); one of them is
+shown, the others never appear as negatives. A target whose top cosine is
+below ``min_similarity`` (the paper's 0.01 threshold), or whose ties run past
+the neighbours the miner returned, is skipped. Users need ``min_history``
+interactions to be targets. Negatives: uniform over the other entities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.catalogue import Measure
+from recworld.lrworld.context import TIE_TOLERANCE, BuildContext, EntityKind
+from recworld.lrworld.schema import Question, Target
+
+
+@dataclass(frozen=True)
+class MemoryBuilder:
+    kind: EntityKind
+
+    def unavailable(self, ctx: BuildContext) -> str | None:
+        n = ctx.n_items if self.kind == "item" else ctx.n_users
+        if n < 10:
+            return f"needs at least 10 {self.kind}s, the dataset has {n}"
+        return None
+
+    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
+        vectors = ctx.item_users if self.kind == "item" else ctx.user_items
+        n_entities = vectors.shape[0]
+        usable = np.diff(vectors.indptr) > 0
+        if self.kind == "user":
+            usable &= ctx.sequences.lengths >= ctx.config.min_history
+        candidates = np.flatnonzero(usable)
+        # Neighbours are computed for a seeded sample of targets only (with headroom for skips).
+        targets = candidates[pick_order(rng, len(candidates), ctx.config.per_measure)]
+        nb = ctx.neighbours(self.kind, targets)
+        top = np.where(nb.index[:, 0] >= 0, nb.score[:, 0], -np.inf)
+        eligible = top >= max(ctx.config.min_similarity, np.finfo(np.float32).tiny)
+        # Ties that fill every returned slot may continue beyond it: the positive set is unknown.
+        if nb.index.shape[1] < n_entities - 1:
+            last = nb.score[:, -1]
+            eligible &= ~((nb.index[:, -1] >= 0) & (last >= top - TIE_TOLERANCE))
+        pool = np.arange(n_entities, dtype=np.int64)
+        maker = QuestionMaker(ctx, measure)
+        for row, t in enumerate(targets.tolist()):
+            if maker.full:
+                break
+            if not eligible[row]:
+                continue
+            index, score = nb.index[row], nb.score[row]
+            tied = index[(index >= 0) & (score >= top[row] - TIE_TOLERANCE)]
+            negatives = draw_distinct(rng, pool, measure.format.n_options - 1, {t, *tied.tolist()})
+            if negatives is None:
+                continue
+            entry = ctx.entity_entry(self.kind, t)
+            maker.add(
+                rng,
+                target=Target(kind=self.kind, id=entry.id, text=entry.text),
+                positive=ctx.entity_entry(self.kind, int(tied[0])),
+                negatives=[ctx.entity_entry(self.kind, int(j)) for j in negatives],
+                evidence={"cosine": round(float(top[row]), 6), "tied_positives": len(tied)},
+            )
+        return maker.questions

@@ -1,0 +1,111 @@
+"""``neu_item2users`` / ``neu_user2items``: pick the closest entity in NeuMF embedding space.
+
+Ground truth: NeuMF (the miner's ``train_neumf``) gives user and item
+embeddings; the answer is the key with the highest cosine to the target's
+embedding. Targets are spread over k-means clusters of the target side's
+embeddings (``kmeans_clusters``, paper: 10) with the miner's ``kmeans_pick``.
+Only pairs not seen in training are ranked, as a recommender would rank them:
+the users who already interacted with a target item (or the items a target
+user already has) are neither the answer nor negatives. Positive set: the
+unseen keys tied with the top cosine. Negatives: uniform over the remaining
+unseen keys. Users need ``min_history`` interactions to be targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from recworld import mining
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct
+from recworld.lrworld.catalogue import Measure
+from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, EntityKind
+from recworld.lrworld.schema import Question, Target
+from recworld.seeding import child_seed
+
+# Targets retrieved per dense_cosine_topk call: bounds memory when a target has seen many keys.
+_CHUNK = 128
+
+
+@dataclass(frozen=True)
+class NeuralBuilder:
+    kind: EntityKind  # the target's kind; candidates are the other kind
+
+    @property
+    def key_kind(self) -> EntityKind:
+        return "user" if self.kind == "item" else "item"
+
+    def unavailable(self, ctx: BuildContext) -> str | None:
+        if min(ctx.n_items, ctx.n_users) < 10:
+            return "needs at least 10 users and 10 items"
+        return None
+
+    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
+        emb = ctx.neumf
+        queries, keys = (emb.item, emb.user) if self.kind == "item" else (emb.user, emb.item)
+        eligible = np.arange(len(queries), dtype=np.int64)
+        if self.kind == "user":
+            eligible = eligible[ctx.sequences.lengths >= ctx.config.min_history]
+        if len(eligible) == 0:
+            return []
+        with ctx.stage(f"kmeans:{measure.id}"):
+            picked = mining.kmeans_pick(
+                queries[eligible],
+                min(ctx.config.kmeans_clusters, len(eligible)),
+                # A little headroom so targets skipped for ties do not leave the measure short.
+                min(ctx.config.per_measure + ctx.config.per_measure // 10 + 10, len(eligible)),
+                child_seed(ctx.config.seed, "build", measure.id, "kmeans"),
+            )
+        targets = eligible[np.asarray(picked, dtype=np.int64)]
+        pool = np.arange(len(keys), dtype=np.int64)
+        maker = QuestionMaker(ctx, measure)
+        for start in range(0, len(targets), _CHUNK):
+            if maker.full:
+                break
+            chunk = targets[start : start + _CHUNK]
+            observed = [ctx.observed(self.kind, int(t)) for t in chunk]
+            # Enough neighbours that the best unseen keys are always among them.
+            k = min(len(keys), max(len(v) for v in observed) + NEIGHBOUR_K)
+            with ctx.stage(f"retrieve:{measure.id}"):
+                nb = mining.dense_cosine_topk(queries[chunk], keys, k)
+            for row, t in enumerate(chunk.tolist()):
+                if maker.full:
+                    break
+                self._add(ctx, maker, rng, pool, t, observed[row], nb.index[row], nb.score[row], k)
+        return maker.questions
+
+    def _add(
+        self,
+        ctx: BuildContext,
+        maker: QuestionMaker,
+        rng: np.random.Generator,
+        pool: np.ndarray,
+        t: int,
+        seen: np.ndarray,
+        index: np.ndarray,
+        score: np.ndarray,
+        k: int,
+    ) -> None:
+        unseen = (index >= 0) & ~np.isin(index, seen)
+        if not unseen.any():
+            return
+        top = float(score[unseen][0])
+        tied_mask = unseen & (score >= top - TIE_TOLERANCE)
+        # Ties reaching the last returned slot may continue past it: skip, do not guess.
+        if k < len(pool) and tied_mask[-1]:
+            return
+        tied = index[tied_mask]
+        negatives = draw_distinct(
+            rng, pool, maker.measure.format.n_options - 1, {*tied.tolist(), *seen.tolist()}
+        )
+        if negatives is None:
+            return
+        entry = ctx.entity_entry(self.kind, t)
+        maker.add(
+            rng,
+            target=Target(kind=self.kind, id=entry.id, text=entry.text),
+            positive=ctx.entity_entry(self.key_kind, int(tied[0])),
+            negatives=[ctx.entity_entry(self.key_kind, int(j)) for j in negatives],
+            evidence={"cosine": round(top, 6), "tied_positives": len(tied), "excluded_seen": len(seen)},
+        )

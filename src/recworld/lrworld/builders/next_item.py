@@ -1,0 +1,89 @@
+"""Next-item measures (``text_logline``, ``mm_poster``, ``mm_image``, ``lastfm_next_artist``).
+
+Ground truth (paper §3 i-j, leave-one-out with a sliding window): the user's
+sequence is restricted to items that have the shown field (a logline, an
+image description); at a position with at least ``min_history`` earlier such
+items, the item there is the answer and the up to ``history_length`` items
+before it are the history. History and options are shown by that field only
+(no title), or by the default item text when ``view`` is None.
+
+Positive set: the next item. Negatives: uniform over items with the field,
+excluding every item the user ever interacted with (any of them could be a
+plausible "next" item) and any item whose shown text equals the answer's.
+Items sharing a text with another item are never negatives, so options are
+always distinguishable. Windows whose next item is already in the shown
+history are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.catalogue import Measure
+from recworld.lrworld.context import BuildContext
+from recworld.lrworld.schema import Entry, Question, Target
+
+
+@dataclass(frozen=True)
+class NextItemBuilder:
+    view: str | None = None  # item field shown instead of the default text
+
+    def _texts(self, ctx: BuildContext) -> list[str | None]:
+        if self.view is None:
+            return list(ctx.item_texts)
+        return [None if v is None or str(v) == "" else str(v) for v in ctx.field_values(self.view)]
+
+    def unavailable(self, ctx: BuildContext) -> str | None:
+        have = sum(t is not None for t in self._texts(ctx))
+        if have < 10:
+            return f"only {have} items have {self.view or 'a text'}, need 10"
+        return None
+
+    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
+        texts = self._texts(ctx)
+        has = np.array([t is not None for t in texts], dtype=bool)
+        by_text: dict[str, list[int]] = {}
+        for j, text in enumerate(texts):
+            if text is not None:
+                by_text.setdefault(text, []).append(j)
+        pool = np.array([js[0] for js in by_text.values() if len(js) == 1], dtype=np.int64)
+        pool.sort()
+        seq = ctx.sequences.restricted(has) if self.view is not None else ctx.sequences
+        windows = seq.windows(ctx.config.min_history, has)
+        n_negatives = measure.format.n_options - 1
+
+        def entry(j: int) -> Entry:
+            return Entry(id=str(ctx.matrix.item_ids[j]), text=str(texts[j]))
+
+        maker = QuestionMaker(ctx, measure)
+        for pick in pick_order(rng, len(windows), ctx.config.per_measure):
+            if maker.full:
+                break
+            p = int(windows[pick])
+            user = int(seq.user_of(np.array([p]))[0])
+            item = int(seq.items[p])
+            start = max(int(seq.ptr[user]), p - ctx.config.history_length)
+            shown = seq.items[start:p]
+            if item in shown:
+                continue
+            exclude = {*ctx.observed("user", user).tolist(), *by_text[str(texts[item])]}
+            negatives = draw_distinct(rng, pool, n_negatives, exclude)
+            if negatives is None:
+                continue
+            user_id = str(ctx.matrix.user_ids[user])
+            maker.add(
+                rng,
+                target=Target(kind="user", id=user_id, text=f"user {user_id}"),
+                history=[entry(int(j)) for j in shown],
+                positive=entry(item),
+                negatives=[entry(int(j)) for j in negatives],
+                evidence={
+                    "view": self.view or "text",
+                    "next_item_text": ctx.item_texts[item],
+                    "position": p - int(seq.ptr[user]),
+                },
+            )
+        return maker.questions

@@ -1,0 +1,60 @@
+"""The build configuration: every knob that changes which questions a suite holds.
+
+It is validated on input (``extra="forbid"`` catches typos) and written whole
+into ``manifest.json`` so a suite can be rebuilt exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from recworld.mining import NeuMFConfig
+
+# The paper's leave-one-out example is (i1..i5) -> i6: five items of history.
+PAPER_HISTORY_LENGTH = 5
+
+
+class BuildConfig(BaseModel):
+    """How to build an LRWorld suite from a dataset."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int = 0
+    per_measure: int = Field(1000, ge=1, description="questions per measure (fewer if fewer targets exist)")
+    measures: tuple[str, ...] | None = Field(None, description="measure ids; None = every one that applies")
+    min_support: float = Field(0.01, gt=0.0, le=1.0, description="association rules: minimum support")
+    min_confidence: float = Field(0.01, gt=0.0, le=1.0, description="association rules: minimum confidence")
+    min_similarity: float = Field(
+        0.01, ge=0.0, le=1.0, description="memory CF: a target's top cosine must reach this (paper: 0.01)"
+    )
+    history_length: int = Field(
+        PAPER_HISTORY_LENGTH, ge=1, description="items of history shown to the model (most recent last)"
+    )
+    min_history: int = Field(
+        PAPER_HISTORY_LENGTH,
+        ge=1,
+        description="a user needs this many earlier items to be a question's user",
+    )
+    neumf: NeuMFConfig = Field(default_factory=NeuMFConfig)
+    kmeans_clusters: int = Field(
+        10, ge=1, description="neural measures: targets spread over k-means clusters"
+    )
+    distractors: Literal["popularity", "uniform"] = Field(
+        "popularity", description="attribute MCQs: how wrong values are drawn"
+    )
+
+    @field_validator("measures")
+    @classmethod
+    def _known_measures(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        from recworld.lrworld.catalogue import MEASURES_BY_ID
+
+        unknown = [m for m in value if m not in MEASURES_BY_ID]
+        if unknown:
+            raise ValueError(f"unknown measure(s) {unknown}; known: {', '.join(MEASURES_BY_ID)}")
+        if len(set(value)) != len(value):
+            raise ValueError("measures are listed twice")
+        return value

@@ -1,0 +1,211 @@
+"""What every measure builder reads: the dataset in index space, texts, and mined signals.
+
+A :class:`BuildContext` is made once per build. Signals (rules, cosine
+neighbours, NeuMF embeddings) are computed lazily on first use and shared,
+so a build that skips the neural measures never trains NeuMF, and each
+expensive stage is timed once under its own name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from recworld import mining
+from recworld.data.dataset import Dataset, Domain
+from recworld.lrworld.config import BuildConfig
+from recworld.lrworld.schema import Entry
+from recworld.seeding import child_seed
+
+# How many neighbours to ask the miner for: enough to see every item tied with the top score
+# in all but degenerate rows (those are skipped as ambiguous rather than guessed).
+NEIGHBOUR_K = 32
+# Scores this close to the best count as ties (cosines come back as float32).
+TIE_TOLERANCE = 1e-6
+
+EntityKind = Literal["item", "user"]
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """Every user's items in time order, stored flat: user ``u`` owns ``items[ptr[u]:ptr[u+1]]``."""
+
+    ptr: np.ndarray  # (n_users + 1,) int64
+    items: np.ndarray  # (n_events,) int64 item column indices
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.asarray(np.diff(self.ptr), dtype=np.int64)
+
+    def of(self, user: int) -> np.ndarray:
+        return self.items[self.ptr[user] : self.ptr[user + 1]]
+
+    def user_of(self, positions: np.ndarray) -> np.ndarray:
+        """The user owning each flat position."""
+        return np.searchsorted(self.ptr, positions, side="right").astype(np.int64) - 1
+
+    def windows(self, min_history: int, next_ok: np.ndarray) -> np.ndarray:
+        """Flat positions ``p`` whose item can be a next item: ``min_history`` earlier items, ``next_ok``."""
+        positions = np.arange(len(self.items), dtype=np.int64)
+        offset = positions - self.ptr[self.user_of(positions)]
+        keep = (offset >= min_history) & next_ok[self.items]
+        return np.asarray(positions[keep], dtype=np.int64)
+
+    def restricted(self, keep: np.ndarray) -> Sequences:
+        """The same sequences with only the items where ``keep`` is true (order kept)."""
+        mask = keep[self.items]
+        kept_before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+        ptr = kept_before[self.ptr].astype(np.int64)
+        return Sequences(ptr, self.items[mask])
+
+
+def describe_item(row: Mapping[Hashable, Any], domain: Domain) -> str:
+    """The default text of an item: ``Title (Year), Genre|Genre`` for movies, title and key fields else."""
+    title = str(row.get("title") or row["item_id"])
+    year = row.get("year")
+    if year is not None and not pd.isna(year):
+        title = f"{title} ({int(year)})"
+    extras: list[str] = []
+    if domain is Domain.PRODUCT:
+        brand = row.get("brand")
+        if isinstance(brand, str) and brand:
+            extras.append(f"brand {brand}")
+        categories = row.get("categories")
+        if categories is not None and len(categories):
+            extras.append(str(categories[-1]))
+    else:
+        genres = row.get("genres")
+        if genres is not None and len(genres):
+            extras.append("|".join(str(g) for g in genres))
+    return ", ".join([title, *extras])
+
+
+class BuildContext:
+    """The dataset in the miner's index space plus lazily mined signals, shared by all builders."""
+
+    def __init__(self, dataset: Dataset, config: BuildConfig) -> None:
+        self.dataset = dataset
+        self.config = config
+        self.timings: dict[str, float] = {}
+        with self.stage("matrix"):
+            self.matrix = mining.InteractionMatrix.from_interactions(dataset.interactions)
+            self.sequences = self._sequences()
+            self.items = (
+                dataset.items.set_index("item_id").reindex(self.matrix.item_ids.astype(str)).reset_index()
+            )
+            self.item_texts: list[str] = [
+                describe_item(row, dataset.domain) for row in self.items.to_dict("records")
+            ]
+        self._user_texts: dict[int, str] = {}
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time a stage; repeated names add up."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+    @property
+    def n_users(self) -> int:
+        return len(self.matrix.user_ids)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.matrix.item_ids)
+
+    def _sequences(self) -> Sequences:
+        inter = self.dataset.interactions
+        users = pd.Index(self.matrix.user_ids.astype(str)).get_indexer(inter["user_id"])
+        items = pd.Index(self.matrix.item_ids.astype(str)).get_indexer(inter["item_id"])
+        # Interactions are sorted by (user, time); a stable sort by user row keeps the time order.
+        order = np.argsort(users, kind="stable")
+        counts = np.bincount(users, minlength=self.n_users)
+        ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return Sequences(ptr, items[order].astype(np.int64))
+
+    # -- texts ---------------------------------------------------------------------------------
+
+    def item_entry(self, item: int) -> Entry:
+        return Entry(id=str(self.matrix.item_ids[item]), text=self.item_texts[item])
+
+    def user_text(self, user: int) -> str:
+        """A user stands for their most recent items, oldest first."""
+        text = self._user_texts.get(user)
+        if text is None:
+            recent = self.sequences.of(user)[-self.config.history_length :]
+            text = "; ".join(self.item_texts[i] for i in recent)
+            self._user_texts[user] = text
+        return text
+
+    def user_entry(self, user: int) -> Entry:
+        return Entry(id=str(self.matrix.user_ids[user]), text=self.user_text(user))
+
+    def entity_entry(self, kind: EntityKind, index: int) -> Entry:
+        return self.item_entry(index) if kind == "item" else self.user_entry(index)
+
+    def field_values(self, field: str) -> list[Any]:
+        """Raw values of an item field in item-column order (None where absent)."""
+        if field not in self.items.columns:
+            return [None] * self.n_items
+        return [None if _missing(v) else v for v in self.items[field].tolist()]
+
+    # -- shared statistics ---------------------------------------------------------------------
+
+    @cached_property
+    def item_degree(self) -> np.ndarray:
+        return np.asarray(self.matrix.matrix.sum(axis=0)).ravel().astype(np.int64)
+
+    @cached_property
+    def user_items(self) -> sp.csr_matrix:
+        """Row ``u`` lists the items user ``u`` interacted with."""
+        return sp.csr_matrix(self.matrix.matrix)
+
+    @cached_property
+    def item_users(self) -> sp.csr_matrix:
+        """Row ``i`` lists the users who interacted with item ``i``."""
+        return sp.csr_matrix(self.matrix.matrix.T.tocsr())
+
+    def observed(self, kind: EntityKind, index: int) -> np.ndarray:
+        """The other side's indices seen with ``index`` (items of a user, users of an item)."""
+        table = self.user_items if kind == "user" else self.item_users
+        return np.asarray(table.indices[table.indptr[index] : table.indptr[index + 1]], dtype=np.int64)
+
+    # -- mined signals (lazy, timed) ------------------------------------------------------------
+
+    @cached_property
+    def rules(self) -> mining.RuleTable:
+        with self.stage("rules"):
+            return mining.mine_pair_rules(self.matrix, self.config.min_support, self.config.min_confidence)
+
+    def neighbours(self, kind: EntityKind, rows: np.ndarray) -> mining.Neighbours:
+        """Cosine top-k over binary vectors for the given rows only (items by users, users by items)."""
+        with self.stage(f"cosine_{kind}s"):
+            vectors = self.item_users if kind == "item" else self.user_items
+            k = min(NEIGHBOUR_K, max(1, vectors.shape[0] - 1))
+            return mining.cosine_topk(vectors, k, rows=rows)
+
+    @cached_property
+    def neumf(self) -> mining.NeuMFEmbeddings:
+        with self.stage("neumf"):
+            seed = child_seed(self.config.seed, "build", "neumf")
+            return mining.train_neumf(self.matrix, self.config.neumf, seed)
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and np.isnan(value):
+        return True
+    return value is pd.NA

@@ -1,0 +1,1 @@
+"""Prompt templates, one folder per variant, one ``<measure>.txt`` per measure (see prompts.py)."""

@@ -1,0 +1,194 @@
+"""Suite directories: layout, manifest, determinism, skips, atomicity, and the ``build`` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from recworld.cli import main
+from recworld.data.dataset import Dataset
+from recworld.errors import ConfigError, DataError
+from recworld.lrworld import builders
+from recworld.lrworld.config import BuildConfig
+from recworld.lrworld.schema import Question
+from recworld.lrworld.suite import MANIFEST_SCHEMA, build_suite
+
+from .conftest import make_movie_dataset
+from .test_builders import FAST_NEUMF
+
+
+def cfg(**kw: Any) -> BuildConfig:
+    base: dict[str, Any] = {"per_measure": 15, "neumf": FAST_NEUMF}
+    base.update(kw)
+    return BuildConfig.model_validate(base)
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((root / "questions").glob("*.jsonl"))}
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("suites") / "toy"
+    return out, build_suite(make_movie_dataset(), cfg(), out)
+
+
+def test_layout_and_manifest(suite: tuple[Path, dict[str, Any]]) -> None:
+    out, manifest = suite
+    on_disk = json.loads((out / "manifest.json").read_text())
+    assert on_disk == manifest
+    assert manifest["schema"] == MANIFEST_SCHEMA
+    data = Dataset.load(out / "dataset")
+    assert manifest["fingerprint"] == data.fingerprint() == make_movie_dataset().fingerprint()
+    assert BuildConfig.model_validate(manifest["config"]) == cfg()
+    assert set(manifest["counts"]) == {p.stem for p in (out / "questions").glob("*.jsonl")}
+    assert manifest["skipped"] == {}
+    assert "neumf" in manifest["timings"] and "total" in manifest["timings"]
+    for name, count in manifest["counts"].items():
+        lines = (out / "questions" / f"{name}.jsonl").read_text().splitlines()
+        assert len(lines) == count == 15
+        for n, line in enumerate(lines):
+            q = Question.model_validate(json.loads(line))
+            assert q.id == f"toy/{name}/{n:05d}"
+            assert q.seed == 0
+            assert json.dumps(q.to_json(), sort_keys=True, ensure_ascii=False, separators=(",", ":")) == line
+
+
+def test_same_seed_gives_byte_identical_questions(suite: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    out, manifest = suite
+    again = build_suite(make_movie_dataset(), cfg(), tmp_path / "again")
+    assert files(tmp_path / "again") == files(out)
+    assert again["questions_sha256"] == manifest["questions_sha256"]
+
+
+def test_different_seed_moves_positions(suite: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    out, _ = suite
+    build_suite(
+        make_movie_dataset(), cfg(seed=1, measures=("mem_item_item", "kg_movie_genre")), tmp_path / "s1"
+    )
+
+    def positions(root: Path, name: str) -> list[int]:
+        lines = (root / "questions" / f"{name}.jsonl").read_text().splitlines()
+        return [json.loads(line)["answer_index"] for line in lines]
+
+    for name in ("mem_item_item", "kg_movie_genre"):
+        assert positions(out, name) != positions(tmp_path / "s1", name)
+
+
+def test_missing_fields_and_wrong_domain_are_reported(tmp_path: Path) -> None:
+    bare = make_movie_dataset(full_fields=False)
+    manifest = build_suite(
+        bare, cfg(measures=("kg_movie_genre", "kg_movie_cast", "mm_poster", "taxo_leaf")), tmp_path / "s"
+    )
+    assert set(manifest["counts"]) == {"kg_movie_genre"}
+    assert "cast" in manifest["skipped"]["kg_movie_cast"]
+    assert "image_description" in manifest["skipped"]["mm_poster"]
+    assert "product" in manifest["skipped"]["taxo_leaf"]
+    everything = build_suite(bare, cfg(measures=None, per_measure=3), tmp_path / "all")
+    assert set(everything["skipped"]) == {"kg_movie_cast", "kg_movie_director", "text_logline", "mm_poster"}
+
+
+def test_short_histories_are_counted(tmp_path: Path) -> None:
+    base = make_movie_dataset()
+    extra = pd.DataFrame(
+        {"user_id": ["s1", "s1", "s2"], "item_id": ["i1", "i2", "i3"], "timestamp": [1, 2, 3]}
+    )
+    data = Dataset.from_frames("toy", "movie", pd.concat([base.interactions, extra]), base.items)
+    manifest = build_suite(data, cfg(measures=("kg_movie_genre",)), tmp_path / "s")
+    assert manifest["users_skipped"]["too_short_history"] == 2
+    assert "6 interactions" in manifest["users_skipped"]["rule"]
+
+
+def test_failure_mid_build_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Boom:
+        def unavailable(self, ctx: object) -> None:
+            return None
+
+        def build(self, *args: object) -> list[Question]:
+            raise RuntimeError("boom")
+
+    monkeypatch.setitem(builders.BUILDERS, "kg_movie_genre", Boom())
+    out = tmp_path / "suite"
+    with pytest.raises(RuntimeError):
+        build_suite(make_movie_dataset(), cfg(measures=("assoc_rule", "kg_movie_genre")), out)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_rebuild_keeps_the_old_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "suite"
+    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
+    before = files(out)
+
+    def explode(*args: object, **kw: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Dataset, "save", explode)
+    with pytest.raises(OSError):
+        build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",), seed=5), out)
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["suite"]
+
+
+def test_refuses_to_replace_a_foreign_directory(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="not a suite"):
+        build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_nothing_buildable_is_a_data_error(tmp_path: Path) -> None:
+    with pytest.raises(DataError):
+        build_suite(make_movie_dataset(full_fields=False), cfg(measures=("kg_movie_cast",)), tmp_path / "s")
+    assert not (tmp_path / "s").exists()
+
+
+def test_config_rejects_typos_and_unknown_measures() -> None:
+    with pytest.raises(ValueError, match="extra"):
+        BuildConfig.model_validate({"per_measur": 3})
+    with pytest.raises(ValueError, match="unknown measure"):
+        BuildConfig(measures=("assoc_rules",))
+
+
+# --- CLI ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return make_movie_dataset().save(tmp_path / "toy-cache")
+
+
+def test_cli_builds_a_suite(cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cli-suite"
+    code = main(
+        ["build", "--dataset", str(cache_dir), "--out", str(out), "--per-measure", "4", "--seed", "3",
+         "--measures", "kg_movie_genre,assoc_rule,taxo_leaf"]
+    )  # fmt: skip
+    assert code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"] == {"kg_movie_genre": 4, "assoc_rule": 4} and manifest["seed"] == 3
+    printed = capsys.readouterr().out
+    assert "kg_movie_genre" in printed and "taxo_leaf" in printed
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--measures", "nope"],
+        ["--per-measure", "0"],
+    ],
+)
+def test_cli_bad_options_exit_2(cache_dir: Path, tmp_path: Path, args: list[str]) -> None:
+    out = tmp_path / "bad"
+    assert main(["build", "--dataset", str(cache_dir), "--out", str(out), *args]) == 2
+    assert not out.exists()
+
+
+def test_cli_bad_dataset_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bad"
+    assert main(["build", "--dataset", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    assert "missing" in capsys.readouterr().err
+    assert not out.exists()
