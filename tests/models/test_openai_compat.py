@@ -1,0 +1,185 @@
+"""The OpenAI-compatible backend against an in-process fake server (no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recworld.errors import ConfigError, ModelError
+from recworld.models import AnswerMode, Message, ModelConfig, Request, TransientModelError
+from recworld.models.openai_compat import OpenAICompatModel
+
+try:  # the openai SDK ships on httpx2 in recent releases, httpx before
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover
+    import httpx  # type: ignore[no-redef]
+
+KEY = "sk-test-key-abcdef0123456789"
+TOP = [("A", -0.5), (" A", -1.0), ("B", -1.5), ("C", -3.0), ("hello", -4.0)]
+
+Handler = Callable[[Any], Any]
+
+
+def completion(content: str, logprobs: list[tuple[str, float]] | None = None) -> dict[str, Any]:
+    choice: dict[str, Any] = {
+        "index": 0,
+        "finish_reason": "stop",
+        "message": {"role": "assistant", "content": content},
+    }
+    if logprobs is not None:
+        top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in logprobs]
+        choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [choice],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
+    }
+
+
+def default_handler(request: Any) -> Any:
+    body = json.loads(request.content)
+    if body.get("logprobs"):
+        return httpx.Response(200, json=completion("A", TOP))
+    last = body["messages"][-1]["content"]
+    text = last if isinstance(last, str) else last[0]["text"]
+    return httpx.Response(200, json=completion(f"echo:{text[-2:]}"))
+
+
+def fake_server_model(
+    config: ModelConfig, handler: Handler = default_handler, seen: list[Any] | None = None
+) -> OpenAICompatModel:
+    def record(request: Any) -> Any:
+        if seen is not None:
+            seen.append(request)
+        return handler(request)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(record))
+    return OpenAICompatModel("m", config, http_client=client)
+
+
+@pytest.fixture
+def keyed(monkeypatch: pytest.MonkeyPatch) -> ModelConfig:
+    monkeypatch.setenv("TEST_OPENAI_KEY", KEY)
+    return ModelConfig(base_url="http://fake/v1", api_key_env="TEST_OPENAI_KEY", seed=3)
+
+
+def run(model: OpenAICompatModel, request: Request) -> Any:
+    return asyncio.run(model.complete(request))
+
+
+def test_generate_sends_the_request_fields(keyed: ModelConfig, tmp_path: Path) -> None:
+    image = tmp_path / "poster.png"
+    image.write_bytes(b"\x89PNG fake")
+    seen: list[Any] = []
+    model = fake_server_model(keyed, seen=seen)
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    request = Request(
+        (Message("system", "sys"), Message("user", "hi", images=(str(image),))),
+        max_tokens=0,
+        stop=("\n",),
+        json_schema=schema,
+    )
+    response = run(model, request)
+    assert response.text == "echo:hi"
+    assert response.usage.prompt_tokens == 7
+    body = json.loads(seen[0].content)
+    assert body["model"] == "m" and body["temperature"] == 0.0 and body["seed"] == 3
+    assert body["max_tokens"] == 1  # never 0
+    assert body["stop"] == ["\n"]
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == schema
+    parts = body["messages"][1]["content"]
+    assert parts[0] == {"type": "text", "text": "hi"}
+    url = parts[1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]) == b"\x89PNG fake"
+    assert seen[0].headers["authorization"] == f"Bearer {KEY}"
+    assert str(seen[0].url) == "http://fake/v1/chat/completions"
+
+
+def test_loglik_reads_top_logprobs(keyed: ModelConfig) -> None:
+    seen: list[Any] = []
+    model = fake_server_model(keyed, seen=seen)
+    response = run(model, Request((Message("user", "q"),), mode=AnswerMode.LOGLIK, choices=("A", "B", "D")))
+    body = json.loads(seen[0].content)
+    assert body["max_tokens"] == 1 and body["logprobs"] is True and body["top_logprobs"] == 20
+    a, b, d = response.choice_logprobs
+    assert a == pytest.approx(math.log(math.exp(-0.5) + math.exp(-1.0)))  # "A" and " A" both spell A
+    assert b == pytest.approx(-1.5)
+    assert d == -math.inf  # outside the top 20
+    assert response.text == "A"
+
+
+def status_handler(status: int, headers: dict[str, str] | None = None, message: str = "nope") -> Handler:
+    def handler(request: Any) -> Any:
+        return httpx.Response(status, headers=headers or {}, json={"error": {"message": message}})
+
+    return handler
+
+
+def test_rate_limit_is_transient_with_retry_after_and_sdk_retries_are_off(keyed: ModelConfig) -> None:
+    seen: list[Any] = []
+    model = fake_server_model(keyed, status_handler(429, {"retry-after": "3"}), seen)
+    with pytest.raises(TransientModelError) as info:
+        run(model, Request((Message("user", "q"),)))
+    assert info.value.retry_after == 3.0
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize(("status", "kind"), [(500, TransientModelError), (503, TransientModelError)])
+def test_server_errors_are_transient(keyed: ModelConfig, status: int, kind: type[Exception]) -> None:
+    with pytest.raises(kind):
+        run(fake_server_model(keyed, status_handler(status)), Request((Message("user", "q"),)))
+
+
+def test_client_errors_are_final_and_never_show_the_key(keyed: ModelConfig) -> None:
+    model = fake_server_model(keyed, status_handler(401, message=f"Incorrect API key provided: {KEY}"))
+    with pytest.raises(ModelError) as info:
+        run(model, Request((Message("user", "q"),)))
+    assert "401" in str(info.value) and KEY not in str(info.value)
+    assert info.value.__cause__ is None  # the SDK error (with request headers) is not chained
+    assert KEY not in repr(model) and KEY not in json.dumps(dict(model.identity))
+
+
+def test_connection_errors_and_malformed_replies_are_transient(keyed: ModelConfig) -> None:
+    def refuse(request: Any) -> Any:
+        raise httpx.ConnectError("refused", request=request)
+
+    def garbage(request: Any) -> Any:
+        return httpx.Response(200, content=b"{not json", headers={"content-type": "application/json"})
+
+    def empty(request: Any) -> Any:
+        return httpx.Response(200, json={**completion("x"), "choices": []})
+
+    for handler in (refuse, garbage, empty):
+        with pytest.raises(TransientModelError):
+            run(fake_server_model(keyed, handler), Request((Message("user", "q"),)))
+
+
+def test_keys_and_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    with pytest.raises(ConfigError, match="NO_SUCH_KEY"):
+        OpenAICompatModel("m", ModelConfig(api_key_env="NO_SUCH_KEY"))
+    seen: list[Any] = []
+    local = fake_server_model(
+        ModelConfig(base_url="http://local:8000/v1", api_key_env="NO_SUCH_KEY"), seen=seen
+    )
+    run(local, Request((Message("user", "q"),)))
+    assert seen[0].headers["authorization"] == "Bearer EMPTY"
+    assert dict(local.identity) == {"backend": "openai", "model": "m", "base_url": "http://local:8000/v1"}
+
+
+def test_unreadable_image_names_the_file(keyed: ModelConfig, tmp_path: Path) -> None:
+    missing = tmp_path / "gone.jpg"
+    with pytest.raises(ConfigError, match=r"gone\.jpg"):
+        run(fake_server_model(keyed), Request((Message("user", "q", images=(str(missing),)),)))
