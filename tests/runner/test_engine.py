@@ -209,3 +209,34 @@ def test_aclose_closes_the_model() -> None:
 
     asyncio.run(go())
     assert closed == [True]
+
+
+def test_bounded_model_caps_concurrency() -> None:
+    """A backend that serves one request at a time is never sent two at once."""
+    import asyncio
+
+    from recworld.models.base import Message, Request
+    from recworld.models.scripted import ScriptedModel
+    from recworld.runner import Runner, RunnerConfig
+
+    class OneAtATime(ScriptedModel):
+        active = 0
+        peak = 0
+
+        @property
+        def max_concurrency(self) -> int:
+            return 1
+
+        async def complete(self, request: Request):  # type: ignore[no-untyped-def]
+            OneAtATime.active += 1
+            OneAtATime.peak = max(OneAtATime.peak, OneAtATime.active)
+            await asyncio.sleep(0.01)
+            OneAtATime.active -= 1
+            return await super().complete(request)
+
+    model = OneAtATime(lambda r: "A")
+    runner = Runner(model, RunnerConfig(concurrency=8, progress=False))
+    requests = [Request(messages=(Message("user", f"q{i}"),), choices=("A", "B")) for i in range(6)]
+    results = asyncio.run(runner.map(requests))
+    assert all(c.ok for c in results)
+    assert OneAtATime.peak == 1

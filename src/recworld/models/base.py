@@ -168,6 +168,19 @@ class Model(Protocol):
         ...
 
 
+@runtime_checkable
+class BoundedModel(Protocol):
+    """A model that serves at most ``max_concurrency`` requests at a time.
+
+    Local backends run one request at a time on the CPU. The runner never sends
+    them more than that at once, so a request's timeout measures the model's
+    work and not its wait in the backend's queue.
+    """
+
+    @property
+    def max_concurrency(self) -> int: ...
+
+
 class TransientModelError(Exception):
     """A failure worth retrying (rate limit, 5xx, timeout, malformed reply).
 

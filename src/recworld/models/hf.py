@@ -95,9 +95,10 @@ class HFModel:
         }
         if local.is_dir():
             self._identity["sha256"] = _local_fingerprint(local)
+        self._max_batch = int(extra.get("batch_size", 8))
         self._batcher: MicroBatcher[Request, Response] = MicroBatcher(
             self._generate_batch,
-            max_batch=int(extra.get("batch_size", 8)),
+            max_batch=self._max_batch,
             wait_s=float(extra.get("batch_wait_s", 0.01)),
         )
 
@@ -108,6 +109,11 @@ class HFModel:
     @property
     def supports(self) -> frozenset[AnswerMode]:
         return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
+
+    @property
+    def max_concurrency(self) -> int:
+        """One generation batch at a time: more requests than a batch only queue."""
+        return self._max_batch
 
     @property
     def batch_sizes(self) -> list[int]:

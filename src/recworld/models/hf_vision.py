@@ -99,6 +99,11 @@ class HFVisionModel:
             self._identity["sha256"] = _local_fingerprint(local)
 
     @property
+    def max_concurrency(self) -> int:
+        """Generation runs one request at a time."""
+        return 1
+
+    @property
     def identity(self) -> Mapping[str, str]:
         return self._identity
 

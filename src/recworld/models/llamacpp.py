@@ -167,6 +167,11 @@ class LlamaCppModel:
     # -- protocol -------------------------------------------------------------------------------
 
     @property
+    def max_concurrency(self) -> int:
+        """llama.cpp serves one request at a time (calls hold a lock)."""
+        return 1
+
+    @property
     def identity(self) -> Mapping[str, str]:
         return self._identity
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recworld.models.base import Model, Request, Response, TransientModelError
+from recworld.models.base import BoundedModel, Model, Request, Response, TransientModelError
 from recworld.runner.cache import ResponseCache, cache_key
 from recworld.runner.progress import ProgressBar
 from recworld.seeding import rng
@@ -94,6 +94,13 @@ class _Attempt:
 OnResult = Callable[[int, Completion], None]
 
 
+def effective_concurrency(model: Model, requested: int) -> int:
+    """``requested``, capped by what a :class:`BoundedModel` can serve at once."""
+    if isinstance(model, BoundedModel):
+        return max(1, min(requested, model.max_concurrency))
+    return requested
+
+
 class Runner:
     """Sends requests to one model; safe to share across asyncio tasks of one loop.
 
@@ -109,7 +116,7 @@ class Runner:
         self.cache = cache
         self.stats = RunnerStats()
         self._identity = dict(model.identity)
-        self._semaphore = asyncio.Semaphore(self.config.concurrency)
+        self._semaphore = asyncio.Semaphore(effective_concurrency(model, self.config.concurrency))
         self._inflight: dict[str, asyncio.Task[Completion]] = {}
         self._jitter = rng(self.config.seed, "runner", "backoff-jitter")
 
