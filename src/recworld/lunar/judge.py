@@ -1,0 +1,150 @@
+"""Judges: LLM graders of answers. The personalisation judge is implemented;
+a privacy judge (single-response 1–5 offence scale) slots in as another :class:`Judge`.
+
+Personalisation is judged pairwise against the generic baseline answer. The
+two answers are shown as "Response 1" and "Response 2" with nothing saying
+which is which; the target comes first in exactly half of the items (the
+extra one of an odd count goes where the seeded RNG says), so a judge's
+preference for a position averages out over the set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.schemas import Query, Rubric, _Strict
+from recworld.seeding import rng
+
+Score = Literal[1, 2, 3, 4, 5]
+
+SCALE = """Score each response on two dimensions, 1 to 5:
+PC (personalisation coverage): does it cover every core point the request needs and understand
+the user's real situation and implicit intent?
+PD (personalisation depth): does it reason differently because of this user's data?
+Scale for both:
+1 = wrong, irrelevant or harmful.
+2 = generic: the same answer any other user would get.
+3 = mentions the user's data, but the advice stays generic (swap the user and the advice is unchanged).
+4 = draws a one-step inference from the data; the advice would change for another user.
+5 = combines several pieces of evidence (across domains, or across fields of one domain)
+to reach needs the user never stated."""
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    query: Query
+    rubric: Rubric
+    answer: str
+
+
+class Judgment(_Strict):
+    schema_: Literal["recworld.lunar.judgment/1"] = Field(default="recworld.lunar.judgment/1", alias="schema")
+    judge: str
+    query_id: str
+    target_first: bool
+    pc: int | None = None
+    pd: int | None = None
+    avg: float | None = None
+    baseline_pc: int | None = None
+    baseline_pd: int | None = None
+    rationale: str = ""
+    error: str | None = None
+
+
+class Judge(Protocol):
+    name: str
+
+    async def judge(self, items: Sequence[JudgeItem], *, seed: int, tag: str) -> list[Judgment]: ...
+
+
+class _Pair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    pc: Score
+    pd: Score
+
+
+class PairDraft(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    response_1: _Pair
+    response_2: _Pair
+    rationale: str = Field(default="", max_length=400)
+
+
+def balanced_order(n: int, seed: int, *names: str) -> list[bool]:
+    """``True`` where the target goes first: exactly ⌊n/2⌋ or ⌈n/2⌉ of them, in seeded order."""
+    gen = rng(seed, "lunar", "judge-order", *names)
+    first = n // 2 + (int(gen.integers(0, 2)) if n % 2 else 0)
+    flags = np.array([True] * first + [False] * (n - first))
+    gen.shuffle(flags)
+    return [bool(f) for f in flags]
+
+
+def judge_prompt(item: JudgeItem, first: str, second: str) -> str:
+    return "\n\n".join(
+        [
+            SCALE,
+            f"User request: {item.query.text}",
+            f"Rubric (what a personalised answer should use):\n{item.rubric.describe()}",
+            f"Response 1:\n{first}",
+            f"Response 2:\n{second}",
+            "Score both responses independently. "
+            'JSON shape: {"response_1": {"pc": 3, "pd": 2}, "response_2": {"pc": 2, "pd": 2}, '
+            '"rationale": "..."}',
+        ]
+    )
+
+
+class PersonalizationJudge:
+    name = "personalization"
+
+    def __init__(self, llm: StructuredLLM) -> None:
+        self.llm = llm.with_system(
+            "You are a strict, impartial grader of assistant answers. Answer with JSON only."
+        )
+
+    async def judge(self, items: Sequence[JudgeItem], *, seed: int, tag: str) -> list[Judgment]:
+        order = balanced_order(len(items), seed, tag)
+        return list(
+            await asyncio.gather(
+                *(self._one(item, first, tag) for item, first in zip(items, order, strict=True))
+            )
+        )
+
+    async def _one(self, item: JudgeItem, target_first: bool, tag: str) -> Judgment:
+        baseline = item.rubric.generic_answer
+        first, second = (item.answer, baseline) if target_first else (baseline, item.answer)
+        draft = await self.llm.structured(
+            judge_prompt(item, first, second),
+            PairDraft,
+            stage="judge",
+            key=f"{tag}/{item.query.query_id}",
+            max_tokens=200,
+        )
+        if draft is None:
+            return Judgment(
+                judge=self.name,
+                query_id=item.query.query_id,
+                target_first=target_first,
+                error="judge output invalid",
+            )
+        target, base = (
+            (draft.response_1, draft.response_2) if target_first else (draft.response_2, draft.response_1)
+        )
+        return Judgment(
+            judge=self.name,
+            query_id=item.query.query_id,
+            target_first=target_first,
+            pc=target.pc,
+            pd=target.pd,
+            avg=(target.pc + target.pd) / 2,
+            baseline_pc=base.pc,
+            baseline_pd=base.pd,
+            rationale=draft.rationale,
+        )

