@@ -1,12 +1,16 @@
 """Runner throughput and overhead against a local no-op OpenAI-compatible server.
 
 Measured side by side in one run, on the same prompts and the same server
-(a minimal asyncio HTTP/1.1 server in a subprocess that returns a fixed
-completion instantly, so the client side is what gets measured):
+(a minimal asyncio-protocol HTTP/1.1 keep-alive server in a subprocess that
+returns a fixed completion instantly, so the client side is what gets measured):
 
-* raw: ``openai.AsyncOpenAI`` calls bounded by a semaphore (the floor);
-* runner: ``recworld`` Runner over the ``openai:`` backend, cache disabled;
-* runner+cache: the same with a cold SQLite response cache (the eval default);
+* SDK create: ``openai.AsyncOpenAI.chat.completions.create`` bounded by a
+  semaphore (what a plain SDK user gets);
+* backend direct: ``OpenAICompatModel.complete`` (default ``raw`` transport)
+  bounded by a semaphore, no runner: the floor the runner is compared with;
+* runner: the ``recworld`` Runner over the ``openai:`` backend, cache disabled,
+  on the ``raw`` transport (the default for a ``base_url``) and on the ``sdk``
+  transport; and with a cold SQLite response cache (the eval default);
 * lm-eval: ``local-chat-completions`` with ``num_concurrent`` = the same
   concurrency, run by ``bench/_lmeval_driver.py`` inside a separate venv
   (``--lmeval-venv``, created with ``pip install 'lm-eval[api]'`` on first use)
@@ -14,10 +18,11 @@ completion instantly, so the client side is what gets measured):
 * runner machinery alone: the Runner over an in-process model that answers
   instantly (microseconds of bookkeeping per request).
 
-Each measurement is repeated ``--reps`` times; medians are printed, with the
-ratio runner / lm-eval throughput (target: at least 3x).
+Repeats run round-robin (every client once per round) so load from other
+processes hits all clients alike; medians over ``--reps`` rounds are printed
+with the ratio runner / lm-eval throughput (target: at least 3x).
 
-    .venv/bin/python bench/bench_runner.py [--n 2000] [--concurrency 64] [--reps 3]
+    .venv/bin/python bench/bench_runner.py [--n 2000] [--concurrency 64] [--reps 3] [--skip-sdk]
 """
 
 from __future__ import annotations
@@ -58,26 +63,35 @@ _REPLY = (
 # --- the no-op server (runs in its own process) ---------------------------------------------
 
 
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while True:  # keep-alive: many requests per connection
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            if length:
-                await reader.readexactly(length)
-            writer.write(_REPLY)
-            await writer.drain()
-    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-        pass
-    finally:
-        writer.close()
+class _NoopServer(asyncio.Protocol):
+    """Answers every request with the same bytes; parses only Content-Length (keep-alive)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.buffer = b""
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buffer + data
+        replies = 0
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                break
+            start = buf.lower().find(b"content-length:", 0, end)
+            length = int(buf[start + 15 : buf.find(b"\r\n", start)]) if start >= 0 else 0
+            if len(buf) < end + 4 + length:
+                break
+            buf = buf[end + 4 + length :]
+            replies += 1
+        self.buffer = buf
+        if replies:
+            self.transport.write(_REPLY * replies)
 
 
 async def _serve() -> None:
-    server = await asyncio.start_server(_handle, "127.0.0.1", 0, backlog=1024)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(_NoopServer, "127.0.0.1", 0, backlog=1024)
     port = server.sockets[0].getsockname()[1]
     print(port, flush=True)
     async with server:
@@ -134,15 +148,42 @@ async def run_raw(base_url: str, texts: list[str], concurrency: int, aiohttp: bo
     return elapsed
 
 
-async def run_ours(
-    base_url: str, texts: list[str], concurrency: int, cache_dir: Path | None, aiohttp: bool
-) -> float:
-    from recworld.models.base import Message, Request
+def backend(base_url: str, transport: str, aiohttp: bool) -> Any:
     from recworld.models.openai_compat import OpenAICompatModel
     from recworld.models.registry import ModelConfig
+
+    config = ModelConfig(base_url=base_url, extra={"transport": transport})
+    client = http_client(aiohttp) if transport == "sdk" else None
+    return OpenAICompatModel("noop", config, http_client=client)
+
+
+async def run_direct(base_url: str, texts: list[str], concurrency: int) -> float:
+    """The backend's ``complete`` bounded by a semaphore, without the runner."""
+    from recworld.models.base import Message, Request
+
+    model = backend(base_url, "raw", False)
+    gate = asyncio.Semaphore(concurrency)
+    requests = [Request(messages=(Message("user", t),), max_tokens=16, temperature=0.0) for t in texts]
+
+    async def one(request: Request) -> str:
+        async with gate:
+            return str((await model.complete(request)).text)
+
+    start = time.perf_counter()
+    answers = await asyncio.gather(*(one(r) for r in requests))
+    elapsed = time.perf_counter() - start
+    await model.aclose()
+    assert answers.count("B") == len(texts)
+    return elapsed
+
+
+async def run_ours(
+    base_url: str, texts: list[str], concurrency: int, cache_dir: Path | None, transport: str, aiohttp: bool
+) -> float:
+    from recworld.models.base import Message, Request
     from recworld.runner import ResponseCache, Runner, RunnerConfig
 
-    model = OpenAICompatModel("noop", ModelConfig(base_url=base_url), http_client=http_client(aiohttp))
+    model = backend(base_url, transport, aiohttp)
     cache = ResponseCache(cache_dir / "cache.sqlite") if cache_dir is not None else None
     runner = Runner(model, RunnerConfig(concurrency=concurrency, progress=False), cache)
     requests = [Request(messages=(Message("user", t),), max_tokens=16, temperature=0.0) for t in texts]
@@ -208,12 +249,23 @@ def run_lmeval(python: Path, base_url: str, texts_file: Path, concurrency: int) 
     return result["seconds"]
 
 
-def median_of(reps: int, measure: Callable[[], float]) -> float:
-    return statistics.median(measure() for _ in range(reps))
+def round_robin(reps: int, clients: dict[str, Callable[[], float]]) -> dict[str, float]:
+    """Median seconds per client, each client measured once per round."""
+    times: dict[str, list[float]] = {name: [] for name in clients}
+    for _ in range(reps):
+        for name, measure in clients.items():
+            times[name].append(measure())
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def arun(factory: Callable[[], Coroutine[Any, Any, float]]) -> Callable[[], float]:
     return lambda: asyncio.run(factory())
+
+
+SDK_CREATE = "SDK chat.completions.create"
+DIRECT = "backend direct (raw transport)"
+OURS = "Runner, raw transport, no cache"
+LMEVAL = "lm-eval local-chat-completions"
 
 
 def main() -> None:
@@ -224,6 +276,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--lmeval-venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--skip-lmeval", action="store_true")
+    parser.add_argument("--skip-sdk", action="store_true", help="leave out the slow openai-SDK rows")
     parser.add_argument(
         "--aiohttp",
         action="store_true",
@@ -237,21 +290,24 @@ def main() -> None:
     texts = prompts(args.n)
     n, c = args.n, args.concurrency
     server, base_url = start_server()
-    rows: dict[str, float] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            raw = arun(lambda: run_raw(base_url, texts, c, args.aiohttp))
-            rows["raw AsyncOpenAI + semaphore"] = median_of(args.reps, raw)
-            rows["recworld Runner (no cache)"] = median_of(
-                args.reps, arun(lambda: run_ours(base_url, texts, c, None, args.aiohttp))
-            )
 
             def cold_cache() -> float:
                 with tempfile.TemporaryDirectory(dir=tmp) as fresh:
-                    return asyncio.run(run_ours(base_url, texts, c, Path(fresh), args.aiohttp))
+                    return asyncio.run(run_ours(base_url, texts, c, Path(fresh), "raw", False))
 
-            rows["recworld Runner (cold cache)"] = median_of(args.reps, cold_cache)
-            machinery = median_of(args.reps, arun(lambda: run_machinery(texts, c)))
+            clients: dict[str, Callable[[], float]] = {
+                DIRECT: arun(lambda: run_direct(base_url, texts, c)),
+                OURS: arun(lambda: run_ours(base_url, texts, c, None, "raw", False)),
+                "Runner, raw transport, cold cache": cold_cache,
+                "runner machinery alone": arun(lambda: run_machinery(texts, c)),
+            }
+            if not args.skip_sdk:
+                clients[SDK_CREATE] = arun(lambda: run_raw(base_url, texts, c, args.aiohttp))
+                clients["Runner, sdk transport, no cache"] = arun(
+                    lambda: run_ours(base_url, texts, c, None, "sdk", args.aiohttp)
+                )
             if not args.skip_lmeval:
                 python = ensure_lmeval(args.lmeval_venv)
                 if python is None:
@@ -259,24 +315,23 @@ def main() -> None:
                 else:
                     texts_file = Path(tmp) / "texts.json"
                     texts_file.write_text(json.dumps(texts))
-                    rows["lm-eval local-chat-completions"] = median_of(
-                        args.reps, lambda: run_lmeval(python, base_url, texts_file, c)
-                    )
+                    clients[LMEVAL] = lambda: run_lmeval(python, base_url, texts_file, c)
+            rows = round_robin(args.reps, clients)
     finally:
         server.terminate()
         server.wait(10)
 
+    machinery = rows.pop("runner machinery alone")
     transport = "aiohttp" if args.aiohttp else "httpx"
-    print(f"\n{n} requests, concurrency {c}, median of {args.reps} runs, openai SDK over {transport}")
-    print(f"{'client':34s} {'seconds':>8s} {'req/s':>9s}")
+    print(f"\n{n} requests, concurrency {c}, median of {args.reps} rounds (SDK rows over {transport})")
+    print(f"{'client':36s} {'seconds':>8s} {'req/s':>9s}")
     for name, seconds in rows.items():
-        print(f"{name:34s} {seconds:8.3f} {n / seconds:9.1f}")
-    raw, ours = rows["raw AsyncOpenAI + semaphore"], rows["recworld Runner (no cache)"]
-    print(f"\nrunner overhead vs raw: {(ours - raw) / n * 1e6:+.1f} us/request ({ours / raw:.2f}x raw time)")
+        print(f"{name:36s} {seconds:8.3f} {n / seconds:9.1f}")
+    direct, ours = rows[DIRECT], rows[OURS]
+    print(f"\nrunner overhead vs backend direct: {(ours - direct) / n * 1e6:+.1f} us/request")
     print(f"runner machinery alone (in-process instant model): {machinery / n * 1e6:.1f} us/request")
-    if "lm-eval local-chat-completions" in rows:
-        ratio = rows["lm-eval local-chat-completions"] / ours
-        print(f"throughput ratio runner / lm-eval: {ratio:.2f}x (target >= 3x)")
+    if LMEVAL in rows:
+        print(f"throughput ratio runner / lm-eval: {rows[LMEVAL] / ours:.2f}x (target >= 3x)")
 
 
 if __name__ == "__main__":
