@@ -213,7 +213,9 @@ class Runner:
     async def _attempt(self, request: Request) -> _Attempt:
         timeout = self.config.timeout_s
         try:
-            response = await asyncio.wait_for(self.model.complete(request), timeout)
+            # asyncio.timeout, unlike wait_for, does not wrap the call in another task.
+            async with asyncio.timeout(timeout):
+                response = await self.model.complete(request)
         except TransientModelError as exc:
             return _Attempt(error=_describe(exc), retryable=True, retry_after=exc.retry_after)
         except TimeoutError:
