@@ -240,3 +240,18 @@ def test_bounded_model_caps_concurrency() -> None:
     results = asyncio.run(runner.map(requests))
     assert all(c.ok for c in results)
     assert OneAtATime.peak == 1
+
+
+def test_latency_excludes_queueing() -> None:
+    """With one slot, the second request waits a full call but its latency is one call."""
+    import asyncio
+
+    from recworld.models.base import Message, Request
+    from recworld.models.scripted import ScriptedModel
+    from recworld.runner import Runner, RunnerConfig
+
+    model = ScriptedModel(lambda r: "A", delay_s=0.2)
+    runner = Runner(model, RunnerConfig(concurrency=1, progress=False))
+    requests = [Request(messages=(Message("user", f"q{i}"),), choices=("A",)) for i in range(3)]
+    results = asyncio.run(runner.map(requests))
+    assert all(0.19 <= c.latency_s < 0.35 for c in results), [c.latency_s for c in results]

@@ -189,23 +189,27 @@ class Runner:
         await self.aclose()
 
     async def _send(self, request: Request, key: str) -> Completion:
-        start = time.perf_counter()
+        # Latency is time spent in the model, summed over attempts: neither the
+        # wait for a concurrency slot nor backoff sleeps count.
+        busy = 0.0
         attempts = 0
         while True:
             attempts += 1
             async with self._semaphore:
                 self.stats.sent += 1
+                started = time.perf_counter()
                 outcome = await self._attempt(request)
+                busy += time.perf_counter() - started
             if outcome.response is not None:
                 if self.cache is not None:
                     self.cache.put(key, outcome.response)
-                return Completion(outcome.response, None, False, time.perf_counter() - start, attempts)
+                return Completion(outcome.response, None, False, busy, attempts)
             if not outcome.retryable or attempts > self.config.max_retries:
                 self.stats.errors += 1
                 error = outcome.error or "unknown error"
                 if outcome.retryable:
                     error = f"gave up after {attempts} attempts: {error}"
-                return Completion(None, error, False, time.perf_counter() - start, attempts)
+                return Completion(None, error, False, busy, attempts)
             self.stats.retries += 1
             # Sleep outside the semaphore so healthy requests keep flowing.
             await asyncio.sleep(self.backoff_s(attempts, outcome.retry_after))
