@@ -14,7 +14,9 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from recworld.errors import DataError
 
 
 def _fsync_dir(path: Path) -> None:
@@ -103,3 +105,57 @@ def atomic_directory(path: str | Path, *, overwrite: bool = True) -> Iterator[Pa
     else:
         os.replace(staging, target)
     _fsync_dir(target.parent)
+
+
+class Journal:
+    """An append-only, fsynced JSON-lines journal: what makes long work resumable.
+
+    Each record is one line, written and fsynced before the next, so a
+    ``kill -9`` loses at most the line being written. On load a torn last line
+    (no trailing newline) is dropped and cut from the file; an unreadable line
+    anywhere else is corruption and raises :class:`DataError` naming
+    ``file:line``. Records are keyed by the field ``key``; a later line for the
+    same key replaces an earlier one.
+    """
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = Path(path)
+        self.key = key
+        self._handle: BinaryIO | None = None
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """Read every whole record, repairing a line torn by a kill."""
+        if not self.path.exists():
+            return {}
+        data = self.path.read_bytes()
+        records: dict[str, dict[str, Any]] = {}
+        good_end = 0
+        # The piece after the final newline is empty, or a line torn by a kill: skip it.
+        for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
+            try:
+                record = json.loads(raw)
+                records[str(record[self.key])] = record
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+                # A line with its newline was written whole, so garbage here is corruption.
+                raise DataError(f"unreadable journal line ({exc})", path=self.path, line=number) from exc
+            good_end += len(raw) + 1
+        if good_end != len(data):
+            with self.path.open("r+b") as handle:
+                handle.truncate(good_end)
+                handle.flush()
+                os.fsync(handle.fileno())
+        return records
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write one record and fsync it before returning."""
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("ab")
+        self._handle.write((dumps_canonical(record) + "\n").encode("utf-8"))
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
