@@ -46,3 +46,16 @@ def test_small_inputs() -> None:
     assert sorted(picks.tolist()) == [0, 1, 2]
     with pytest.raises(ConfigError):
         kmeans_pick(np.zeros((0, 2)), n_pick=1)
+
+
+def test_fit_sample_assigns_every_point_and_keeps_whole_fits_unchanged() -> None:
+    points, truth = _blobs(seed=2, per=40)
+    whole = kmeans_pick(points, n_clusters=5, n_pick=20, seed=1, fit_sample=None)
+    assert np.array_equal(whole, kmeans_pick(points, n_clusters=5, n_pick=20, seed=1, fit_sample=len(points)))
+    sampled = kmeans_pick(points, n_clusters=5, n_pick=200, seed=1, fit_sample=25)
+    # Fitted on 25 of 200 points, yet every point is assigned and picked.
+    assert sorted(sampled.tolist()) == list(range(200))
+    assert sorted(truth[sampled[:5]].tolist()) == [0, 1, 2, 3, 4]
+    assert np.array_equal(sampled, kmeans_pick(points, n_clusters=5, n_pick=200, seed=1, fit_sample=25))
+    with pytest.raises(ConfigError):
+        kmeans_pick(points, fit_sample=0)

@@ -101,3 +101,26 @@ def test_beats_popularity_on_ml100k() -> None:
     assert result.info["hr@10"] > result.info["hr@10_popularity"] + 0.05
     # The published (GMF-scaled) space must carry signal well above chance (10 of 100).
     assert result.info["hr@10_embedding"] > 0.25
+
+
+def test_lazy_adam_matches_torch_sparse_adam_bit_for_bit() -> None:
+    import torch
+
+    from recworld.mining.neumf import _LazyAdam
+
+    torch.manual_seed(0)
+    ours = torch.nn.Embedding(50, 6, sparse=True)
+    ref = torch.nn.Embedding(50, 6, sparse=True)
+    ref.load_state_dict(ours.state_dict())
+    opt_ours = _LazyAdam(list(ours.parameters()), lr=0.01)
+    opt_ref = torch.optim.SparseAdam(list(ref.parameters()), lr=0.01)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(6):
+        rows = torch.randint(0, 50, (40,), generator=gen)  # duplicates: coalesce must sum them
+        target = torch.randn(40, 6, generator=gen)
+        for table, opt in ((ours, opt_ours), (ref, opt_ref)):
+            opt.zero_grad()
+            ((table(rows) - target) ** 2).sum().backward()
+            opt.step()
+        assert torch.equal(ours.weight, ref.weight)
+    assert not torch.equal(ours.weight, torch.nn.Embedding(50, 6).weight)

@@ -92,3 +92,20 @@ def test_dense_cosine_topk_exclude_self() -> None:
         dense_cosine_topk(emb, emb[:5], 3, exclude_self=True)
     with pytest.raises(ConfigError):
         dense_cosine_topk(emb, emb[:, :2], 3)
+
+
+@pytest.mark.parametrize("k", [1, 4, 30])
+def test_dense_cosine_topk_exclude_matches_reference(k: int) -> None:
+    gen = np.random.default_rng(5)
+    queries = gen.integers(-2, 3, size=(17, 4)).astype(np.float32)
+    keys = gen.integers(-2, 3, size=(23, 4)).astype(np.float32)
+    mask = gen.random((17, 23)) < 0.4
+    got = dense_cosine_topk(queries, keys, k, exclude=sp.csr_matrix(mask), block_bytes=8 * 23 * 5)
+    for r in range(17):
+        allowed = np.flatnonzero(~mask[r])
+        ref_index, ref_score = _reference(queries[r : r + 1], keys[allowed], k, None)
+        expected = np.where(ref_index[0] >= 0, allowed[np.maximum(ref_index[0], 0)], -1)
+        np.testing.assert_array_equal(got.index[r], expected)
+        np.testing.assert_array_equal(got.score[r], ref_score[0])
+    with pytest.raises(ConfigError):
+        dense_cosine_topk(queries, keys, k, exclude=sp.csr_matrix(mask[:, :5]))

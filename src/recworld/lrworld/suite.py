@@ -26,7 +26,9 @@ from recworld.seeding import rng
 
 MANIFEST_SCHEMA = "recworld.manifest/1"
 # Bump when a builder change alters the questions produced for the same data, config and seed.
-GENERATOR_VERSION = "lrworld-builder/1"
+# 2: neu_* targets come from k-means fitted on a 20k-point sample when more than 20k users or
+#    items qualify (recworld.mining.clusters); smaller datasets give the same questions as 1.
+GENERATOR_VERSION = "lrworld-builder/2"
 
 
 def plan_measures(dataset: Dataset, config: BuildConfig) -> tuple[list[Measure], dict[str, str]]:

@@ -127,12 +127,18 @@ def dense_cosine_topk(
     k: int,
     *,
     exclude_self: bool = False,
+    exclude: sp.csr_matrix | None = None,
     block_bytes: int = _BLOCK_BYTES,
 ) -> Neighbours:
     """Exact cosine top-k keys for each query embedding (positive scores only).
 
     Queries and keys are usually different entities (users vs items), so
     nothing is excluded unless ``exclude_self`` says query i is key i.
+    ``exclude`` (queries x keys, sparse) removes the keys stored in row i from
+    query i's candidates: a neural measure ranks the keys a target has not
+    interacted with, and asking for "k unseen" directly keeps k small even
+    when a popular item has been seen by most users (asking for "seen + k"
+    would select and sort nearly every key).
     """
     _check_k(k)
     q = np.asarray(queries, dtype=np.float64)
@@ -141,6 +147,11 @@ def dense_cosine_topk(
         raise ConfigError(f"queries {q.shape} and keys {keys64.shape} must be 2-D with equal width")
     if exclude_self and q.shape[0] != keys64.shape[0]:
         raise ConfigError("exclude_self needs as many queries as keys")
+    excluded = None
+    if exclude is not None:
+        excluded = sp.csr_matrix(exclude)
+        if excluded.shape != (q.shape[0], keys64.shape[0]):
+            raise ConfigError(f"exclude must be queries x keys {(q.shape[0], keys64.shape[0])}")
     sq_q = np.einsum("ij,ij->i", q, q)
     sq_k = np.einsum("ij,ij->i", keys64, keys64)
     index = np.empty((q.shape[0], k), dtype=np.int64)
@@ -155,5 +166,8 @@ def dense_cosine_topk(
         if exclude_self:
             local = np.arange(stop - start)
             scores[local, start + local] = -np.inf
+        if excluded is not None:
+            part = excluded[start:stop]
+            scores[np.repeat(np.arange(stop - start), np.diff(part.indptr)), part.indices] = -np.inf
         index[start:stop], score[start:stop] = _select_topk(scores, k)
     return Neighbours(index=index, score=score)

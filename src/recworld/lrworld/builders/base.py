@@ -54,7 +54,8 @@ def draw_distinct(
                 chosen.append(value)
                 if len(chosen) == k:
                     return np.asarray(chosen, dtype=np.int64)
-    keep = np.array([int(v) not in seen for v in pool], dtype=bool)
+    # Vectorised: a neural target may exclude ~100k seen keys from a pool of similar size.
+    keep = ~np.isin(pool, np.fromiter(seen, dtype=np.int64, count=len(seen)))
     if weights is not None:
         keep &= weights > 0
     rest = pool[keep]

@@ -39,8 +39,30 @@ class MemoryBuilder:
         if self.kind == "user":
             usable &= ctx.sequences.lengths >= ctx.config.min_history
         candidates = np.flatnonzero(usable)
-        # Neighbours are computed for a seeded sample of targets only (with headroom for skips).
+        # Neighbours are computed for a seeded sample of targets only (with headroom for skips),
+        # in chunks, stopping once the measure is full: on ML-25M one user-user row costs ~40 ms,
+        # and most targets qualify, so the headroom is rarely computed. Rows do not depend on
+        # the chunk they are computed in, so the questions are those of one big call.
         targets = candidates[pick_order(rng, len(candidates), ctx.config.per_measure)]
+        pool = np.arange(n_entities, dtype=np.int64)
+        maker = QuestionMaker(ctx, measure)
+        chunk = max(64, ctx.config.per_measure + ctx.config.per_measure // 10)
+        for start in range(0, len(targets), chunk):
+            if maker.full:
+                break
+            self._add_chunk(ctx, measure, rng, maker, pool, targets[start : start + chunk])
+        return maker.questions
+
+    def _add_chunk(
+        self,
+        ctx: BuildContext,
+        measure: Measure,
+        rng: np.random.Generator,
+        maker: QuestionMaker,
+        pool: np.ndarray,
+        targets: np.ndarray,
+    ) -> None:
+        n_entities = len(pool)
         nb = ctx.neighbours(self.kind, targets)
         top = np.where(nb.index[:, 0] >= 0, nb.score[:, 0], -np.inf)
         eligible = top >= max(ctx.config.min_similarity, np.finfo(np.float32).tiny)
@@ -48,8 +70,6 @@ class MemoryBuilder:
         if nb.index.shape[1] < n_entities - 1:
             last = nb.score[:, -1]
             eligible &= ~((nb.index[:, -1] >= 0) & (last >= top - TIE_TOLERANCE))
-        pool = np.arange(n_entities, dtype=np.int64)
-        maker = QuestionMaker(ctx, measure)
         for row, t in enumerate(targets.tolist()):
             if maker.full:
                 break
@@ -68,4 +88,3 @@ class MemoryBuilder:
                 negatives=[ctx.entity_entry(self.kind, int(j)) for j in negatives],
                 evidence={"cosine": round(float(top[row]), 6), "tied_positives": len(tied)},
             )
-        return maker.questions

@@ -24,7 +24,7 @@ from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, E
 from recworld.lrworld.schema import Question, Target
 from recworld.seeding import child_seed
 
-# Targets retrieved per dense_cosine_topk call: bounds memory when a target has seen many keys.
+# Targets retrieved per dense_cosine_topk call: bounds the (targets x keys) score block.
 _CHUNK = 128
 
 
@@ -60,19 +60,21 @@ class NeuralBuilder:
         targets = eligible[np.asarray(picked, dtype=np.int64)]
         pool = np.arange(len(keys), dtype=np.int64)
         maker = QuestionMaker(ctx, measure)
+        # Each target's own keys are excluded inside the retrieval, so k unseen neighbours
+        # suffice whatever the target's degree (a popular item seen by most users included).
+        seen_table = ctx.user_items if self.kind == "user" else ctx.item_users
+        k = min(len(keys), NEIGHBOUR_K)
         for start in range(0, len(targets), _CHUNK):
             if maker.full:
                 break
             chunk = targets[start : start + _CHUNK]
-            observed = [ctx.observed(self.kind, int(t)) for t in chunk]
-            # Enough neighbours that the best unseen keys are always among them.
-            k = min(len(keys), max(len(v) for v in observed) + NEIGHBOUR_K)
             with ctx.stage(f"retrieve:{measure.id}"):
-                nb = mining.dense_cosine_topk(queries[chunk], keys, k)
+                nb = mining.dense_cosine_topk(queries[chunk], keys, k, exclude=seen_table[chunk])
             for row, t in enumerate(chunk.tolist()):
                 if maker.full:
                     break
-                self._add(ctx, maker, rng, pool, t, observed[row], nb.index[row], nb.score[row], k)
+                seen = ctx.observed(self.kind, t)
+                self._add(ctx, maker, rng, pool, t, seen, nb.index[row], nb.score[row], k)
         return maker.questions
 
     def _add(
@@ -87,13 +89,14 @@ class NeuralBuilder:
         score: np.ndarray,
         k: int,
     ) -> None:
-        unseen = (index >= 0) & ~np.isin(index, seen)
+        # ``index`` holds unseen keys only (the retrieval excluded ``seen``); -1 pads.
+        unseen = index >= 0
         if not unseen.any():
             return
         top = float(score[unseen][0])
         tied_mask = unseen & (score >= top - TIE_TOLERANCE)
         # Ties reaching the last returned slot may continue past it: skip, do not guess.
-        if k < len(pool) and tied_mask[-1]:
+        if k < len(pool) - len(seen) and tied_mask[-1]:
             return
         tied = index[tied_mask]
         negatives = draw_distinct(
