@@ -48,6 +48,13 @@ def build(
     measures: Annotated[
         str | None, typer.Option("--measures", help="Comma-separated measure ids (default: all that apply).")
     ] = None,
+    negatives: Annotated[
+        str,
+        typer.Option(
+            "--negatives",
+            help="hit@1 negatives: 'uniform' (the paper) or 'popularity' (weighted by interaction count).",
+        ),
+    ] = "uniform",
 ) -> None:
     """Build an LRWorld suite: questions/<measure>.jsonl, dataset/ and manifest.json."""
     from pydantic import ValidationError
@@ -61,7 +68,9 @@ def build(
 
     chosen = tuple(m.strip() for m in measures.split(",") if m.strip()) if measures else None
     try:
-        config = BuildConfig(seed=seed, per_measure=per_measure, measures=chosen)
+        config = BuildConfig.model_validate(
+            {"seed": seed, "per_measure": per_measure, "measures": chosen, "negatives": negatives}
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])

@@ -44,6 +44,11 @@ class BuildConfig(BaseModel):
     distractors: Literal["popularity", "uniform"] = Field(
         "popularity", description="attribute MCQs: how wrong values are drawn"
     )
+    negatives: Literal["uniform", "popularity"] = Field(
+        "uniform",
+        description="hit@1 questions: negatives drawn uniformly (the paper) or in proportion to "
+        "each candidate's interaction count, so popularity alone does not point at the answer",
+    )
 
     @field_validator("measures")
     @classmethod

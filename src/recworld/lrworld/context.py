@@ -168,6 +168,11 @@ class BuildContext:
         return np.asarray(self.matrix.matrix.sum(axis=0)).ravel().astype(np.int64)
 
     @cached_property
+    def user_degree(self) -> np.ndarray:
+        """Distinct items per user (the matrix is binary)."""
+        return np.asarray(np.diff(self.user_items.indptr), dtype=np.int64)
+
+    @cached_property
     def user_items(self) -> sp.csr_matrix:
         """Row ``u`` lists the items user ``u`` interacted with."""
         return sp.csr_matrix(self.matrix.matrix)

@@ -5,14 +5,14 @@ transactions (support and confidence at least the configured minimum). The
 positive is the consequent with the highest confidence for the antecedent
 (ties: lowest item index, the miner's order). Every consequent of any rule
 from that antecedent counts as a positive, so none of them is ever a negative.
-Negatives: uniform over the other items.
+Negatives: the other items, uniform or popularity-weighted (``negatives``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
 from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.schema import Question, Target
@@ -33,13 +33,14 @@ class AssocRuleBuilder:
         ends = np.append(starts[1:], len(rules))
         maker = QuestionMaker(ctx, measure)
         pool = np.arange(ctx.n_items, dtype=np.int64)
+        weights = negative_weights(ctx, "item", pool)
         n_negatives = measure.format.n_options - 1
         for pick in pick_order(rng, len(antecedents), ctx.config.per_measure):
             if maker.full:
                 break
             a, lo, hi = int(antecedents[pick]), int(starts[pick]), int(ends[pick])
             consequents = rules.consequent[lo:hi]
-            negatives = draw_distinct(rng, pool, n_negatives, {a, *consequents.tolist()})
+            negatives = draw_distinct(rng, pool, n_negatives, {a, *consequents.tolist()}, weights)
             if negatives is None:
                 continue
             best = int(consequents[0])

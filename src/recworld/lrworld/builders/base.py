@@ -8,7 +8,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from recworld.lrworld.catalogue import Measure
-from recworld.lrworld.context import BuildContext
+from recworld.lrworld.context import BuildContext, EntityKind
 from recworld.lrworld.schema import Entry, Question, Target
 
 # Rejection rounds before falling back to an explicit complement (only hit when few values remain).
@@ -65,6 +65,22 @@ def draw_distinct(
     rest_probs = None if weights is None else weights[keep] / weights[keep].sum()
     extra = rng.choice(rest, size=need, replace=False, p=rest_probs)
     return np.asarray([*chosen, *(int(x) for x in extra)], dtype=np.int64)
+
+
+def negative_weights(ctx: BuildContext, kind: EntityKind, pool: np.ndarray) -> np.ndarray | None:
+    """Weights for :func:`draw_distinct` over ``pool`` (items or users) under ``config.negatives``.
+
+    ``uniform`` (the paper) gives None. ``popularity`` weighs each candidate by
+    its interaction count (items: users who met it; users: items they met), so
+    negatives are drawn, without replacement among the eligible non-positives,
+    in proportion to popularity: positives of rule and similarity measures are
+    mostly popular, and uniform negatives let "pick the most popular option"
+    find them without any reasoning.
+    """
+    if ctx.config.negatives == "uniform":
+        return None
+    counts = ctx.item_degree if kind == "item" else ctx.user_degree
+    return np.asarray(counts[pool], dtype=np.float64)
 
 
 class QuestionMaker:

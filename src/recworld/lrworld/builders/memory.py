@@ -7,7 +7,8 @@ score (within :data:`~recworld.lrworld.context.TIE_TOLERANCE`); one of them is
 shown, the others never appear as negatives. A target whose top cosine is
 below ``min_similarity`` (the paper's 0.01 threshold), or whose ties run past
 the neighbours the miner returned, is skipped. Users need ``min_history``
-interactions to be targets. Negatives: uniform over the other entities.
+interactions to be targets. Negatives: the other entities, uniform or
+popularity-weighted (``negatives``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
 from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import TIE_TOLERANCE, BuildContext, EntityKind
 from recworld.lrworld.schema import Question, Target
@@ -45,12 +46,13 @@ class MemoryBuilder:
         # the chunk they are computed in, so the questions are those of one big call.
         targets = candidates[pick_order(rng, len(candidates), ctx.config.per_measure)]
         pool = np.arange(n_entities, dtype=np.int64)
+        weights = negative_weights(ctx, self.kind, pool)
         maker = QuestionMaker(ctx, measure)
         chunk = max(64, ctx.config.per_measure + ctx.config.per_measure // 10)
         for start in range(0, len(targets), chunk):
             if maker.full:
                 break
-            self._add_chunk(ctx, measure, rng, maker, pool, targets[start : start + chunk])
+            self._add_chunk(ctx, measure, rng, maker, pool, weights, targets[start : start + chunk])
         return maker.questions
 
     def _add_chunk(
@@ -60,6 +62,7 @@ class MemoryBuilder:
         rng: np.random.Generator,
         maker: QuestionMaker,
         pool: np.ndarray,
+        weights: np.ndarray | None,
         targets: np.ndarray,
     ) -> None:
         n_entities = len(pool)
@@ -77,7 +80,7 @@ class MemoryBuilder:
                 continue
             index, score = nb.index[row], nb.score[row]
             tied = index[(index >= 0) & (score >= top[row] - TIE_TOLERANCE)]
-            negatives = draw_distinct(rng, pool, measure.format.n_options - 1, {t, *tied.tolist()})
+            negatives = draw_distinct(rng, pool, measure.format.n_options - 1, {t, *tied.tolist()}, weights)
             if negatives is None:
                 continue
             entry = ctx.entity_entry(self.kind, t)

@@ -7,8 +7,9 @@ embeddings (``kmeans_clusters``, paper: 10) with the miner's ``kmeans_pick``.
 Only pairs not seen in training are ranked, as a recommender would rank them:
 the users who already interacted with a target item (or the items a target
 user already has) are neither the answer nor negatives. Positive set: the
-unseen keys tied with the top cosine. Negatives: uniform over the remaining
-unseen keys. Users need ``min_history`` interactions to be targets.
+unseen keys tied with the top cosine. Negatives: the remaining unseen keys,
+uniform or popularity-weighted (``negatives``). Users need ``min_history``
+interactions to be targets.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from recworld import mining
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights
 from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, EntityKind
 from recworld.lrworld.schema import Question, Target
@@ -59,6 +60,7 @@ class NeuralBuilder:
             )
         targets = eligible[np.asarray(picked, dtype=np.int64)]
         pool = np.arange(len(keys), dtype=np.int64)
+        weights = negative_weights(ctx, self.key_kind, pool)
         maker = QuestionMaker(ctx, measure)
         # Each target's own keys are excluded inside the retrieval, so k unseen neighbours
         # suffice whatever the target's degree (a popular item seen by most users included).
@@ -74,7 +76,7 @@ class NeuralBuilder:
                 if maker.full:
                     break
                 seen = ctx.observed(self.kind, t)
-                self._add(ctx, maker, rng, pool, t, seen, nb.index[row], nb.score[row], k)
+                self._add(ctx, maker, rng, pool, weights, t, seen, nb.index[row], nb.score[row], k)
         return maker.questions
 
     def _add(
@@ -83,6 +85,7 @@ class NeuralBuilder:
         maker: QuestionMaker,
         rng: np.random.Generator,
         pool: np.ndarray,
+        weights: np.ndarray | None,
         t: int,
         seen: np.ndarray,
         index: np.ndarray,
@@ -100,7 +103,7 @@ class NeuralBuilder:
             return
         tied = index[tied_mask]
         negatives = draw_distinct(
-            rng, pool, maker.measure.format.n_options - 1, {*tied.tolist(), *seen.tolist()}
+            rng, pool, maker.measure.format.n_options - 1, {*tied.tolist(), *seen.tolist()}, weights
         )
         if negatives is None:
             return

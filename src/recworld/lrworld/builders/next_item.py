@@ -7,9 +7,10 @@ items, the item there is the answer and the up to ``history_length`` items
 before it are the history. History and options are shown by that field only
 (no title), or by the default item text when ``view`` is None.
 
-Positive set: the next item. Negatives: uniform over items with the field,
-excluding every item the user ever interacted with (any of them could be a
-plausible "next" item) and any item whose shown text equals the answer's.
+Positive set: the next item. Negatives: items with the field, uniform or
+popularity-weighted (``negatives``), excluding every item the user ever
+interacted with (any of them could be a plausible "next" item) and any item
+whose shown text equals the answer's.
 Items sharing a text with another item are never negatives, so options are
 always distinguishable. Windows whose next item is already in the shown
 history are skipped.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
 from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.schema import Entry, Question, Target
@@ -51,6 +52,7 @@ class NextItemBuilder:
                 by_text.setdefault(text, []).append(j)
         pool = np.array([js[0] for js in by_text.values() if len(js) == 1], dtype=np.int64)
         pool.sort()
+        weights = negative_weights(ctx, "item", pool)
         seq = ctx.sequences.restricted(has) if self.view is not None else ctx.sequences
         windows = seq.windows(ctx.config.min_history, has)
         n_negatives = measure.format.n_options - 1
@@ -70,7 +72,7 @@ class NextItemBuilder:
             if item in shown:
                 continue
             exclude = {*ctx.observed("user", user).tolist(), *by_text[str(texts[item])]}
-            negatives = draw_distinct(rng, pool, n_negatives, exclude)
+            negatives = draw_distinct(rng, pool, n_negatives, exclude, weights)
             if negatives is None:
                 continue
             user_id = str(ctx.matrix.user_ids[user])
