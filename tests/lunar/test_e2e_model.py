@@ -1,7 +1,10 @@
 """The whole LUNAR path on a real local model (SmolLM2-135M via llama.cpp) and MiniLM embeddings.
 
 Tiny on purpose (one user, one week, one active day, one slot): quality is poor,
-but every step runs for real, grammar-constrained, through the Runner.
+but every step runs for real, grammar-constrained (compact decoding schemas, see
+``recworld.lunar.llm.compact_schema``), through the Runner, and every step must
+produce output: a synthetic record, a query with its rubric, an answer and a
+judgment per context, and the report.
 """
 
 from __future__ import annotations
@@ -72,6 +75,16 @@ def test_smollm2_end_to_end(ml100k_small: Dataset, tmp_path: Path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["llm_calls"] >= 5
     rows = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
-    assert all(r["provenance"] == "synthetic" for r in rows)
+    assert rows and all(r["provenance"] == "synthetic" for r in rows)
+    assert manifest["counts"]["users"] == 1
+    queries = (out / "queries.jsonl").read_text().splitlines()
+    assert len(queries) >= 1 and len((out / "rubrics.jsonl").read_text().splitlines()) == len(queries)
+    runs = sorted((out / "eval").glob("*/*/run.json"))
+    assert {p.parent.name for p in runs} == {"none", "full", "curated", "rag"}
+    for run in runs:
+        answers = [json.loads(x) for x in (run.parent / "answers.jsonl").read_text().splitlines()]
+        judgments = [json.loads(x) for x in (run.parent / "judgments.jsonl").read_text().splitlines()]
+        assert answers and all(a["answer"] for a in answers), run
+        assert len(judgments) == len(answers), run
     assert (out / "report.md").read_text().startswith("# LUNAR report")
     assert (out / "report.csv").exists() and (out / "quality.json").exists()

@@ -61,3 +61,44 @@ def test_rerun_hits_the_cache(tmp_path: Path) -> None:
         llm, model = make_llm(respond, tmp_path)
         assert asyncio.run(llm.structured("p", WeekDraft, stage="s", key="k")) is not None
         assert len(model.calls) == expected_calls
+
+
+def test_compact_schema_bounds_strings_and_fixes_array_lengths() -> None:
+    import re
+
+    from recworld.lunar.llm import compact_schema
+    from recworld.lunar.synth.profile import ProfileDraft
+
+    schema = compact_schema(inline_schema(ProfileDraft))
+    text = json.dumps(schema)
+    assert "minLength" not in text and "maxLength" not in text
+    affinities = schema["properties"]["affinities"]
+    assert affinities["minItems"] == affinities["maxItems"] == 3  # min_length=3 of the draft
+    item = affinities["items"]["properties"]
+    assert item["preferences"]["minItems"] == item["preferences"]["maxItems"] == 1
+    assert "pattern" not in item["category"] and "enum" in item["category"]  # enums untouched
+    words = re.compile(item["preferences"]["items"]["pattern"])
+    assert words.match("Cantonese cuisine") and words.match("user-000/w0/d0/s0/r0")
+    assert not words.match("one two three four five") and not words.match("deli_restaurant")
+    # Existing patterns (HH:MM) are kept, not replaced.
+    slot = compact_schema(inline_schema(SlotsDraft))["properties"]["slots"]["items"]["properties"]
+    assert (
+        slot["start"]["pattern"]
+        == SlotsDraft.model_json_schema()["$defs"]["SlotDraft"]["properties"]["start"]["pattern"]
+    )
+
+
+def test_compact_llm_sends_the_compact_schema_and_still_validates() -> None:
+    from recworld.lunar.llm import StructuredLLM, compact_schema
+    from recworld.lunar.session import SessionConfig
+
+    llm, model = make_llm(lambda r: '{"theme": "ab"}')
+    compact = StructuredLLM(llm.completer, max_attempts=1, compact=True)
+    assert asyncio.run(compact.structured("plan", WeekDraft, stage="week", key="u")) is None
+    assert model.calls[0].json_schema == compact_schema(inline_schema(WeekDraft))
+    assert compact.failures and compact.failures[0].stage == "week"  # full pydantic validation still applies
+    assert compact.with_system("x").compact
+    assert SessionConfig().compact_for("llamacpp:smollm2-135m") and not SessionConfig().compact_for(
+        "openai:x"
+    )
+    assert not SessionConfig(compact=False).compact_for("llamacpp:smollm2-135m")

@@ -60,7 +60,8 @@ def _prompt(profile: Profile, active: Sequence[Category], exemplars: Sequence[Se
             f"Domains with logged behaviour: {', '.join(d.value for d in active)}.",
             f"Example requests from real users:\n{shots}",
             f"This is request number {number}; tag it with the 1 to 3 logged domains it touches.",
-            'JSON shape: {"text": "...", "domains": ["dining"]}',
+            # The example names a logged domain: small models copy it (a fixed "dining" failed the check).
+            f'JSON shape: {{"text": "...", "domains": ["{active[0].value}"]}}',
         ]
     )
 

@@ -28,6 +28,7 @@ class SessionConfig:
         max_tokens: int = 512,
         seed: int = 0,
         timeout_s: float = 900.0,
+        compact: bool | None = None,
     ) -> None:
         self.base_url = base_url
         self.n_ctx = n_ctx
@@ -38,6 +39,12 @@ class SessionConfig:
         # Local CPU models under load can need minutes per structured call; a runner timeout
         # shorter than that retries forever behind the busy model, so the default is generous.
         self.timeout_s = timeout_s
+        # None: compact decoding (short strings, fixed-length arrays) for local llama.cpp models,
+        # which loop under greedy decoding of a full schema; full schemas for servers.
+        self.compact = compact
+
+    def compact_for(self, spec: str) -> bool:
+        return self.compact if self.compact is not None else spec.startswith("llamacpp:")
 
 
 @asynccontextmanager
@@ -54,7 +61,9 @@ async def open_llm(
         cache,
     )
     try:
-        yield StructuredLLM(runner, max_attempts=cfg.max_attempts, max_tokens=cfg.max_tokens)
+        yield StructuredLLM(
+            runner, max_attempts=cfg.max_attempts, max_tokens=cfg.max_tokens, compact=cfg.compact_for(spec)
+        )
     finally:
         await runner.aclose()
         cache.close()

@@ -85,9 +85,11 @@ def _prompt(
             "do not copy them):"
         )
         lines += [f"- {a}" for a in anchors]
+    # The example's time is the slot start: small models copy the example, and a fixed
+    # "12:30" failed the in-slot check for every other slot (measured with SmolLM2).
     lines.append(
-        'JSON shape: {"records": [{"time": "12:30", "domain": "dining", "type": "order", '
-        '"fields": [{"name": "merchant", "value": "..."}]}]}'
+        f'JSON shape: {{"records": [{{"time": "{slot.start}", "domain": "{slot.domains[0].value}", '
+        f'"type": "{slot.expected[0].value}", "fields": [{{"name": "merchant", "value": "..."}}]}}]}}'
     )
     return "\n".join(lines)
 
