@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,44 @@ def test_bad_anchor_file_exits_2(tmp_path: Path) -> None:
         main(["lunar", "synth", "--anchors", str(bad), "--out", str(tmp_path / "o"), "--model", "scripted"])
         == 2
     )
+
+
+@pytest.mark.parametrize(
+    ("flag", "expected"),
+    [([], {"llamacpp:m": True, "openai:m": False}), (["--compact"], True), (["--no-compact"], False)],
+)
+def test_compact_flag_reaches_the_session_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: list[str], expected: bool | dict[str, bool]
+) -> None:
+    seen: list[tuple[str, bool | None, bool]] = []
+
+    @contextlib.asynccontextmanager
+    async def recording_open_llm(
+        spec: str, root: Path, config: session.SessionConfig
+    ) -> AsyncIterator[object]:
+        # Records the config and yields a dummy: the command then fails on first use of it,
+        # after every session (eval opens two: answers and judge) has been opened.
+        seen.append((spec, config.compact, config.compact_for(spec)))
+        yield object()
+
+    monkeypatch.setattr(session, "open_llm", recording_open_llm)
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"user_id": "u1", "timestamp": 1700000000, "domain": "dining", "type": "order"}\n')
+    root = tmp_path / "run"
+    root.mkdir()
+    for name in ("profiles", "records", "queries", "rubrics"):
+        (root / f"{name}.jsonl").write_text("")
+    cli = CliRunner()
+    for spec in ("llamacpp:m", "openai:m"):
+        commands = [
+            ["lunar", "synth", "--anchors", str(events), "--out", str(root), "--model", spec],
+            ["lunar", "queries", str(root), "--model", spec],
+            ["lunar", "eval", str(root), "--model", spec, "--judge", f"{spec}j", "--context", "none"],
+        ]
+        for command in commands:
+            seen.clear()
+            r = cli.invoke(app, command + flag)
+            want = expected if isinstance(expected, bool) else expected[spec]
+            explicit = None if not flag else want
+            specs = [spec, f"{spec}j"] if command[1] == "eval" else [spec]
+            assert seen == [(s, explicit, want) for s in specs], (command, r.output)

@@ -6,7 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
-from lunar_helpers import make_llm
+import pytest
+from lunar_helpers import lunar_responder, make_llm
 
 from recworld.lunar.llm import inline_schema, parse_json_object
 from recworld.lunar.synth.trajectory import SlotsDraft, WeekDraft
@@ -102,3 +103,72 @@ def test_compact_llm_sends_the_compact_schema_and_still_validates() -> None:
         "openai:x"
     )
     assert not SessionConfig(compact=False).compact_for("llamacpp:smollm2-135m")
+
+
+def test_narrow_schema_puts_enums_on_strings_through_arrays() -> None:
+    from recworld.lunar.llm import narrow_schema
+    from recworld.lunar.rubrics import DecisionDraft, EffectsDraft
+
+    base = inline_schema(DecisionDraft, for_decoding=True)
+    narrowed = narrow_schema(base, {"record_ids": ["a", "b", "a"]})
+    assert narrowed["properties"]["record_ids"]["items"]["enum"] == ["a", "b"]
+    assert "enum" not in base["properties"]["record_ids"]["items"]  # the input is not mutated
+    nested = narrow_schema(inline_schema(EffectsDraft), {"effects.record_id": ["x"]})
+    assert nested["properties"]["effects"]["items"]["properties"]["record_id"]["enum"] == ["x"]
+    assert narrow_schema(base, {"record_ids": []}) == base  # an empty enum would be unsatisfiable
+    with pytest.raises(KeyError, match="nope"):
+        narrow_schema(base, {"nope": ["a"]})
+    with pytest.raises(TypeError, match="useful"):
+        narrow_schema(base, {"useful": ["a"]})
+
+
+def test_rubric_decoding_schema_enumerates_the_shown_record_ids() -> None:
+    from recworld.lunar.llm import compact_schema
+    from recworld.lunar.rubrics import build_rubric
+    from recworld.lunar.schemas import BehaviourRecord, Query
+
+    # The model invents an id in its first decision reply; validation must still reject it.
+    invented: set[str] = set()
+
+    def respond(request: Request) -> str:
+        schema = request.json_schema
+        if schema is None:
+            return "A generic answer."
+        if schema["title"] == "DecisionDraft" and not invented:
+            invented.add("done")
+            return json.dumps({"useful": True, "reason": "r", "record_ids": ["user-000/w9/d9/s9/r9"]})
+        return lunar_responder()(request)
+
+    records = [
+        BehaviourRecord(
+            record_id=f"u/w0/d0/s0/r{i}",
+            user_id="u",
+            timestamp=1_700_000_000 + 60 * i,
+            domain=domain,
+            type=kind,
+            fields={"merchant": f"m{i}"},
+        )
+        for i, (domain, kind) in enumerate([("dining", "order"), ("dining", "visit"), ("movies", "watch")])
+    ]
+    query = Query(query_id="q0", user_id="u", text="Where to eat?", domains=["dining"], multi_domain=False)
+    for compact in (False, True):
+        invented.clear()
+        llm, model = make_llm(respond)
+        llm.compact = compact
+        rubric = asyncio.run(build_rubric(llm, query, records))
+        assert rubric is not None and rubric.evidence.record_ids
+        decisions = [c for c in model.calls if c.json_schema and c.json_schema["title"] == "DecisionDraft"]
+        enums = {
+            tuple(c.json_schema["properties"]["record_ids"]["items"]["enum"])  # type: ignore[index]
+            for c in decisions
+        }
+        assert enums == {("u/w0/d0/s0/r0", "u/w0/d0/s0/r1"), ("u/w0/d0/s0/r2",)}
+        # The invented id was sent back for a retry: decoding narrowed, validation unchanged.
+        assert len(decisions) == 3 and any("unknown record ids" in c.messages[-1].content for c in decisions)
+        effects = next(c for c in model.calls if c.json_schema and c.json_schema["title"] == "EffectsDraft")
+        assert effects.json_schema is not None
+        item = effects.json_schema["properties"]["effects"]["items"]["properties"]["record_id"]
+        assert sorted(item["enum"]) == sorted(rubric.evidence.record_ids)
+        if compact:  # compact decoding keeps the enum rather than replacing it with a word pattern
+            assert "pattern" not in item
+            assert compact_schema(effects.json_schema) == effects.json_schema

@@ -20,6 +20,16 @@ Concurrency = Annotated[int, typer.Option("--concurrency", min=1)]
 Attempts = Annotated[
     int, typer.Option("--attempts", min=1, help="tries per structured output before giving up")
 ]
+# None (neither flag): SessionConfig decides per model spec, compact for llamacpp: only.
+Compact = Annotated[
+    bool | None,
+    typer.Option(
+        "--compact/--no-compact",
+        help="decode structured outputs with short strings and fixed-length arrays "
+        "[default: on for llamacpp: models, off otherwise]",
+        show_default=False,
+    ),
+]
 
 
 @lunar_app.command("synth")
@@ -47,6 +57,7 @@ def synth(
     base_url: BaseUrl = None,
     concurrency: Concurrency = 4,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    compact: Compact = None,
 ) -> None:
     """Synthesise profiles, trajectories and records anchored on real users."""
     import asyncio
@@ -77,7 +88,13 @@ def synth(
         async with open_llm(
             model,
             out,
-            SessionConfig(base_url=base_url, concurrency=concurrency, max_attempts=attempts, seed=seed),
+            SessionConfig(
+                base_url=base_url,
+                concurrency=concurrency,
+                max_attempts=attempts,
+                seed=seed,
+                compact=compact,
+            ),
         ) as llm:
             result = await synthesize(llm, real, config, emb)
             return write_dataset(out, result, llm, config, {"model": model, "anchors": anchors}, started)
@@ -95,6 +112,7 @@ def queries(
     base_url: BaseUrl = None,
     concurrency: Concurrency = 4,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    compact: Compact = None,
 ) -> None:
     """Generate queries (seed exemplars) and build their rubrics and evidence sets."""
     import asyncio
@@ -112,7 +130,13 @@ def queries(
         async with open_llm(
             model,
             root,
-            SessionConfig(base_url=base_url, concurrency=concurrency, max_attempts=attempts, seed=seed),
+            SessionConfig(
+                base_url=base_url,
+                concurrency=concurrency,
+                max_attempts=attempts,
+                seed=seed,
+                compact=compact,
+            ),
         ) as llm:
             made = await generate_queries(llm, profiles, records, per_user=per_user, seed=seed)
             rubrics = await asyncio.gather(
@@ -146,6 +170,7 @@ def evaluate(
     attempts: Attempts = 3,
     concurrency: Concurrency = 4,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    compact: Compact = None,
 ) -> None:
     """Answer every query under each context setting and judge it against the generic baseline."""
     import asyncio
@@ -175,13 +200,23 @@ def evaluate(
             open_llm(
                 model,
                 root,
-                SessionConfig(base_url=base_url, concurrency=concurrency, max_attempts=attempts, seed=seed),
+                SessionConfig(
+                    base_url=base_url,
+                    concurrency=concurrency,
+                    max_attempts=attempts,
+                    seed=seed,
+                    compact=compact,
+                ),
             ) as answer_llm,
             open_llm(
                 judge,
                 root,
                 SessionConfig(
-                    base_url=judge_base_url, concurrency=concurrency, max_attempts=attempts, seed=seed
+                    base_url=judge_base_url,
+                    concurrency=concurrency,
+                    max_attempts=attempts,
+                    seed=seed,
+                    compact=compact,
                 ),
             ) as judge_llm,
         ):

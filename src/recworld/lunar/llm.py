@@ -120,6 +120,35 @@ def compact_schema(schema: Any, *, words: int = COMPACT_WORDS) -> Any:
     return out
 
 
+def narrow_schema(schema: Mapping[str, Any], enums: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """A copy of ``schema`` whose string fields at the given paths may only take the listed values.
+
+    A path is dotted property names from the root (``"record_ids"``, ``"effects.record_id"``);
+    arrays are passed through to their items, so the enum lands on the strings themselves.
+    This is a decoding aid only: small models invent ids that look right, and an enum of the
+    ids actually shown in the prompt lets grammar/``response_format`` decoding emit only those.
+    An empty value list is skipped (an empty enum would make the schema unsatisfiable).
+    """
+    out: dict[str, Any] = json.loads(json.dumps(schema))
+    for path, values in enums.items():
+        if not values:
+            continue
+        node: dict[str, Any] = out
+        for name in path.split("."):
+            while node.get("type") == "array":
+                node = node["items"]
+            props = node.get("properties", {})
+            if name not in props:
+                raise KeyError(f"schema {schema.get('title')!r} has no field {path!r}")
+            node = props[name]
+        while node.get("type") == "array":
+            node = node["items"]
+        if node.get("type") != "string":
+            raise TypeError(f"field {path!r} is not a string or an array of strings")
+        node["enum"] = list(dict.fromkeys(values))
+    return out
+
+
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -179,9 +208,16 @@ class StructuredLLM:
         key: str,
         check: Check[T] | None = None,
         max_tokens: int | None = None,
+        enums: Mapping[str, Sequence[str]] | None = None,
     ) -> T | None:
-        """A validated ``output`` instance, or None after ``max_attempts`` invalid replies."""
+        """A validated ``output`` instance, or None after ``max_attempts`` invalid replies.
+
+        ``enums`` narrows string fields of the decoding schema to per-call values (see
+        :func:`narrow_schema`); the reply is still validated against ``output`` and ``check``.
+        """
         full = inline_schema(output, for_decoding=not self.compact)
+        if enums:
+            full = narrow_schema(full, enums)
         schema = compact_schema(full) if self.compact else full
         error = ""
         for attempt in range(1, self.max_attempts + 1):

@@ -84,6 +84,7 @@ async def _decide(
         key=f"{query.query_id}/{domain.value}",
         check=check,
         max_tokens=200,
+        enums={"record_ids": [r.record_id for r in records]},
     )
     if draft is None:
         return None
@@ -135,6 +136,7 @@ async def build_rubric(
             key=query.query_id,
             max_tokens=240,
             check=covers,
+            enums={"effects.record_id": evidence_ids},
         )
         if drafted is not None:
             effects = [
