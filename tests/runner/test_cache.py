@@ -141,3 +141,12 @@ def test_killed_writer_leaves_a_consistent_database(tmp_path: Path) -> None:
         assert all(cache.get(f"k-{i}") == Response(text=f"k{i}" * 20) for i in range(n))
         cache.put("after", Response(text="x"))  # still writable
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_cache_keyer_matches_cache_key() -> None:
+    from recworld.runner.cache import CacheKeyer
+
+    for ident in ({"backend": "b", "model": "m"}, {"model": "é", "base_url": "http://a", "backend": "x"}):
+        keyer = CacheKeyer(ident)
+        for request in (req(), req("other"), req(temperature=0.7), req(mode=AnswerMode.LOGLIK), req("ünï")):
+            assert keyer(request) == cache_key(ident, request)

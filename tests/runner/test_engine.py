@@ -255,3 +255,40 @@ def test_latency_excludes_queueing() -> None:
     requests = [Request(messages=(Message("user", f"q{i}"),), choices=("A",)) for i in range(3)]
     results = asyncio.run(runner.map(requests))
     assert all(0.19 <= c.latency_s < 0.35 for c in results), [c.latency_s for c in results]
+
+
+def test_twin_of_a_cancelled_map_send_resends_itself() -> None:
+    # map sends inline in its workers; cancelling the map ends that send, and a
+    # complete() twin waiting on it must neither hang nor inherit the cancellation.
+    model = ScriptedModel(lambda r: "A", delay_s=0.05)
+    runner = Runner(model, FAST)
+
+    async def go() -> Completion:
+        mapping = asyncio.create_task(runner.map([req("x")]))
+        await asyncio.sleep(0.01)
+        twin = asyncio.create_task(runner.complete(req("x")))
+        await asyncio.sleep(0.01)
+        mapping.cancel()
+        return await asyncio.wait_for(twin, 2.0)
+
+    result = asyncio.run(go())
+    assert result.response is not None and result.response.text == "A"
+    assert not result.cache_hit and result.attempts == 1
+    assert len(model.calls) == 2 and runner.stats.coalesced == 0
+
+
+def test_outside_cancel_is_not_a_timeout_and_timeouts_survive_a_new_loop() -> None:
+    slow = FlakyModel({}, RuntimeError("unused"), delay_s=0.3)
+    runner = Runner(slow, RunnerConfig(timeout_s=0.1, max_retries=0, progress=False))
+
+    async def cancelled_by_caller() -> None:
+        task = asyncio.create_task(runner.map([req("y")]))  # map sends inline in this task
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_by_caller())
+    for _ in range(2):  # each asyncio.run is a new loop; the shared timer must follow it
+        result = asyncio.run(runner.complete(req("z")))
+        assert result.error is not None and "timed out after 0.1s" in result.error

@@ -47,6 +47,27 @@ def cache_key(identity: Mapping[str, str], request: Request) -> str:
     return hashlib.sha256(dumps_canonical(document).encode("utf-8")).hexdigest()
 
 
+class CacheKeyer:
+    """:func:`cache_key` for one fixed ``identity``, with the identity hashed once.
+
+    The canonical document is ``{"model":<identity>,"request":<payload>}`` (keys
+    sorted, and "model" < "request"), so its bytes are a fixed prefix, the
+    payload, and ``}``. Feeding the prefix to sha256 once and copying that state
+    per request gives byte-for-byte the same key as :func:`cache_key` (tested)
+    while skipping the identity's serialisation on every request.
+    """
+
+    def __init__(self, identity: Mapping[str, str]) -> None:
+        prefix = '{"model":' + dumps_canonical(dict(identity)) + ',"request":'
+        self._prefix = hashlib.sha256(prefix.encode("utf-8"))
+
+    def __call__(self, request: Request) -> str:
+        digest = self._prefix.copy()
+        digest.update(dumps_canonical(request.cache_payload()).encode("utf-8"))
+        digest.update(b"}")
+        return digest.hexdigest()
+
+
 class ResponseCache:
     """Successful responses keyed by :func:`cache_key`, stored in SQLite (WAL).
 

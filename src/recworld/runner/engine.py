@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from pydantic import BaseModel, ConfigDict, Field
 
 from recworld.models.base import BoundedModel, Model, Request, Response, TransientModelError
-from recworld.runner.cache import ResponseCache, cache_key
+from recworld.runner.cache import CacheKeyer, ResponseCache
+from recworld.runner.deadlines import Deadlines
 from recworld.runner.progress import ProgressBar
 from recworld.seeding import rng
 
@@ -115,32 +116,67 @@ class Runner:
         self.config = config or RunnerConfig()
         self.cache = cache
         self.stats = RunnerStats()
-        self._identity = dict(model.identity)
+        self._key = CacheKeyer(model.identity)
         self._semaphore = asyncio.Semaphore(effective_concurrency(model, self.config.concurrency))
-        self._inflight: dict[str, asyncio.Task[Completion]] = {}
+        # One future per cache key being sent; twins await it. It resolves to the
+        # sender's Completion, or to None when the sender was cancelled mid-send.
+        self._inflight: dict[str, asyncio.Future[Completion | None]] = {}
+        # complete() sends in a task of its own; keep strong references to them.
+        self._detached: set[asyncio.Task[Completion]] = set()
+        self._deadlines = Deadlines(self.config.timeout_s)
         self._jitter = rng(self.config.seed, "runner", "backoff-jitter")
 
     async def complete(self, request: Request) -> Completion:
-        """Answer ``request`` from the cache, an identical in-flight request, or the model."""
+        """Answer ``request`` from the cache, an identical in-flight request, or the model.
+
+        The send runs in a task of its own, so cancelling this call never
+        cancels a send that identical requests are waiting for.
+        """
+        return await self._complete(request, detach=True)
+
+    async def _complete(self, request: Request, *, detach: bool) -> Completion:
         self.stats.requests += 1
-        key = cache_key(self._identity, request)
-        running = self._inflight.get(key)
-        if running is not None:
-            self.stats.coalesced += 1
-            shared = await asyncio.shield(running)
-            return replace(shared, cache_hit=True, attempts=0)
+        key = self._key(request)
+        while (pending := self._inflight.get(key)) is not None:
+            # shield: cancelling this waiter must not cancel the shared future.
+            shared = await asyncio.shield(pending)
+            if shared is not None:
+                self.stats.coalesced += 1
+                return replace(shared, cache_hit=True, attempts=0)
+            # The sender was cancelled mid-send: this caller did not ask to be
+            # cancelled, so it looks again (a twin may have taken over) or sends.
         if self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
                 self.stats.cache_hits += 1
                 return Completion(cached, None, cache_hit=True, latency_s=0.0, attempts=0)
-        # No await between the lookups above and registering the task, so two
+        # No await between the lookups above and registering the future, so two
         # identical requests can never both get here.
-        task = asyncio.create_task(self._send(request, key))
-        self._inflight[key] = task
-        task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        future: asyncio.Future[Completion | None] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        if not detach:
+            # map's own workers send inline: no task, no shield. A worker is only
+            # cancelled with its whole map; twins then resend (see _publish).
+            return await self._publish(request, key, future)
+        task = asyncio.create_task(self._publish(request, key, future))
+        self._detached.add(task)
+        task.add_done_callback(self._detached.discard)
         # shield: a cancelled caller must not cancel the send others may be awaiting.
         return await asyncio.shield(task)
+
+    async def _publish(
+        self, request: Request, key: str, future: asyncio.Future[Completion | None]
+    ) -> Completion:
+        """Send ``request`` and hand the outcome to every twin awaiting ``future``."""
+        completion: Completion | None = None
+        try:
+            completion = await self._send(request, key)
+            return completion
+        finally:
+            # _send turns every model failure into a Completion, so None here
+            # means this send was cancelled: twins wake up and retry themselves.
+            del self._inflight[key]
+            future.set_result(completion)
 
     async def map(
         self,
@@ -161,7 +197,7 @@ class Runner:
 
         async def worker() -> None:
             for index in cursor:
-                completion = await self.complete(requests[index])
+                completion = await self._complete(requests[index], detach=False)
                 results[index] = completion
                 bar.advance(error=completion.error is not None, retries=max(completion.attempts - 1, 0))
                 if on_result is not None:
@@ -178,8 +214,8 @@ class Runner:
 
     async def aclose(self) -> None:
         """Wait for sends still in flight, then close the model."""
-        if self._inflight:
-            await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        if self._inflight or self._detached:
+            await asyncio.gather(*self._inflight.values(), *self._detached, return_exceptions=True)
         await self.model.aclose()
 
     async def __aenter__(self) -> Runner:
@@ -215,17 +251,22 @@ class Runner:
             await asyncio.sleep(self.backoff_s(attempts, outcome.retry_after))
 
     async def _attempt(self, request: Request) -> _Attempt:
-        timeout = self.config.timeout_s
+        # Deadlines: asyncio.timeout's semantics with one shared timer (no
+        # timer per attempt, no extra task as wait_for would add).
+        slot = self._deadlines.start()
         try:
-            # asyncio.timeout, unlike wait_for, does not wrap the call in another task.
-            async with asyncio.timeout(timeout):
-                response = await self.model.complete(request)
-        except TransientModelError as exc:
-            return _Attempt(error=_describe(exc), retryable=True, retry_after=exc.retry_after)
-        except TimeoutError:
-            return _Attempt(error=f"timed out after {timeout:g}s", retryable=True)
-        except Exception as exc:  # a permanent model failure is data, not a crash
-            return _Attempt(error=_describe(exc), retryable=False)
+            response = await self.model.complete(request)
+        except BaseException as exc:
+            if self._deadlines.finish(slot, cancelled=isinstance(exc, asyncio.CancelledError)):
+                return _Attempt(error=f"timed out after {self.config.timeout_s:g}s", retryable=True)
+            if isinstance(exc, TransientModelError):
+                return _Attempt(error=_describe(exc), retryable=True, retry_after=exc.retry_after)
+            if isinstance(exc, TimeoutError):
+                return _Attempt(error=f"timed out after {self.config.timeout_s:g}s", retryable=True)
+            if isinstance(exc, Exception):  # a permanent model failure is data, not a crash
+                return _Attempt(error=_describe(exc), retryable=False)
+            raise
+        self._deadlines.finish(slot, cancelled=False)
         return _Attempt(response=response)
 
     def backoff_s(self, attempt: int, retry_after: float | None = None) -> float:
