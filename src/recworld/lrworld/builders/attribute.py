@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, pick_order
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, sliding_windows
 from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.schema import Entry, Question, Target
@@ -106,16 +106,8 @@ class AttributeBuilder:
         windows = seq.windows(ctx.config.min_history, next_ok)
         pool = np.arange(size, dtype=np.int64)
         maker = QuestionMaker(ctx, measure)
-        for pick in pick_order(rng, len(windows), ctx.config.per_measure):
-            if maker.full:
-                break
-            p = int(windows[pick])
-            user = int(seq.user_of(np.array([p]))[0])
-            item = int(seq.items[p])
-            start = max(int(seq.ptr[user]), p - ctx.config.history_length)
-            shown = seq.items[start:p]
-            if item in shown:
-                continue
+        for window in sliding_windows(ctx, seq, windows, rng, maker):
+            user, item, shown = window.user, window.item, window.shown
             answers = table.answers[item]
             answer = int(answers[rng.integers(len(answers))])
             distractors = draw_distinct(rng, pool, n_distractors, table.owned[item], table.weights)
@@ -133,7 +125,7 @@ class AttributeBuilder:
                     "level": self.level,
                     "next_item": str(ctx.matrix.item_ids[item]),
                     "next_item_text": ctx.item_texts[item],
-                    "position": p - int(seq.ptr[user]),
+                    "position": window.position,
                 },
             )
         return maker.questions

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from recworld.lrworld.catalogue import Measure
-from recworld.lrworld.context import BuildContext, EntityKind
+from recworld.lrworld.context import BuildContext, EntityKind, Sequences
 from recworld.lrworld.schema import Entry, Question, Target
 
 # Rejection rounds before falling back to an explicit complement (only hit when few values remain).
@@ -140,3 +141,38 @@ def pick_order(rng: np.random.Generator, n: int, want: int) -> np.ndarray:
     if n <= 4 * budget:
         return rng.permutation(n).astype(np.int64)
     return rng.choice(n, size=budget, replace=False).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Window:
+    """One leave-one-out window: a user's shown history and the item that came next."""
+
+    user: int  # matrix row of the user
+    item: int  # matrix column of the held-out next item
+    shown: np.ndarray  # up to ``history_length`` items before it, oldest first
+    position: int  # index of the next item in the user's time-ordered history
+
+
+def sliding_windows(
+    ctx: BuildContext,
+    seq: Sequences,
+    windows: np.ndarray,
+    rng: np.random.Generator,
+    maker: QuestionMaker,
+) -> Iterator[Window]:
+    """A seeded sample of ``windows`` (positions in ``seq``), until ``maker`` is full.
+
+    A window whose next item is already in the shown history is skipped: the
+    answer would be on screen.
+    """
+    for pick in pick_order(rng, len(windows), ctx.config.per_measure):
+        if maker.full:
+            return
+        p = int(windows[pick])
+        user = int(seq.user_of(np.array([p]))[0])
+        item = int(seq.items[p])
+        start = max(int(seq.ptr[user]), p - ctx.config.history_length)
+        shown = seq.items[start:p]
+        if item in shown:
+            continue
+        yield Window(user, item, shown, p - int(seq.ptr[user]))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, sliding_windows
 from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.schema import Entry, Question, Target
@@ -61,16 +61,8 @@ class NextItemBuilder:
             return Entry(id=str(ctx.matrix.item_ids[j]), text=str(texts[j]))
 
         maker = QuestionMaker(ctx, measure)
-        for pick in pick_order(rng, len(windows), ctx.config.per_measure):
-            if maker.full:
-                break
-            p = int(windows[pick])
-            user = int(seq.user_of(np.array([p]))[0])
-            item = int(seq.items[p])
-            start = max(int(seq.ptr[user]), p - ctx.config.history_length)
-            shown = seq.items[start:p]
-            if item in shown:
-                continue
+        for window in sliding_windows(ctx, seq, windows, rng, maker):
+            user, item, shown = window.user, window.item, window.shown
             exclude = {*ctx.observed("user", user).tolist(), *by_text[str(texts[item])]}
             negatives = draw_distinct(rng, pool, n_negatives, exclude, weights)
             if negatives is None:
@@ -85,7 +77,7 @@ class NextItemBuilder:
                 evidence={
                     "view": self.view or "text",
                     "next_item_text": ctx.item_texts[item],
-                    "position": p - int(seq.ptr[user]),
+                    "position": window.position,
                 },
             )
         return maker.questions
