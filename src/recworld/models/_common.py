@@ -8,8 +8,9 @@ same prompt whichever engine runs the weights.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -78,3 +79,16 @@ def cpu_threads(requested: int | None) -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def torch_placement(extra: Mapping[str, Any]) -> tuple[str, Any]:
+    """Device and dtype for a transformers model from ``ModelConfig.extra``.
+
+    ``device`` defaults to CUDA when present, else CPU; ``dtype`` is "auto" or
+    a torch dtype name such as "bfloat16".
+    """
+    import torch
+
+    device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+    dtype = str(extra.get("dtype", "auto"))
+    return device, dtype if dtype == "auto" else getattr(torch, dtype)

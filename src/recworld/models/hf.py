@@ -28,7 +28,13 @@ from typing import Any
 
 from recworld.errors import ConfigError, ModelError, require
 from recworld.models._batching import MicroBatcher
-from recworld.models._common import best_choice, completion_choice, file_fingerprint, flatten_messages
+from recworld.models._common import (
+    best_choice,
+    completion_choice,
+    file_fingerprint,
+    flatten_messages,
+    torch_placement,
+)
 from recworld.models.base import AnswerMode, Message, Request, Response, Usage
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import child_seed
@@ -67,14 +73,11 @@ class HFModel:
 
         extra = config.extra
         self._torch = torch
-        self._device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
-        dtype = str(extra.get("dtype", "auto"))
+        self._device, dtype = torch_placement(extra)
         self._seed = config.seed
         try:
             self._tokenizer = transformers.AutoTokenizer.from_pretrained(name)
-            self._model = transformers.AutoModelForCausalLM.from_pretrained(
-                name, dtype=dtype if dtype == "auto" else getattr(torch, dtype)
-            )
+            self._model = transformers.AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
         except (OSError, ValueError) as exc:
             raise ModelError(f"hf:{name}: cannot load the model or tokenizer: {exc}") from exc
         self._model.to(self._device)

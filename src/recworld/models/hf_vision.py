@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from recworld.errors import ConfigError, ModelError, require
+from recworld.models._common import torch_placement
 from recworld.models.base import AnswerMode, Message, Request, Response, Usage
 from recworld.models.hf import _cut_at_stop, _local_fingerprint, _until_eos
 from recworld.models.registry import ModelConfig, ModelSpec
@@ -73,14 +74,11 @@ class HFVisionModel:
 
         extra = config.extra
         self._torch = torch
-        self._device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
-        dtype = str(extra.get("dtype", "auto"))
+        self._device, dtype = torch_placement(extra)
         self._seed = config.seed
         try:
             self._processor = transformers.AutoProcessor.from_pretrained(name)
-            self._model = _model_class(transformers).from_pretrained(
-                name, dtype=dtype if dtype == "auto" else getattr(torch, dtype)
-            )
+            self._model = _model_class(transformers).from_pretrained(name, dtype=dtype)
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"hf-vision:{name}: cannot load the model or processor: {exc}") from exc
         self._model.to(self._device)
