@@ -64,6 +64,20 @@ def dumps_canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def read_json_object(path: str | Path, *, missing: str = "missing file") -> dict[str, Any]:
+    """Read a JSON object, or raise :class:`DataError` naming the file (and line) that is wrong."""
+    source = Path(path)
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DataError(missing, path=source) from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}", path=source, line=exc.lineno) from exc
+    if not isinstance(data, dict):
+        raise DataError("expected a JSON object", path=source)
+    return data
+
+
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
     """Write ``obj`` as JSON (sorted keys, trailing newline) atomically."""
     text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from recworld.errors import DataError
+from recworld.io import read_json_object
 from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Rubric, Trajectory
 
 M = TypeVar("M", bound=BaseModel)
@@ -38,15 +39,7 @@ def _iter(path: Path, model: type[M]) -> Iterator[M]:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise DataError("missing file", path=path) from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
-    if not isinstance(data, dict):
-        raise DataError("expected a JSON object", path=path)
-    return data
+    return read_json_object(path)
 
 
 def profiles(root: Path) -> list[Profile]:

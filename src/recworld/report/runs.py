@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from recworld.errors import DataError
+from recworld.io import read_json_object
 from recworld.scoring import compute_metrics, load_samples
 
 __all__ = ["RunData", "default_out_dir", "gather_run_dirs", "label_runs", "load_run"]
@@ -116,15 +117,8 @@ def load_run(path: Path, *, seed: int | None = None) -> RunData:
     ``seed`` None reuses the seed of the run's own ``metrics.json``, so the
     report's intervals are the runner's.
     """
-    info: dict[str, Any] = {}
     run_json = path / "run.json"
-    if run_json.is_file():
-        try:
-            loaded = json.loads(run_json.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"invalid JSON: {exc.msg}", path=run_json, line=exc.lineno) from None
-        if isinstance(loaded, dict):
-            info = loaded
+    info: dict[str, Any] = read_json_object(run_json) if run_json.is_file() else {}
     samples = load_samples(path / "samples.jsonl")
     if not samples:
         raise DataError("no samples", path=path / "samples.jsonl")

@@ -17,7 +17,6 @@ ended in an error are retried on the next run.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import re
 import time
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from recworld.errors import ConfigError, DataError
-from recworld.io import atomic_write_json, atomic_write_jsonl
+from recworld.io import atomic_write_json, atomic_write_jsonl, read_json_object
 from recworld.models.base import AnswerMode, Request, Response
 from recworld.runner.cache import ResponseCache
 from recworld.runner.engine import Completion, Runner, RunnerConfig
@@ -294,16 +293,9 @@ def parse_answer(response: Response, prompt: RenderedPrompt, mode: AnswerMode) -
 
 
 def _read_manifest(suite: Path) -> dict[str, Any]:
-    path = suite / "manifest.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise DataError("manifest.json not found: is this a suite directory?", path=suite) from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
-    if not isinstance(data, dict):
-        raise DataError("a manifest is a JSON object", path=path)
-    return data
+    return read_json_object(
+        suite / "manifest.json", missing="manifest.json not found: is this a suite directory?"
+    )
 
 
 def _check_resumable(run_dir: Path, header: dict[str, Any]) -> dict[str, Any] | None:
@@ -311,10 +303,7 @@ def _check_resumable(run_dir: Path, header: dict[str, Any]) -> dict[str, Any] | 
     path = run_dir / "run.json"
     if not path.exists():
         return None
-    try:
-        previous: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
+    previous = read_json_object(path)
     for key in _RUN_IDENTITY:
         if previous.get(key) != header[key]:
             raise ConfigError(
