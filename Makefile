@@ -1,6 +1,7 @@
 # RecWorld: two commands from a fresh clone.
 #   make demo   fetch ML-100K, build the suite, evaluate baselines and a local LLM, write a report
-#   make test   lint, type-check and run the test suite
+#   make test   lint, type-check and run the whole test suite (slow and model tests included)
+#   make test-fast   the inner loop: skips tests marked slow, model or browser
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -9,15 +10,16 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= demo-out
 DEMO_LIMIT ?= 20
 
-.PHONY: install demo test lint typecheck bench clean
+.PHONY: install demo test test-fast smoke lint typecheck bench clean distclean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch 2.13.0 is the CPU wheel on this disk; install it first so nothing pulls a CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	# llama-cpp-python builds from source once (about 10 minutes on 2 cores); pip caches the wheel.
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/pip install --quiet -e '.[dev,local,embed]'
+	# llama-cpp-python builds from source once, portably (see the script), into .wheels/.
+	bash scripts/build-llama.sh $(BIN)/pip
+	$(BIN)/pip install --quiet -e '.[dev,local,embed,memory]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -32,12 +34,23 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: $(STAMP) lint typecheck
+# One clear line, before any test runs, if the local model cannot load and decode a token.
+smoke: $(STAMP)
+	$(BIN)/python scripts/smoke_model.py
+
+test: $(STAMP) lint typecheck smoke
 	bash scripts/ensure-test-tools.sh
 	$(BIN)/pytest -q
+
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not slow and not model and not browser"
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .mypy_cache .ruff_cache
+	# .wheels/ (the portable llama-cpp-python build) and tests/.data/ (fetched ML-100K) are kept: make distclean
+
+distclean: clean
+	rm -rf .wheels tests/.data

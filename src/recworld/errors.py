@@ -55,6 +55,32 @@ class ModelError(RecWorldError):
     """A model backend cannot be loaded or keeps failing."""
 
 
+def from_validation(exc: Exception, *, path: str | Path | None = None, line: int | None = None) -> DataError:
+    """One :class:`DataError` for a pydantic ``ValidationError``: the first error, with its field path.
+
+    Every reader of a typed record converts the same way, so messages look alike
+    everywhere: ``FILE:LINE: field 'a.b': <what pydantic said>``.
+    """
+    errors = getattr(exc, "errors", None)
+    first: dict[str, object] = errors()[0] if callable(errors) and errors() else {}
+    loc = first.get("loc") or ()
+    where = ".".join(str(p) for p in loc) if isinstance(loc, tuple | list) else str(loc)
+    # pydantic prefixes a validator's own ValueError with "Value error, ": noise in a one-line error.
+    message = str(first.get("msg") or exc).removeprefix("Value error, ")
+    return DataError(message, path=path, line=line, field=where or None)
+
+
+class RunError(RecWorldError):
+    """A run started and cannot give a result worth reading: it stops with exit code 3.
+
+    Examples: the server rejects the key (401/403), the model does not exist
+    (404), every connection is refused, or more samples failed than
+    ``--fail-on-error`` allows. What was finished is kept, so a rerun resumes.
+    """
+
+    exit_code = 3
+
+
 class MissingDependencyError(ConfigError):
     """An optional extra is not installed; the message says what to install."""
 

@@ -12,11 +12,18 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal, TypeVar
 
-from recworld.errors import DataError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from recworld.errors import ConfigError, DataError, from_validation
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+# Deeper JSON than this is not a record anyone wrote by hand or by tool; refuse it early
+# (Python's json module would otherwise raise RecursionError near 1000 levels).
+MAX_JSON_DEPTH = 64
 
 
 def _fsync_dir(path: Path) -> None:
@@ -68,14 +75,99 @@ def read_json_object(path: str | Path, *, missing: str = "missing file") -> dict
     """Read a JSON object, or raise :class:`DataError` naming the file (and line) that is wrong."""
     source = Path(path)
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
+        raw = source.read_bytes()
     except FileNotFoundError as exc:
         raise DataError(missing, path=source) from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path=source, line=exc.lineno) from exc
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path=source) from None
+    data = parse_json(raw, path=source)
     if not isinstance(data, dict):
         raise DataError("expected a JSON object", path=source)
     return data
+
+
+def _depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """A cheap upper bound on nesting: brackets outside strings never exceed ``limit`` deep."""
+    if text.count("[") + text.count("{") <= limit:
+        return True
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def parse_json(text: str | bytes, *, path: str | Path | None = None, line: int | None = None) -> Any:
+    """``json.loads`` that turns every malformed input into one :class:`DataError`.
+
+    Covers syntax errors, bad UTF-8, nesting deeper than :data:`MAX_JSON_DEPTH`,
+    and the non-standard constants ``NaN``/``Infinity``, which no record of ours holds.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"not UTF-8 (byte {exc.start})", path=path, line=line) from None
+    if not _depth_ok(text):
+        raise DataError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", path=path, line=line)
+
+    def _constant(name: str) -> Any:
+        raise DataError(f"non-standard JSON constant {name}", path=path, line=line)
+
+    try:
+        return json.loads(text, parse_constant=_constant)
+    except json.JSONDecodeError as exc:
+        at = line if line is not None else exc.lineno
+        raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=at) from None
+
+
+def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON-lines file.
+
+    The one JSON-lines reader of the package: a missing file, bad UTF-8, bad JSON,
+    excessive nesting or a line that is not an object raises :class:`DataError`
+    naming ``file:line``. A UTF-8 byte-order mark at the start is skipped.
+    """
+    source = Path(path)
+    try:
+        handle = source.open("rb")
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path=source) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            record = parse_json(raw, path=source, line=number)
+            if not isinstance(record, dict):
+                raise DataError("expected a JSON object", path=source, line=number)
+            yield number, record
+
+
+def read_models(path: str | Path, model: type[ModelT]) -> list[ModelT]:
+    """Every line of a JSON-lines file validated as ``model``; errors name ``file:line`` and the field."""
+    out: list[ModelT] = []
+    for number, record in iter_json_lines(path):
+        try:
+            out.append(model.model_validate(record))
+        except ValidationError as exc:
+            raise from_validation(exc, path=path, line=number) from None
+    return out
 
 
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
@@ -92,12 +184,15 @@ def atomic_write_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> i
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
+def atomic_directory(path: str | Path, *, overwrite: bool = True, carry: bool = False) -> Iterator[Path]:
     """Build a directory in a temporary sibling and rename it into place on success.
 
     On any exception the temporary directory is removed and ``path`` is left
     exactly as it was. With ``overwrite`` an existing ``path`` is replaced
-    only after the new one is complete.
+    only after the new one is complete. With ``carry`` every entry of the old
+    ``path`` that the new one does not hold is carried over (hard links where
+    the file system allows), so replacing an output never deletes files the
+    writer did not produce.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -105,6 +200,8 @@ def atomic_directory(path: str | Path, *, overwrite: bool = True) -> Iterator[Pa
     staging.chmod(_default_mode(0o777))  # mkdtemp makes it private
     try:
         yield staging
+        if carry and target.is_dir():
+            _carry_entries(target, staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -119,6 +216,112 @@ def atomic_directory(path: str | Path, *, overwrite: bool = True) -> Iterator[Pa
     else:
         os.replace(staging, target)
     _fsync_dir(target.parent)
+
+
+def _link_or_copy(source: str, destination: str) -> str:
+    """A hard link (instant, byte-identical, no extra space), or a copy where links are refused."""
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
+    return destination
+
+
+def _carry_entries(old: Path, staging: Path) -> None:
+    """Copy into ``staging`` each entry of ``old`` it lacks; ``old`` stays whole until the swap."""
+    for entry in sorted(old.iterdir()):
+        destination = staging / entry.name
+        if destination.exists() or destination.is_symlink():
+            continue
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), destination)
+        elif entry.is_dir():
+            shutil.copytree(entry, destination, symlinks=True, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(str(entry), str(destination))
+
+
+# -- outputs a command may replace -----------------------------------------------------------------
+
+OUTPUT_MARKER = ".recworld-output.json"
+OUTPUT_SCHEMA: Literal["recworld.output/1"] = "recworld.output/1"
+
+
+class OutputMarker(BaseModel):
+    """Written into every directory a command owns: what lets a rerun replace it and nothing else."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    schema_id: Literal["recworld.output/1"] = Field(default=OUTPUT_SCHEMA, alias="schema")
+    kind: str = Field(min_length=1)
+    created_by: str = ""
+
+
+def output_kind(path: str | Path) -> str | None:
+    """The kind named by the marker inside ``path``; None when there is no valid marker."""
+    marker = Path(path) / OUTPUT_MARKER
+    if not marker.is_file():
+        return None
+    try:
+        return OutputMarker.model_validate(read_json_object(marker)).kind
+    except (DataError, ValidationError):
+        return None
+
+
+def claim_output_dir(
+    path: str | Path,
+    kind: str,
+    *,
+    force: bool = False,
+    recognise: Callable[[Path], bool] | None = None,
+) -> Path:
+    """Check that a command may write its ``kind`` of output at ``path``, else raise :class:`ConfigError`.
+
+    Allowed: a new path, an empty directory, or a directory whose marker names
+    the same ``kind`` (``recognise`` may accept outputs of older versions that
+    had no marker). Anything else needs ``force``. A file or a symbolic link is
+    always refused: replacing it would lose what it points to.
+    """
+    target = Path(path)
+    if target.is_symlink():
+        raise ConfigError(f"{target}: is a symbolic link; give the real directory as --out")
+    if not target.exists():
+        return target
+    if not target.is_dir():
+        raise ConfigError(f"{target}: exists and is not a directory; choose another --out")
+    if not any(target.iterdir()):
+        return target
+    found = output_kind(target)
+    if found == kind or (found is None and recognise is not None and recognise(target)) or force:
+        return target
+    what = f"holds a {found!r} output" if found else "is not empty and was not written by recworld"
+    raise ConfigError(
+        f"{target}: {what}; refusing to write a {kind!r} output there "
+        "(choose a new --out, or pass --force: files it does not write are kept)"
+    )
+
+
+@contextlib.contextmanager
+def output_directory(
+    path: str | Path,
+    kind: str,
+    *,
+    force: bool = False,
+    recognise: Callable[[Path], bool] | None = None,
+) -> Iterator[Path]:
+    """:func:`claim_output_dir`, then build the output atomically, marked, keeping foreign entries.
+
+    The new output replaces the old one only when complete; entries of the old
+    directory that the new one does not write (``runs/`` beside a suite, a
+    user's notes) are carried over, so no command deletes what it did not create.
+    """
+    from recworld import __version__
+
+    target = claim_output_dir(path, kind, force=force, recognise=recognise)
+    with atomic_directory(target, carry=True) as staging:
+        yield staging
+        marker = OutputMarker(kind=kind, created_by=f"recworld {__version__}")
+        atomic_write_json(staging / OUTPUT_MARKER, marker.model_dump(mode="json", by_alias=True))
 
 
 class Journal:

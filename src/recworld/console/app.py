@@ -1,0 +1,132 @@
+"""Run a typer app the way every ``recworld`` command should behave in a terminal.
+
+* One error style: ``recworld: error: ...`` on stderr for a RecWorld error
+  (its own exit code: 2 user error, 3 run failed) and for a usage error (exit
+  2, followed by a hint to ``--help``), never typer's boxed panels.
+* Plain click help, wrapped at 80 columns and never cut with "…".
+* Ctrl-C prints ``recworld: interrupted: k/N answered; ...`` and exits 130.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+import typer
+
+from recworld.console.interrupt import interrupt_message
+from recworld.errors import ConfigError, RecWorldError
+
+_log = logging.getLogger(__name__)
+
+HELP_WIDTH = 80  # click wraps help at min(terminal, this) columns
+INTERRUPTED = 130  # 128 + SIGINT, what shells expect
+
+
+@cache
+def _click() -> Any:
+    """The click typer runs on: its vendored copy (typer >= 0.2x) or the click package."""
+    try:
+        return importlib.import_module("typer._click.exceptions")
+    except ImportError:  # pragma: no cover - older typer
+        return importlib.import_module("click.exceptions")
+
+
+def error(message: str) -> None:
+    """Print one ``recworld: error: ...`` line on stderr."""
+    typer.echo(f"recworld: error: {message}", err=True)
+
+
+def _walk(command: Any) -> Iterator[Any]:
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _walk(sub)
+
+
+def _first_sentence(text: str | None) -> str | None:
+    if not text:
+        return None
+    paragraph = inspect.cleandoc(text).split("\n\n")[0].replace("\n", " ")
+    head, dot, _rest = paragraph.partition(". ")
+    return head + dot.strip()
+
+
+def plain_command(app: typer.Typer) -> Any:
+    """The click command of ``app`` with rich help switched off in every subcommand.
+
+    typer's rich help cuts long option help with "…" at 80 columns; click's
+    formatter wraps it instead. Each sub-app carries its own markup mode, so
+    the whole tree is set, not just the root. A command's line in its group's
+    list is its first sentence, wrapped, where click would cut it with "...".
+    """
+    import typer.main
+
+    command = typer.main.get_command(app)
+    for cmd in _walk(command):
+        if hasattr(cmd, "rich_markup_mode"):
+            cmd.rich_markup_mode = None
+        if cmd.context_settings.get("max_content_width") is None:
+            cmd.context_settings["max_content_width"] = HELP_WIDTH
+        if not cmd.short_help:
+            cmd.short_help = _first_sentence(cmd.help)
+    return command
+
+
+def _usage_error(exc: Any) -> int:
+    # pydantic-backed option types prefix their message with noise.
+    message = exc.format_message().replace("Value error, ", "")
+    if message[:1].isupper() and message[1:2].islower():
+        message = message[0].lower() + message[1:]
+    error(message)
+    path = exc.ctx.command_path if exc.ctx is not None else "recworld"
+    typer.echo(f"try '{path} --help' for help", err=True)
+    return int(exc.exit_code)
+
+
+def run(app: typer.Typer, argv: list[str] | None = None, *, prog_name: str = "recworld") -> int:
+    """Run ``app`` on ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    command = plain_command(app)
+    click = _click()
+    try:
+        code = command.main(args=argv, prog_name=prog_name, standalone_mode=False)
+    except RecWorldError as exc:
+        _log.debug("%s", type(exc).__name__, exc_info=True)
+        error(str(exc))
+        return exc.exit_code
+    except click.NoArgsIsHelpError as exc:
+        exc.show()
+        return int(exc.exit_code)
+    except click.UsageError as exc:
+        return _usage_error(exc)
+    except click.ClickException as exc:
+        error(exc.format_message())
+        return int(exc.exit_code)
+    except (click.Abort, typer.Abort):
+        error("aborted")
+        return 1
+    except KeyboardInterrupt:  # outside a command body (typer maps one inside to exit 130)
+        code = INTERRUPTED
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    if code == INTERRUPTED:
+        typer.echo(f"recworld: {interrupt_message()}", err=True)
+    return code if isinstance(code, int) else 0
+
+
+def option_error(exc: Exception, flags: Mapping[str, str] | None = None) -> ConfigError:
+    """A pydantic ``ValidationError`` on command options as a ConfigError naming the flag.
+
+    Config fields are not flags (``timeout_s`` is ``--timeout``): ``flags`` maps
+    the exceptions; any other field ``a_b`` is shown as ``--a-b``.
+    """
+    errors = getattr(exc, "errors", None)
+    first: dict[str, object] = errors()[0] if callable(errors) and errors() else {}
+    loc = first.get("loc") or ()
+    field = str(loc[0]) if isinstance(loc, tuple | list) and loc else ""
+    flag = (flags or {}).get(field) or (f"--{field.replace('_', '-')}" if field else "")
+    message = str(first.get("msg") or exc).removeprefix("Value error, ")
+    return ConfigError(f"invalid value for {flag}: {message}" if flag else message)

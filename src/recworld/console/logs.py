@@ -1,0 +1,92 @@
+"""Logging for the package: ``--log-level`` on stderr, and a log file per run folder.
+
+Modules log through ``logging.getLogger(__name__)``, so every record sits under
+the ``recworld`` logger configured here. Stderr shows warnings by default, in
+the same ``recworld: ...`` style as errors; a run folder's ``recworld.log``
+keeps INFO and above whatever the terminal shows, for reading after the fact.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+
+LOG_FILE = "recworld.log"
+_ROOT = "recworld"
+
+
+class LogLevel(StrEnum):
+    """The levels ``--log-level`` accepts."""
+
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+    @property
+    def number(self) -> int:
+        return int(getattr(logging, self.value.upper()))
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is now (tests and pagers replace it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # Not setStream: it flushes the old stream, which a test harness may have closed.
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+class _ConsoleFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"recworld: {record.levelname.lower()}: {record.getMessage()}"
+
+
+def _stderr_handler(logger: logging.Logger) -> _StderrHandler:
+    for handler in logger.handlers:
+        if isinstance(handler, _StderrHandler):
+            return handler
+    handler = _StderrHandler()
+    handler.setFormatter(_ConsoleFormatter())
+    logger.addHandler(handler)
+    return handler
+
+
+def _effective_level(logger: logging.Logger) -> int:
+    return min((h.level for h in logger.handlers), default=logging.NOTSET)
+
+
+def configure_logging(level: LogLevel | str = LogLevel.warning) -> None:
+    """Send ``recworld`` records at ``level`` and above to stderr (idempotent)."""
+    chosen = level if isinstance(level, LogLevel) else LogLevel(str(level).lower())
+    logger = logging.getLogger(_ROOT)
+    logger.propagate = False
+    _stderr_handler(logger).setLevel(chosen.number)
+    logger.setLevel(_effective_level(logger))
+
+
+@contextmanager
+def log_to_file(folder: Path, level: int = logging.INFO) -> Iterator[Path]:
+    """Append the package's log records to ``folder/recworld.log`` while the block runs.
+
+    The eval and LUNAR commands wrap a run in this, so a run folder explains
+    itself (retries, skipped items, timings) without rerunning at a higher level.
+    """
+    path = Path(folder) / LOG_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger(_ROOT)
+    logger.addHandler(handler)
+    logger.setLevel(_effective_level(logger))
+    try:
+        yield path
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+        logger.setLevel(_effective_level(logger))

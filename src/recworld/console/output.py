@@ -1,0 +1,66 @@
+"""Results on stdout: ``--json`` for scripts, tables that never hide an id.
+
+A rich table on a terminal wide enough to show it whole; otherwise (piped,
+redirected, or too narrow) one tab-separated line per row under a header line,
+so ``cut -f1`` and ``grep`` work and no id is cut to ``mem_item_i…``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON on stdout (nothing else goes there).")
+]
+ProgressOption = Annotated[
+    bool,
+    typer.Option("--progress/--no-progress", help="Show progress on stderr (only on a terminal)."),
+]
+
+
+def emit_json(value: Any) -> None:
+    """Write ``value`` as one JSON document on stdout (paths and other objects as strings)."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def plain_table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Tab-separated text: a header line, then one line per row."""
+    clean = [[str(cell).replace("\t", " ").replace("\n", " ") for cell in row] for row in [columns, *rows]]
+    return "".join("\t".join(row) + "\n" for row in clean)
+
+
+def natural_width(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> int:
+    """Columns a rich table needs to show every cell whole: widest cell + 2 padding + 1 rule each, + 1."""
+    from rich.cells import cell_len
+
+    widths = [cell_len(str(c)) for c in columns]
+    for row in rows:
+        widths = [max(w, cell_len(str(cell))) for w, cell in zip(widths, row, strict=False)]
+    return sum(w + 3 for w in widths) + 1
+
+
+def print_table(
+    columns: Sequence[str], rows: Sequence[Sequence[object]], *, title: str | None = None
+) -> None:
+    """A rich table when stdout is a terminal wide enough for every cell, else :func:`plain_table`."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    if console.is_terminal and natural_width(columns, rows) <= console.width:
+        table = Table(title=Text(title) if title else None)
+        for column in columns:
+            table.add_column(column, no_wrap=True)
+        for row in rows:
+            table.add_row(*(Text(str(cell)) for cell in row))
+        console.print(table)
+        return
+    sys.stdout.write(plain_table(columns, rows))
+    sys.stdout.flush()

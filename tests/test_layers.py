@@ -1,0 +1,245 @@
+"""The package layers point one way: each package imports only the packages declared below it.
+
+Two checks, because each misses what the other sees:
+
+* statically, every ``import`` in every module (function-level and
+  ``TYPE_CHECKING``-only imports included: a lazy import still couples the
+  layers and hides a cycle) must be an edge of :data:`ALLOWED`;
+* dynamically, each package imported alone in a fresh interpreter must load,
+  and must not pull in any package outside what :data:`ALLOWED` reaches from it
+  (``__init__`` side effects, import-time registration).
+
+:data:`ALLOWED` is the target graph, written once. Changing the architecture
+means changing this table (and docs/architecture.md), consciously.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "recworld"
+
+# The package root (``recworld/__init__.py``: version and error types) and the leaf modules every layer uses.
+FOUNDATION = frozenset({"recworld", "errors", "io", "seeding", "paths", "chat", "console"})
+
+# Lowest first. A package may import only packages earlier in this order, and only those ALLOWED names.
+ORDER = (
+    "errors",
+    "recworld",
+    "seeding",
+    "paths",
+    "chat",
+    "io",
+    "console",
+    "data",
+    "mining",
+    "models",
+    "lrworld",
+    "runner",
+    "scoring",
+    "baselines",
+    "multimodal",
+    "evaluation",
+    "export",
+    "report",
+    "lunar",
+    "cli",
+)
+
+ALLOWED: dict[str, frozenset[str]] = {
+    # foundation: leaf modules; io names the package version for its output markers.
+    "recworld": frozenset({"errors"}),
+    "errors": frozenset(),
+    "seeding": frozenset(),
+    "paths": frozenset(),
+    "chat": frozenset(),
+    "io": frozenset({"recworld", "errors"}),
+    # terminal conventions (errors, help, Ctrl-C, did-you-mean, logging); typer/rich only lazily.
+    "console": frozenset({"recworld", "errors", "io", "paths"}),
+    # data and mining know nothing of each other: mining works on plain frames and matrices.
+    "data": FOUNDATION,
+    "mining": FOUNDATION,
+    # Model backends speak chat types only; they never see a question type or a suite.
+    "models": FOUNDATION,
+    "lrworld": FOUNDATION | {"data", "mining"},
+    # The engine: requests in, completions out, cached and journalled; no LRWorld knowledge.
+    "runner": FOUNDATION | {"models"},
+    "scoring": FOUNDATION | {"lrworld"},
+    "baselines": FOUNDATION | {"data", "mining", "models", "lrworld"},
+    "multimodal": FOUNDATION | {"data", "models", "runner", "lrworld"},
+    # LRWorld evaluation orchestration sits above the engine, the scorer and the questions.
+    "evaluation": FOUNDATION | {"data", "models", "runner", "scoring", "lrworld"},
+    # Suite exports for other harnesses: questions and prompts only, never a model or the engine.
+    "export": FOUNDATION | {"lrworld", "scoring"},
+    "report": FOUNDATION | {"data", "lrworld", "scoring", "evaluation"},
+    "lunar": FOUNDATION | {"data", "models", "runner", "scoring"},
+    "cli": FOUNDATION | {"data", "lrworld", "evaluation", "export", "multimodal", "report", "lunar"},
+}
+
+# Edges made by a module *name* in data, not by an import statement, loaded on demand like an
+# entry point. They are allowed to point up because the lower package never imports the upper one.
+PLUGINS: dict[tuple[str, str], str] = {
+    ("models", "baselines"): "recworld.models.registry.BACKENDS names the classic baselines' module; "
+    "load_model imports it only when a baseline spec is asked for",
+}
+
+
+def unit_of(module: str) -> str:
+    """The layer a dotted module name belongs to: its top-level package or foundation module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_in(source: str, package: str) -> list[tuple[int, str]]:
+    """Every recworld module ``source`` imports, anywhere in it, with its line.
+
+    ``package`` is the package relative imports resolve against.
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target == "recworld":  # ``from recworld import mining`` imports the subpackage
+                found += [(node.lineno, f"recworld.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, target))
+    return [(line, m) for line, m in found if m == "recworld" or m.startswith("recworld.")]
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return imports_in(path.read_text(encoding="utf-8"), package)
+
+
+def resolve(module: str) -> str:
+    """``recworld.__version__`` and the like are names in the root package, not modules."""
+    unit = unit_of(module)
+    return unit if unit in ALLOWED else "recworld"
+
+
+@cache
+def reachable(unit: str) -> frozenset[str]:
+    seen = {unit}
+    for dep in ALLOWED[unit]:
+        seen |= reachable(dep)
+    return frozenset(seen)
+
+
+def test_the_table_is_a_layering() -> None:
+    """Every allowed edge points down the order, so the graph has no cycle by construction."""
+    assert set(ALLOWED) == set(ORDER)
+    for unit, deps in ALLOWED.items():
+        below = set(ORDER[: ORDER.index(unit)])
+        assert deps <= below, f"{unit} may not import {sorted(deps - below)}: not below it"
+    for (low, high), _reason in PLUGINS.items():
+        assert ORDER.index(low) < ORDER.index(high)
+
+
+def test_every_package_is_in_the_table() -> None:
+    units = {p.stem if p.is_file() else p.name for p in SRC.iterdir() if p.suffix == ".py" or p.is_dir()}
+    units = {"recworld" if u == "__init__" else u for u in units if u != "__pycache__"}
+    assert units == set(ALLOWED)
+
+
+def test_static_imports_follow_the_layers() -> None:
+    violations = []
+    for path in sorted(SRC.rglob("*.py")):
+        unit = unit_of(module_name(path))
+        for line, target in imported_modules(path):
+            dep = resolve(target)
+            if dep != unit and dep not in ALLOWED[unit]:
+                violations.append(f"{path.relative_to(SRC.parent)}:{line}: {unit} -> {dep} ({target})")
+    assert not violations, "imports against the layers:\n" + "\n".join(violations)
+
+
+def test_module_name_plugins_are_declared() -> None:
+    from recworld.models.registry import BACKENDS
+
+    for name, backend in BACKENDS.items():
+        dep = unit_of(backend.module)
+        assert dep == "models" or ("models", dep) in PLUGINS, f"backend {name!r} loads {backend.module}"
+
+
+def test_the_import_walker_sees_lazy_and_type_only_imports() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import numpy\n"
+        "from . import dataset\n"
+        "if TYPE_CHECKING:\n"
+        "    from recworld.lrworld.schema import Question\n"
+        "def f():\n"
+        "    import recworld.report.writer\n"
+        "    from ..runner import engine\n"
+        "    from recworld import mining\n"
+    )
+    got = [m for _line, m in imports_in(source, "recworld.data")]
+    assert got == [
+        "recworld.data",
+        "recworld.lrworld.schema",
+        "recworld.report.writer",
+        "recworld.runner",
+        "recworld.mining",
+    ]
+
+
+_LOADED = """
+import importlib, json, sys
+importlib.import_module(sys.argv[1])
+names = [m.split(".") for m in sys.modules]
+print(json.dumps(sorted({p[1] if len(p) > 1 else p[0] for p in names if p[0] == "recworld"})))
+"""
+
+
+@pytest.mark.parametrize("unit", ORDER)
+def test_each_package_imports_alone(unit: str) -> None:
+    module = "recworld" if unit == "recworld" else f"recworld.{unit}"
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, module], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, f"import {module} failed:\n{done.stderr[-3000:]}"
+    loaded = {resolve(f"recworld.{u}") if u != "recworld" else u for u in json.loads(done.stdout)}
+    # Python runs the root package's __init__ before any submodule.
+    allowed = reachable(unit) | reachable("recworld")
+    assert loaded <= allowed, f"import {module} loads {sorted(loaded - allowed)}"
+
+
+def test_architecture_doc_lists_each_public_api() -> None:
+    """docs/architecture.md names exactly each package's ``__all__`` (foundation: names that exist)."""
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(recworld\.\w+)` \| [^|]* \| (.*) \|$", doc, flags=re.M)
+    assert {unit_of(name) for name, _api in rows} == set(ORDER) - {"recworld", "cli"}
+    for name, api in rows:
+        listed = set(re.findall(r"`(\w+)`", api.split("(see")[0]))
+        module = importlib.import_module(name)
+        public = getattr(module, "__all__", None)
+        if public is None:
+            assert all(hasattr(module, n) for n in listed), (
+                name,
+                sorted(n for n in listed if not hasattr(module, n)),
+            )
+        else:
+            assert listed == set(public), (name, sorted(listed ^ set(public)))
