@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from source_writers import FIXTURES, copy_amazon
 
-from recworld.data import FORMATS, Dataset, Domain, amazon
+from recworld.data import FORMATS, Dataset, Domain, amazon_reviews
 from recworld.data.amazon import (
     clean_brand,
     clean_categories,
@@ -138,9 +138,9 @@ def test_plain_json_files_and_single_file_path(tmp_path: Path) -> None:
 
 def test_fast_and_slow_review_readers_agree(folder: Path) -> None:
     path = folder / "Toys_5.json.gz"
-    fast = amazon._read_reviews_fast(path)
+    fast = amazon_reviews._read_reviews_fast(path)
     assert fast is not None
-    slow = amazon._read_reviews_slow(path)
+    slow = amazon_reviews._read_reviews_slow(path)
     pd.testing.assert_frame_equal(fast, slow)
 
 

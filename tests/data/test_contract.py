@@ -6,6 +6,7 @@ writes its fixture in ``write`` and states what that fixture holds.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import ClassVar
@@ -179,3 +180,46 @@ class TestLastFM(LoaderContract):
         got = {(r.user_id, r.item_id, r.timestamp) for r in dataset.interactions.itertuples()}
         assert got == {(str(u), str(i), t) for u, i, _, t in RATINGS}
         assert dataset.interactions["rating"].isna().all()
+
+
+class TestLLaRA(LoaderContract):
+    """LLaRA-style LastFM sequences: each sequence is one user (its history, then its next artist)."""
+
+    format_name = "llara-lastfm"
+    n_users = 3
+    n_items = 5  # artists interacted with; a6, a candidate only, is in the catalogue but not counted
+    n_interactions = 3 + 2 + 4
+    item_fields = ("title", "genres")
+
+    def write(self, root: Path) -> Path:
+        root.mkdir(parents=True, exist_ok=True)
+
+        def artist(i: int) -> dict[str, object]:
+            return {"id": f"a{i}", "name": f"Artist {i}", "genres": ["rock" if i % 2 else "pop"]}
+
+        sequences = [
+            ("s1", [1, 2], 3, [3, 4, 5, 6]),
+            ("s2", [4], 5, []),
+            ("s3", [1, 3, 5], 2, []),
+        ]
+        with (root / "llara_sequences.jsonl").open("w", encoding="utf-8") as out:
+            for seq_id, history, nxt, candidates in sequences:
+                record: dict[str, object] = {
+                    "seq_id": seq_id,
+                    "history": [artist(i) for i in history],
+                    "next": artist(nxt),
+                }
+                if candidates:
+                    record["candidates"] = [artist(i) for i in candidates]
+                out.write(json.dumps(record) + "\n")
+        return root
+
+    def test_ratings_kept(self, dataset: Dataset) -> None:  # sequences carry order, not ratings
+        got = {(r.user_id, r.item_id, r.timestamp) for r in dataset.interactions.itertuples()}
+        assert got == {
+            ("s1", "a1", 0), ("s1", "a2", 1), ("s1", "a3", 2),
+            ("s2", "a4", 0), ("s2", "a5", 1),
+            ("s3", "a1", 0), ("s3", "a3", 1), ("s3", "a5", 2), ("s3", "a2", 3),
+        }  # fmt: skip
+        assert dataset.interactions["rating"].isna().all()
+        assert "a6" in set(dataset.items["item_id"])

@@ -11,7 +11,7 @@ import pytest
 from source_writers import copy_amazon
 
 from recworld.data.amazon import load_amazon
-from recworld.data.images import abo_matches, attach_images, folder_images
+from recworld.data.images import abo_matches, attach_images, folder_images, read_abo_images
 from recworld.errors import DataError
 
 
@@ -115,3 +115,27 @@ def test_load_amazon_with_image_folder(tmp_path: Path) -> None:
 def test_image_source_must_be_a_folder(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="not a folder"):
         attach_images(items_frame(), tmp_path / "nope")
+
+
+def test_paths_leading_out_of_the_image_folder_are_dropped(tmp_path: Path) -> None:
+    secret = tmp_path / "private" / "secret.jpg"
+    secret.parent.mkdir()
+    secret.write_bytes(b"x")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "B001.jpg").symlink_to(secret)  # a link out of the folder
+    (folder / "B002.jpg").write_bytes(b"x")
+    assert set(folder_images(folder)) == {"B002"}
+
+    root = write_abo(
+        tmp_path / "abo",
+        [{"item_id": "B001", "main_image_id": "esc"}, {"item_id": "B002", "main_image_id": "ok"}],
+        {"ok": "aa/ok.jpg"},
+    )
+    with gzip.open(root / "images" / "metadata" / "images.csv.gz", "at") as out:
+        out.write("esc,100,100,../../../private/secret.jpg\n")
+        out.write(f"abs,100,100,{secret}\n")
+    found = read_abo_images(root / "images" / "metadata" / "images.csv.gz")
+    assert set(found) == {"ok"}
+    images = attach_images(items_frame(), root).set_index("item_id")["image"]
+    assert images["B001"] == "https://x/1.jpg" and images["B002"].endswith("ok.jpg")

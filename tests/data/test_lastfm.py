@@ -145,3 +145,72 @@ def test_duplicate_pair_and_missing_file(folder: Path) -> None:
     assert not FORMATS["lastfm"].detect(folder)
     with pytest.raises(DataError, match="not found"):
         load_lastfm(folder)
+
+
+# -- LLaRA-style test sequences (recworld.data.llara) ------------------------------------------------
+
+
+def _llara_rows() -> list[dict[str, object]]:
+    def a(i: int, name: str) -> dict[str, object]:
+        return {"id": str(i), "name": name, "genres": ["rock"] if i % 2 else ["pop"]}
+
+    return [
+        {"seq_id": "7", "history": [a(3, "Muse"), a(1, "Abba")], "next": a(2, "Blur"),
+         "candidates": [a(2, "Blur"), a(4, "Oasis")]},
+        {"seq_id": "8", "history": [a(4, "Oasis")], "next": a(1, "Abba")},
+    ]  # fmt: skip
+
+
+def _write_csv(folder: Path, rows: list[dict[str, object]]) -> None:
+    lines = ["seq_id,role,position,artist_id,artist_name,genre"]
+    for row in rows:
+        members = [("history", i, x) for i, x in enumerate(row["history"])]  # type: ignore[arg-type]
+        members += [("next", 0, row["next"])]
+        members += [("candidate", i, x) for i, x in enumerate(row.get("candidates", []))]  # type: ignore[arg-type]
+        for role, pos, artist in reversed(members):  # row order must not matter, only position
+            lines.append(
+                f"{row['seq_id']},{role},{pos},{artist['id']},{artist['name']},{artist['genres'][0]}"
+            )
+    (folder / "llara_sequences.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_llara_jsonl_and_csv_give_one_dataset(tmp_path: Path) -> None:
+    import json
+
+    from recworld.data.llara import load_llara, parse_candidates
+
+    (tmp_path / "j").mkdir()
+    (tmp_path / "c").mkdir()
+    rows = _llara_rows()
+    (tmp_path / "j" / "llara_sequences.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _write_csv(tmp_path / "c", rows)
+    from_jsonl, from_csv = load_llara(tmp_path / "j"), load_llara(tmp_path / "c")
+    assert from_jsonl.fingerprint() == from_csv.fingerprint()
+    assert from_jsonl.domain is Domain.MUSIC
+    seq7 = from_jsonl.interactions[from_jsonl.interactions["user_id"] == "7"]
+    assert list(seq7["item_id"]) == ["3", "1", "2"]  # history oldest first, then the next artist
+    users = from_jsonl.users.set_index("user_id")["candidates"]
+    assert parse_candidates(users["7"]) == ["2", "4"] and not isinstance(users["8"], str)
+    titles = dict(zip(from_jsonl.items["item_id"], from_jsonl.items["title"], strict=True))
+    assert titles == {"1": "Abba", "2": "Blur", "3": "Muse", "4": "Oasis"}
+    assert "llara-lastfm" in FORMATS
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"seq_id": "1", "history": [], "next": {"id": "2", "name": "B"}}, "needs a history"),
+        ({"seq_id": "1", "history": [{"id": "1", "name": "A"}], "next": {"id": "2", "name": "B"},
+          "candidates": [{"id": "3", "name": "C"}]}, "not a candidate"),
+        ({"seq_id": "1", "history": [{"id": "1", "name": "A"}], "next": {"id": "1", "name": "Z"}}, "named"),
+    ],
+)  # fmt: skip
+def test_llara_bad_sequences_name_file_and_line(tmp_path: Path, row: dict[str, object], message: str) -> None:
+    import json
+
+    from recworld.data.llara import load_llara
+
+    (tmp_path / "llara_sequences.jsonl").write_text("\n" + json.dumps(row) + "\n")
+    with pytest.raises(DataError, match=message) as err:
+        load_llara(tmp_path)
+    assert ":2" in str(err.value)

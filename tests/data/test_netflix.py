@@ -138,7 +138,9 @@ def test_bad_title_lines(tmp_path: Path) -> None:
 
 def test_ratings_for_an_untitled_movie_are_an_error(folder: Path) -> None:
     (folder / "movie_titles.csv").write_bytes(b"1,2003,Dinosaur Planet\n2,NULL,Isle\n")
-    with pytest.raises(DataError, match="movie 3 missing"):
+    with pytest.raises(
+        DataError, match=r"combined_data_2\.txt:1: .*movie 3, which movie_titles\.csv does not list"
+    ):
         load_netflix(folder)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -28,6 +30,9 @@ from recworld.errors import DataError
 # they are rewritten to this byte, which never occurs in MovieLens text.
 _UNIT_SEPARATOR = "\x1f"
 _COMMON_SEPARATORS = ("\t", ",", "|", "::", ";")
+_BOM = b"\xef\xbb\xbf"
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*", re.ASCII)
 
 
 class ColumnKind(StrEnum):
@@ -38,11 +43,17 @@ class ColumnKind(StrEnum):
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a table: its name in the file, its kind, and whether it may be empty."""
+    """One column of a table: its name in the file, its kind, and whether it may be empty.
+
+    ``low``/``high`` bound a numeric column (inclusive): a rating off the source's scale
+    or a timestamp no calendar holds is refused with its line, not carried into the data.
+    """
 
     name: str
     kind: ColumnKind = ColumnKind.TEXT
     required: bool = True
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +94,11 @@ def read_table(spec: TableSpec) -> pd.DataFrame:
         frame = _fast_read(spec, columns)
     except (ValueError, OverflowError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         _raise_first_bad_line(spec, columns)
+        if isinstance(exc, pd.errors.EmptyDataError):
+            raise _no_rows(spec) from None
         raise DataError(f"cannot parse the file: {exc}", path=path) from exc
+    if frame.empty:
+        raise _no_rows(spec)
     if not _fast_result_ok(frame, columns):
         _raise_first_bad_line(spec, columns)
         raise DataError("cannot parse the file (fields missing or empty)", path=path)
@@ -91,31 +106,33 @@ def read_table(spec: TableSpec) -> pd.DataFrame:
     return frame.loc[:, wanted] if spec.header else frame
 
 
+def _no_rows(spec: TableSpec) -> DataError:
+    if spec.header:
+        return DataError("no data rows after the header", path=spec.path, line=2)
+    return DataError("no data rows (only blank lines)", path=spec.path, line=1)
+
+
+def _bom_length(path: Path) -> int:
+    """3 when the file starts with a UTF-8 byte-order mark (read as the text after it), else 0."""
+    with path.open("rb") as handle:
+        return len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
+
+
 def _fast_read(
     spec: TableSpec, columns: tuple[Column, ...], data: bytes | None = None, *, skip_header: bool = True
 ) -> pd.DataFrame:
     """Parse the file (or ``data``, some of its lines) with the C parser and fixed dtypes."""
+    if data is None and (bom := _bom_length(spec.path)):
+        data = spec.path.read_bytes()[bom:]  # rare: one in-memory copy, the mark left out
     source: Path | io.BytesIO = spec.path if data is None else io.BytesIO(data)
     sep = spec.sep
     if len(sep) > 1:
         raw = spec.path.read_bytes() if data is None else data
         source = io.BytesIO(raw.replace(sep.encode("ascii"), _UNIT_SEPARATOR.encode()))
         sep = _UNIT_SEPARATOR
-    dtypes: dict[int, str | type[str]] = {}
-    for index, column in enumerate(columns):
-        dtypes[index] = {ColumnKind.INT: "int64", ColumnKind.FLOAT: "float64"}.get(column.kind, str)
-    frame = pd.read_csv(
-        source,
-        sep=sep,
-        header=None,
-        skiprows=1 if spec.header and skip_header else 0,
-        dtype=dtypes,
-        encoding=spec.encoding,
-        na_filter=False,
-        quoting=csv.QUOTE_MINIMAL if spec.quoted else csv.QUOTE_NONE,
-        engine="c",
-        skip_blank_lines=True,
-    )
+    with warnings.catch_warnings():  # pandas warns about the cast of "1e30" before it refuses it
+        warnings.simplefilter("ignore", RuntimeWarning)
+        frame = _read_csv(source, sep, columns, spec, skiprows=1 if spec.header and skip_header else 0)
     if frame.shape[1] != len(columns):
         # Rows shorter than the first are padded silently; the scan explains which line is off.
         raise ValueError(f"expected {len(columns)} fields, parsed {frame.shape[1]}")
@@ -123,13 +140,39 @@ def _fast_read(
     return frame
 
 
+def _read_csv(
+    source: Path | io.BytesIO, sep: str, columns: tuple[Column, ...], spec: TableSpec, skiprows: int
+) -> pd.DataFrame:
+    dtypes: dict[int, str | type[str]] = {}
+    for index, column in enumerate(columns):
+        dtypes[index] = {ColumnKind.INT: "int64", ColumnKind.FLOAT: "float64"}.get(column.kind, str)
+    return pd.read_csv(
+        source,
+        sep=sep,
+        header=None,
+        skiprows=skiprows,
+        dtype=dtypes,
+        encoding=spec.encoding,
+        na_filter=False,
+        quoting=csv.QUOTE_MINIMAL if spec.quoted else csv.QUOTE_NONE,
+        engine="c",
+        skip_blank_lines=True,
+    )
+
+
 def _fast_result_ok(frame: pd.DataFrame, columns: tuple[Column, ...]) -> bool:
     for column in columns:
         series = frame[column.name]
-        if column.kind is ColumnKind.FLOAT:
-            if not np.isfinite(series.to_numpy(dtype="float64")).all():
+        if column.kind is ColumnKind.TEXT:
+            if column.required and series.eq("").any():
                 return False
-        elif column.kind is ColumnKind.TEXT and column.required and series.eq("").any():
+            continue
+        values = series.to_numpy(dtype="float64" if column.kind is ColumnKind.FLOAT else "int64")
+        if column.kind is ColumnKind.FLOAT and not np.isfinite(values).all():
+            return False
+        if column.low is not None and len(values) and values.min() < column.low:
+            return False
+        if column.high is not None and len(values) and values.max() > column.high:
             return False
     return True
 
@@ -140,7 +183,7 @@ def _fast_result_ok(frame: pd.DataFrame, columns: tuple[Column, ...]) -> bool:
 def first_line(path: Path, encoding: str) -> str:
     """The first line of ``path`` without its line ending, decoded strictly."""
     with path.open("rb") as handle:
-        raw = handle.readline()
+        raw = handle.readline().removeprefix(_BOM)
     if not raw.strip():
         raise DataError("file is empty" if not raw else "the first line is blank", path=path, line=1)
     try:
@@ -178,6 +221,8 @@ def _header_columns(spec: TableSpec) -> tuple[Column, ...]:
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(_BOM)
             yield number, raw.rstrip(b"\r\n")
 
 
@@ -252,6 +297,8 @@ def _raise_first_bad_line(spec: TableSpec, columns: tuple[Column, ...]) -> None:
 def _check_row(
     values: list[str], line: str, spec: TableSpec, columns: tuple[Column, ...]
 ) -> tuple[str | None, str | None]:
+    if not line.strip():
+        return "the line holds only whitespace", None
     if len(values) != len(columns):
         hint = _separator_hint(line, spec) if len(values) == 1 else ""
         return (
@@ -259,21 +306,38 @@ def _check_row(
             None,
         )
     for column, value in zip(columns, values, strict=True):
-        if column.kind is ColumnKind.INT:
-            try:
-                int(value)
-            except ValueError:
-                return f"expected an integer, got {value!r}", column.name
-        elif column.kind is ColumnKind.FLOAT:
-            try:
-                ok = math.isfinite(float(value))
-            except ValueError:
-                ok = False
-            if not ok:
-                return f"expected a number, got {value!r}", column.name
-        elif column.required and value == "":
-            return "empty value", column.name
+        problem = _check_value(column, value)
+        if problem:
+            return problem, column.name
     return None, None
+
+
+def _check_value(column: Column, value: str) -> str | None:
+    if column.kind is ColumnKind.TEXT:
+        return "empty value" if column.required and value == "" else None
+    number: float | int
+    if column.kind is ColumnKind.INT:
+        if not _INTEGER.fullmatch(value):
+            return f"expected an integer, got {value[:40]!r}"
+        number = int(value)
+        if not _INT64_MIN <= number <= _INT64_MAX:
+            return f"integer {value.strip()[:40]} does not fit in 64 bits"
+    else:
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            return f"expected a number, got {value[:40]!r}"
+    if (column.low is not None and number < column.low) or (column.high is not None and number > column.high):
+        return f"{value.strip()[:40]} is outside the allowed range {_fmt(column.low)}..{_fmt(column.high)}"
+    return None
+
+
+def _fmt(bound: float | None) -> str:
+    if bound is None:
+        return ""
+    return str(int(bound)) if float(bound).is_integer() else str(bound)
 
 
 def _separator_hint(line: str, spec: TableSpec) -> str:
@@ -312,3 +376,16 @@ def first_duplicate(values: pd.Series) -> int | None:
     """Row position of the first value that repeats an earlier one, or None."""
     dup = values.duplicated().to_numpy()
     return int(dup.argmax()) if dup.any() else None
+
+
+def undecodable_line(path: Path, encoding: str) -> DataError | None:
+    """A DataError for the first line of ``path`` that does not decode, or None.
+
+    For readers (pyarrow, ``csv``) whose own decode error says nothing of where.
+    """
+    for number, raw in _lines(path):
+        try:
+            raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            return DataError(_decode_message(exc, encoding), path=path, line=number)
+    return None

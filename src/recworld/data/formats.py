@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from recworld.data import amazon, lastfm, movielens, netflix, recbole
+from recworld.data import amazon, lastfm, llara, movielens, netflix, recbole
 from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError
 
@@ -102,6 +102,13 @@ FORMATS: dict[str, SourceFormat] = {
             required=("user_artists.dat", "artists.dat"),
             optional=("tags.dat", "user_taggedartists-timestamps.dat"),
             loader=lastfm.load,
+        ),
+        SourceFormat(
+            llara.LLARA_FORMAT,
+            "LLaRA-style LastFM test sequences: llara_sequences.jsonl or .csv (see recworld.data.llara)",
+            required=("llara_sequences.*",),
+            optional=(),
+            loader=llara.load_llara,
         ),
     )
 }

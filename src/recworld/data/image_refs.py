@@ -1,23 +1,61 @@
-"""Image references of items: which are local files, which are remote, and whether a file is an image.
+"""Image references of items: which are local files, which may be read, and whether a file is an image.
 
 An item's ``image`` field holds a local path (absolute, or relative to the
 dataset folder) or a URL. Nothing here fetches URLs: describing needs the bytes
-on disk, so remote references are only counted. A local file is opened with
-Pillow and verified before any request is sent, so a broken file stops the run
-with an error naming it instead of costing a model call.
+on disk, so remote references are only counted.
+
+A dataset is untrusted input, and whatever image it names may be posted to a
+model server, so a local reference is used only when
+
+1. it resolves (``..`` and symbolic links followed) inside one of the
+   :class:`ImageRoots`: the dataset's own folder or a folder the user named
+   with ``--image-root``;
+2. it is a regular file of at most :data:`MAX_IMAGE_BYTES`;
+3. its first bytes are a PNG, JPEG, GIF or WebP signature (checked before any
+   other byte is read, and before Pillow sees it);
+4. Pillow, restricted to that one format and with its decompression-bomb
+   guard raised to an error, verifies it, and it has at most
+   :data:`MAX_IMAGE_PIXELS` pixels.
+
+Anything else raises :class:`RefusedImageError`; callers skip the item and count
+the reason (:func:`screen_images`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-from dataclasses import dataclass
+import stat
+import warnings
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
-from recworld.errors import DataError
+import pandas as pd
+
+from recworld.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from recworld.data.dataset import Dataset
 
 # "http://", "s3://", "data:" ...; a one-letter scheme is a Windows drive ("C:\\"), not a URL.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+# 40 megapixels is far above what any vision model takes (LLaVA-1.6 tiles at most 672x1344).
+MAX_IMAGE_PIXELS = 40_000_000
+_HEAD = 12
+
+
+class RefusedImageError(DataError):
+    """A local image reference that may not be read or sent; ``reason`` is what gets counted."""
+
+    def __init__(self, reason: str, path: Path, detail: str = "", *, item_id: str | None = None) -> None:
+        self.reason = reason
+        where = f" (item {item_id!r})" if item_id is not None else ""
+        super().__init__(f"{reason}{where}{': ' + detail if detail else ''}", path=path, field="image")
 
 
 def is_remote(reference: str) -> bool:
@@ -26,11 +64,57 @@ def is_remote(reference: str) -> bool:
 
 
 def resolve_local(reference: str, base_dir: Path | None) -> Path:
-    """The file a local reference names; relative paths are taken from ``base_dir`` (the dataset folder)."""
+    """The file a local reference names; relative paths are taken from ``base_dir`` (the dataset folder).
+
+    Symbolic links are resolved, so the result is where the bytes really are.
+    """
     path = Path(reference).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
     return path.resolve()
+
+
+@dataclass(frozen=True)
+class ImageRoots:
+    """The folders local images may come from (each resolved, so links cannot widen them)."""
+
+    folders: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(cls, folders: Iterable[str | Path], *, check: bool = False) -> ImageRoots:
+        """Resolve ``folders``; with ``check`` a missing one is a :class:`ConfigError` (a mistyped flag)."""
+        out: list[Path] = []
+        for folder in folders:
+            path = Path(folder).expanduser().resolve()
+            if check and not path.is_dir():
+                raise ConfigError(f"option --image-root: {folder} is not a folder")
+            if path not in out:
+                out.append(path)
+        return cls(tuple(out))
+
+    def __add__(self, other: ImageRoots) -> ImageRoots:
+        return ImageRoots.of([*self.folders, *other.folders])
+
+    def contains(self, path: Path) -> bool:
+        return any(path.is_relative_to(root) for root in self.folders)
+
+    def to_json(self) -> list[str]:
+        return [str(root) for root in self.folders]
+
+
+def dataset_folder(name_or_path: str) -> Path:
+    """The folder a ``--dataset`` argument stands for (as ``resolve_dataset`` finds it).
+
+    Its images may be read without ``--image-root``: the dataset's own folder.
+    """
+    from recworld import paths
+
+    fetched = paths.datasets_dir() / name_or_path
+    bare = "/" not in name_or_path and "\\" not in name_or_path and name_or_path not in {".", ".."}
+    if bare and (fetched / "dataset.json").exists():
+        return fetched.resolve()
+    path = Path(name_or_path).expanduser().resolve()
+    return path if path.is_dir() else path.parent
 
 
 @dataclass(frozen=True)
@@ -44,24 +128,167 @@ class ImageFile:
     height: int
 
 
-def verify_image(path: Path, *, item_id: str | None = None) -> ImageFile:
-    """Read and verify one image file; raise :class:`DataError` naming the file when it is unusable."""
+def _signature(head: bytes) -> str | None:
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "PNG"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "JPEG"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "GIF"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "WEBP"
+    return None
+
+
+def _open_image_file(path: Path) -> IO[bytes]:
+    """The one place an image file is opened (tests watch it to prove refused files are never read)."""
+    return path.open("rb")
+
+
+def _read_checked(path: Path, item_id: str | None) -> tuple[bytes, str]:
+    """The bytes of ``path`` and its format, read only after the size and signature checks pass."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise RefusedImageError("missing", path, exc.strerror or "", item_id=item_id) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise RefusedImageError("not a regular file", path, item_id=item_id)
+    if info.st_size > MAX_IMAGE_BYTES:
+        raise RefusedImageError(
+            "too large", path, f"{info.st_size} bytes > {MAX_IMAGE_BYTES}", item_id=item_id
+        )
+    try:
+        with _open_image_file(path) as handle:
+            head = handle.read(_HEAD)
+            fmt = _signature(head)
+            if fmt is None:
+                raise RefusedImageError(
+                    "not an image", path, "no PNG/JPEG/GIF/WebP signature", item_id=item_id
+                )
+            data = head + handle.read(MAX_IMAGE_BYTES + 1 - len(head))
+    except OSError as exc:
+        raise RefusedImageError("unreadable", path, exc.strerror or "", item_id=item_id) from None
+    if len(data) > MAX_IMAGE_BYTES:
+        raise RefusedImageError("too large", path, f"more than {MAX_IMAGE_BYTES} bytes", item_id=item_id)
+    return data, fmt
+
+
+def _verify_pixels(
+    data: bytes, fmt: str, path: Path, item_id: str | None, *, decode: bool
+) -> tuple[int, int]:
+    """Pillow verify (one format only, bombs are errors); ``decode`` also decodes every pixel."""
     import io
 
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
-    where = f" (item {item_id!r})" if item_id is not None else ""
+    if Image.MAX_IMAGE_PIXELS is None:  # someone switched the guard off: switch it back on
+        Image.MAX_IMAGE_PIXELS = 2 * MAX_IMAGE_PIXELS
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read image{where}: {exc.strerror}", path=path, field="image") from exc
-    try:
-        with Image.open(io.BytesIO(data)) as probe:
-            probe.verify()  # checks structure and checksums without decoding everything
-        # verify() leaves the image unusable, and misses truncated pixel data: decode once more.
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            fmt, width, height = str(image.format), image.width, image.height
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise DataError(f"not a readable image{where}: {exc}", path=path, field="image") from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data), formats=[fmt]) as probe:
+                width, height = probe.size
+                if width * height > MAX_IMAGE_PIXELS:
+                    raise RefusedImageError("too many pixels", path, f"{width}x{height}", item_id=item_id)
+                probe.verify()  # structure and checksums, without decoding everything
+            if decode:  # verify() misses truncated pixel data
+                with Image.open(io.BytesIO(data), formats=[fmt]) as image:
+                    image.load()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise RefusedImageError("too many pixels", path, str(exc), item_id=item_id) from None
+    except RefusedImageError:
+        raise
+    except Exception as exc:  # Pillow raises many types for malformed files
+        raise RefusedImageError(
+            "unreadable image", path, f"{type(exc).__name__}: {exc}", item_id=item_id
+        ) from None
+    return width, height
+
+
+def check_image(
+    reference: str,
+    roots: ImageRoots,
+    base_dir: Path | None = None,
+    *,
+    item_id: str | None = None,
+    decode: bool = True,
+) -> ImageFile:
+    """The verified image a local ``reference`` names, or :class:`RefusedImageError` saying why not."""
+    path = resolve_local(reference, base_dir)
+    if not roots.contains(path):
+        allowed = ", ".join(roots.to_json()) or "none"
+        raise RefusedImageError(
+            "outside the image roots", path, f"allowed: {allowed}; name its folder with --image-root",
+            item_id=item_id,
+        )  # fmt: skip
+    data, fmt = _read_checked(path, item_id)
+    width, height = _verify_pixels(data, fmt, path, item_id, decode=decode)
     return ImageFile(path, hashlib.sha256(data).hexdigest(), fmt, width, height)
+
+
+def verify_image(path: Path, *, item_id: str | None = None) -> ImageFile:
+    """Check one file the caller already chose (no root check): signature, size, Pillow verify and decode."""
+    return check_image(str(path), ImageRoots.of([Path(os.sep)]), item_id=item_id)
+
+
+# -- a whole dataset -------------------------------------------------------------------------------
+
+
+@dataclass
+class ImageScreen:
+    """Every item's image reference, sorted: usable local files, URLs, refusals, and items without one."""
+
+    kept: dict[str, tuple[str, ImageFile]] = field(default_factory=dict)  # item id -> (reference, file)
+    remote: list[str] = field(default_factory=list)
+    refused: dict[str, RefusedImageError] = field(default_factory=dict)
+    without_image: int = 0
+
+    def reasons(self) -> dict[str, int]:
+        """How many images were refused for each reason."""
+        return dict(sorted(Counter(e.reason for e in self.refused.values()).items()))
+
+    def summary(self) -> str:
+        """The refusals in one line: counts by reason, then the first in full."""
+        counts = ", ".join(f"{n} {reason}" for reason, n in self.reasons().items())
+        first = self.refused[min(self.refused)] if self.refused else None
+        return f"{len(self.refused)} item images skipped ({counts}); first: {first}"
+
+    def warning(self) -> str | None:
+        """One line for stderr, or None when nothing was refused."""
+        return f"warning: {self.summary()}" if self.refused else None
+
+
+def local_references(dataset: Dataset) -> list[tuple[str, str | None]]:
+    """``(item id, stripped image reference or None)`` for every item, in item order."""
+    if "image" not in dataset.items.columns:
+        return [(str(i), None) for i in dataset.items["item_id"]]
+    out: list[tuple[str, str | None]] = []
+    for item_id, value in zip(dataset.items["item_id"], dataset.items["image"], strict=True):
+        missing = value is None or (isinstance(value, float) and pd.isna(value)) or not str(value).strip()
+        out.append((str(item_id), None if missing else str(value).strip()))
+    return out
+
+
+def screen_images(
+    dataset: Dataset,
+    roots: ImageRoots,
+    base_dir: Path | None = None,
+    *,
+    limit: int | None = None,
+    decode: bool = True,
+) -> ImageScreen:
+    """Check every local item image (at most ``limit`` kept); refusals are collected, not raised."""
+    screen = ImageScreen()
+    for item_id, reference in local_references(dataset):
+        if reference is None:
+            screen.without_image += 1
+        elif is_remote(reference):
+            screen.remote.append(item_id)
+        elif limit is None or len(screen.kept) < limit:
+            try:
+                image = check_image(reference, roots, base_dir, item_id=item_id, decode=decode)
+            except RefusedImageError as exc:
+                screen.refused[item_id] = exc
+            else:
+                screen.kept[item_id] = (reference, image)
+    return screen

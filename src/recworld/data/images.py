@@ -2,6 +2,10 @@
 
 The item field ``image`` ends up holding an absolute local path where a file was
 found; items without a match keep whatever ``image`` they had (often a URL).
+Only files inside the image folder count: a listing path with ``..``, an
+absolute path or a symbolic link leading out of it is ignored. Whether a file
+is really an image is checked where it is used
+(:func:`recworld.data.image_refs.check_image`).
 
 Amazon Berkeley Objects (ABO, Collins et al. 2022) ships
 
@@ -53,10 +57,11 @@ def folder_images(folder: Path) -> dict[str, Path]:
     """
     found: dict[str, Path] = {}
     rank = {ext: i for i, ext in enumerate(IMAGE_EXTENSIONS)}
+    root = folder.resolve()
     for file in sorted(folder.iterdir()):
         ext = file.suffix.lower()
-        if ext not in rank or not file.is_file():
-            continue
+        if ext not in rank or not file.is_file() or not file.resolve().is_relative_to(root):
+            continue  # a symbolic link out of the folder is not this folder's image
         kept = found.get(file.stem)
         if kept is None or rank[ext] < rank[kept.suffix.lower()]:
             found[file.stem] = file.resolve()
@@ -104,10 +109,12 @@ def read_abo_images(images_csv: Path, image_root: Path | None = None) -> dict[st
         small = images_csv.parent.parent / "small"
         image_root = small if small.is_dir() else images_csv.parent
     out: dict[str, Path] = {}
+    root = image_root.resolve()
     for image_id, rel in zip(frame["image_id"], frame["path"], strict=True):
-        file = image_root / rel
-        if rel and file.is_file():
-            out[image_id] = file.resolve()
+        file = (image_root / rel).resolve()
+        # A path with ``..``, an absolute path or a link that leaves the image folder is dropped.
+        if rel and file.is_relative_to(root) and file.is_file():
+            out[image_id] = file
     return out
 
 

@@ -26,8 +26,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recworld.data._tables import Column, ColumnKind, TableSpec, fail_at_row, read_table
-from recworld.data.dataset import Dataset, Domain
+from recworld.data._checks import require_known, require_unique
+from recworld.data._tables import (
+    Column,
+    ColumnKind,
+    TableSpec,
+    fail_at_row,
+    read_table,
+)
+from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP, Dataset, Domain
 from recworld.errors import DataError
 
 FORMAT_NAME = "lastfm"
@@ -183,12 +190,35 @@ def _spec(path: Path, columns: tuple[Column, ...]) -> TableSpec:
     return TableSpec(path, columns, sep="\t", encoding=_encoding(path), header=True)
 
 
-def _read(path: Path, columns: tuple[Column, ...]) -> pd.DataFrame:
-    return read_table(_spec(path, columns))
+def _read(path: Path, columns: tuple[Column, ...], key: str | None = None) -> pd.DataFrame:
+    spec = _spec(path, columns)
+    frame = read_table(spec)
+    if key is not None:
+        require_unique(frame, key, spec)
+    return frame
+
+
+def _id(name: str) -> Column:
+    return Column(name, INT, low=0)
 
 
 def load(path: Path, name: str | None = None) -> Dataset:
     return load_lastfm(path, name=name)
+
+
+def _read_tags(root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """tags.dat (tagID unique) and the tag times (ms), or empty frames when either is absent."""
+    tag_path, times_path = root / TAGS, root / TAG_TIMES
+    if not (tag_path.is_file() and times_path.is_file()):
+        tags = pd.DataFrame({"tagID": pd.Series(dtype="int64"), "tagValue": pd.Series(dtype=str)})
+        tagged = pd.DataFrame(
+            {c: pd.Series(dtype="int64") for c in ("user_id", "artist_id", "tag_id", "timestamp")}
+        )
+        return tags, tagged
+    tags = _read(tag_path, (_id("tagID"), Column("tagValue", required=False)), key="tagID")
+    stamp = Column("timestamp", INT, low=MIN_TIMESTAMP * 1000, high=MAX_TIMESTAMP * 1000)
+    tagged = _read(times_path, (_id("userID"), _id("artistID"), _id("tagID"), stamp))
+    return tags, tagged.rename(columns={"userID": "user_id", "artistID": "artist_id", "tagID": "tag_id"})
 
 
 def load_lastfm(
@@ -201,39 +231,21 @@ def load_lastfm(
     """Read a HetRec Last.fm folder into a music :class:`Dataset` (genres = [dominant genre])."""
     root = Path(path)
     order = UntaggedOrder(untagged)
-    listened_spec = _spec(
-        root / USER_ARTISTS, (Column("userID", INT), Column("artistID", INT), Column("weight", INT))
-    )
-    listened = read_table(listened_spec).rename(columns={"userID": "user_id", "artistID": "artist_id"})
-    dup = listened.duplicated(["user_id", "artist_id"]).to_numpy()
+    listened_spec = _spec(root / USER_ARTISTS, (_id("userID"), _id("artistID"), Column("weight", INT, low=0)))
+    listened = read_table(listened_spec)
+    dup = listened.duplicated(["userID", "artistID"]).to_numpy()
     if dup.any():
         row = int(dup.argmax())
         pair = listened.iloc[row]
-        raise fail_at_row(
-            listened_spec, row, f"user {pair['user_id']} lists artist {pair['artist_id']} twice"
-        )
+        raise fail_at_row(listened_spec, row, f"user {pair['userID']} lists artist {pair['artistID']} twice")
     artists = _read(
         root / ARTISTS,
-        (
-            Column("id", INT),
-            Column("name"),
-            Column("url", required=False),
-            Column("pictureURL", required=False),
-        ),
+        (_id("id"), Column("name"), Column("url", required=False), Column("pictureURL", required=False)),
+        key="id",
     )
-    tag_path, times_path = root / TAGS, root / TAG_TIMES
-    if tag_path.is_file() and times_path.is_file():
-        tags = _read(tag_path, (Column("tagID", INT), Column("tagValue", required=False)))
-        tagged = _read(
-            times_path,
-            (Column("userID", INT), Column("artistID", INT), Column("tagID", INT), Column("timestamp", INT)),
-        ).rename(columns={"userID": "user_id", "artistID": "artist_id", "tagID": "tag_id"})
-    else:
-        tags = pd.DataFrame({"tagID": pd.Series(dtype="int64"), "tagValue": pd.Series(dtype=str)})
-        tagged = pd.DataFrame(
-            {c: pd.Series(dtype="int64") for c in ("user_id", "artist_id", "tag_id", "timestamp")}
-        )
-
+    require_known(listened, "artistID", listened_spec, artists["id"], ARTISTS)
+    listened = listened.rename(columns={"userID": "user_id", "artistID": "artist_id"})
+    tags, tagged = _read_tags(root)
     interactions = order_interactions(listened, tagged, order)
     if interactions.empty:
         raise DataError("no user-artist pair has a tag time (untagged='drop')", path=root)
@@ -248,7 +260,6 @@ def load_lastfm(
             "url": artists["url"].replace("", None).to_numpy(dtype=object),
         }
     )
-    items = items.drop_duplicates("item_id", keep="first")
     by_id = {str(k): v for k, v in genres.items()}
     items["genres"] = [[by_id[i]] if i in by_id else [] for i in items["item_id"]]
     return Dataset.from_frames(

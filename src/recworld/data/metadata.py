@@ -3,23 +3,35 @@
 MovieLens has no cast, director, logline or poster, which the knowledge
 measures need. Users bring them in one file; see docs/data.md for its schema.
 Rows are matched by an id column the items share (``item_id``, ``imdb_id`` or
-``tmdb_id``, in that order), or else by normalised title plus year.
+``tmdb_id``, in that order); a row without that id is matched by normalised
+title plus year. The join's report (:mod:`recworld.data.metadata_match`) names
+every row that matched nothing, and why.
 """
 
 from __future__ import annotations
 
 import csv
-import json
 import re
 import unicodedata
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from recworld.data._tables import first_line
+from recworld.data._tables import first_line, undecodable_line
 from recworld.data.dataset import Dataset
+from recworld.data.metadata_match import (
+    SHOWN_ITEMS,
+    SHOWN_ROWS,
+    FieldCoverage,
+    ItemRef,
+    MetadataMatch,
+    UnmatchedRow,
+    ratio,
+)
 from recworld.errors import DataError
+from recworld.io import iter_json_lines
 
 ID_KEYS: tuple[str, ...] = ("item_id", "imdb_id", "tmdb_id")
 LIST_FIELDS: tuple[str, ...] = ("cast", "director", "genres")
@@ -51,7 +63,10 @@ def read_metadata(path: Path) -> list[tuple[int, dict[str, Any]]]:
         raise DataError("metadata file not found", path=path)
     if path.stat().st_size == 0:
         raise DataError("file is empty", path=path, line=1)
-    rows = _read_jsonl(path) if path.suffix.lower() in {".jsonl", ".json", ".ndjson"} else _read_csv(path)
+    is_json = path.suffix.lower() in {".jsonl", ".json", ".ndjson"}
+    rows = list(iter_json_lines(path)) if is_json else _read_csv(path)
+    if not rows:
+        raise DataError("the file holds no records", path=path, line=1 if is_json else 2)
     out: list[tuple[int, dict[str, Any]]] = []
     for line, record in rows:
         clean: dict[str, Any] = {}
@@ -62,31 +77,12 @@ def read_metadata(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    rows: list[tuple[int, dict[str, Any]]] = []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise DataError(
-                    f"not valid utf-8 text at column {exc.start + 1}", path=path, line=number
-                ) from exc
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg}", path=path, line=number) from exc
-            if not isinstance(record, dict):
-                raise DataError("each line must be a JSON object", path=path, line=number)
-            rows.append((number, record))
-    return rows
-
-
 def _read_csv(path: Path) -> list[tuple[int, dict[str, Any]]]:
     first_line(path, "utf-8")  # empty / undecodable header gets a precise error
     rows: list[tuple[int, dict[str, Any]]] = []
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        # utf-8-sig: a byte-order mark is read as the text it prefixes, not as part of a name.
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.reader(handle, strict=True)
             header = next(reader)
             if len(set(header)) != len(header):
@@ -106,7 +102,9 @@ def _read_csv(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 rows.append((start + 1, dict(zip(header, values, strict=True))))
                 start = reader.line_num
     except UnicodeDecodeError as exc:
-        raise DataError(f"not valid utf-8 text: {exc.reason}", path=path) from exc
+        raise undecodable_line(path, "utf-8") or DataError(
+            f"not valid utf-8 text: {exc.reason}", path=path
+        ) from None
     except csv.Error as exc:
         raise DataError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from exc
     return rows
@@ -127,9 +125,12 @@ def _clean(value: Any, field: str, path: Path, line: int) -> Any:
         if value is None or value == "":
             return None
         try:
-            return int(value)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"expected a year, got {value!r}", path=path, line=line, field=field) from exc
+            year = None if isinstance(value, bool) else int(value)
+        except (TypeError, ValueError, OverflowError):
+            year = None
+        if year is None or not 1 <= year <= 9999 or (isinstance(value, float) and not value.is_integer()):
+            raise DataError(f"expected a year, got {value!r:.40}", path=path, line=line, field=field)
+        return year
     if value is None or value == "":
         return None
     if isinstance(value, (dict, list)):
@@ -143,30 +144,28 @@ def _resolve_image(value: str, base: Path) -> str:
     return str((base / value).resolve())
 
 
+Row = tuple[int, dict[str, Any]]
+TITLE_KEY = "title+year"
+
+
 def apply_metadata(dataset: Dataset, path: Path) -> Dataset:
     """Return ``dataset`` with metadata fields merged into its items.
 
     A non-empty metadata value replaces the source's value. The match report
-    (key used, rows, matched items) is stored in ``source["metadata"]``.
+    (:class:`~recworld.data.metadata_match.MetadataMatch`, as JSON) is stored
+    in ``source["metadata"]``.
     """
     rows = read_metadata(path)
     items = dataset.items
     key = next((k for k in ID_KEYS if k in items.columns and any(k in r for _, r in rows)), None)
-    if key is not None:
-        lookup = {
-            _key_value(key, str(v)): str(i)
-            for v, i in zip(items[key], items["item_id"], strict=True)
-            if v is not None and not pd.isna(v)
-        }
-        matches = _match_by_key(rows, key, lookup, path)
-    else:
-        if not any("title" in r for _, r in rows):
-            raise DataError(
-                f"no column to match items by: give one of {list(ID_KEYS)} or title (+ year)",
-                path=path,
-                line=1,
-            )
-        matches = _match_by_title(rows, items)
+    if key is None and not any("title" in r for _, r in rows):
+        raise DataError(
+            f"no column to match items by: give one of {list(ID_KEYS)} or title (+ year)",
+            path=path,
+            line=1,
+        )
+    matcher = _Matcher(items, key)
+    matches, lines, by_key, unmatched = matcher.match(rows, path)
     fields = [f for f in (*LIST_FIELDS, *TEXT_FIELDS) if any(f in r for _, r in rows)]
     merged = items.copy()
     index = {item_id: pos for pos, item_id in enumerate(merged["item_id"])}
@@ -178,39 +177,132 @@ def apply_metadata(dataset: Dataset, path: Path) -> Dataset:
                 continue
             values[index[item_id]] = _resolve_image(value, path.parent) if field == "image" else value
         merged[field] = pd.Series(values, index=merged.index, dtype=object)
-    report = {
-        "path": str(path),
-        "key": key or "title+year",
-        "rows": len(rows),
-        "matched_items": len(matches),
-        "unmatched_rows": len(rows) - len(matches),
-        "fields": fields,
-    }
-    source = {**dataset.source, "metadata": report}
+    report = MetadataMatch(
+        path=str(path),
+        key=key or TITLE_KEY,
+        by_key=dict(by_key),
+        rows=len(rows),
+        matched_rows=len(matches),
+        unmatched_rows=len(unmatched),
+        matched_items=len(matches),
+        dataset_items=len(merged),
+        item_coverage=ratio(len(matches), len(merged)),
+        row_coverage=ratio(len(matches), len(rows)),
+        fields=fields,
+        field_coverage={f: _coverage(merged[f], matches, f) for f in fields},
+        unmatched=unmatched[:SHOWN_ROWS],
+        unmatched_more=max(0, len(unmatched) - SHOWN_ROWS),
+        **_items_without(merged, lines),
+    )
+    source = {**dataset.source, "metadata": report.to_json()}
     return Dataset.from_frames(
         dataset.name, dataset.domain, dataset.interactions, merged, dataset.users, source
     )
 
 
-def _match_by_key(
-    rows: list[tuple[int, dict[str, Any]]], key: str, lookup: dict[str, str], path: Path
-) -> dict[str, dict[str, Any]]:
-    matches: dict[str, dict[str, Any]] = {}
-    seen: dict[str, int] = {}
-    for line, record in rows:
-        raw = record.get(key)
-        if raw is None:
-            continue
-        value = _key_value(key, raw)
-        if value in seen:
-            raise DataError(
-                f"duplicate {key} {value!r} (first on line {seen[value]})", path=path, line=line, field=key
+def _coverage(column: pd.Series, matches: dict[str, dict[str, Any]], field: str) -> FieldCoverage:
+    from_file = sum(1 for record in matches.values() if record.get(field) not in (None, []))
+    filled = int(sum(1 for v in column if _present(v)))
+    return FieldCoverage(from_file=from_file, filled=filled, coverage=ratio(filled, len(column)))
+
+
+def _present(value: Any) -> bool:
+    if value is None or isinstance(value, str):
+        return bool(value)
+    if hasattr(value, "__len__"):  # lists, and numpy arrays once read back from Parquet
+        return len(value) > 0
+    return not bool(pd.isna(value))
+
+
+def _items_without(items: pd.DataFrame, lines: dict[str, int]) -> dict[str, Any]:
+    missing = [i for i in range(len(items)) if items["item_id"].iat[i] not in lines]
+    titles = items["title"] if "title" in items.columns else None
+    examples = [
+        ItemRef(
+            item_id=str(items["item_id"].iat[i]),
+            title=titles.iat[i] if titles is not None and isinstance(titles.iat[i], str) else None,
+        )
+        for i in missing[:SHOWN_ITEMS]
+    ]
+    return {"items_without_metadata": len(missing), "items_without_metadata_examples": examples}
+
+
+class _Matcher:
+    """Matches one row at a time: by the id column when the row has one, else by title (+ year)."""
+
+    def __init__(self, items: pd.DataFrame, key: str | None) -> None:
+        self.key = key
+        self.ids: dict[str, str] = {}
+        if key is not None:
+            self.ids = {
+                _key_value(key, str(v)): str(i)
+                for v, i in zip(items[key], items["item_id"], strict=True)
+                if v is not None and not pd.isna(v)
+            }
+        years = items["year"] if "year" in items.columns else pd.Series([None] * len(items))
+        self.titles: dict[str, list[tuple[str, int | None]]] = {}
+        for item_id, title, year in zip(items["item_id"], items["title"], years, strict=True):
+            self.titles.setdefault(normalise_title(str(title)), []).append(
+                (str(item_id), None if pd.isna(year) else int(year))
             )
-        seen[value] = line
-        item_id = lookup.get(value)
-        if item_id is not None:
-            matches[item_id] = record
-    return matches
+
+    def match(
+        self, rows: list[Row], path: Path
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, int], Counter[str], list[UnmatchedRow]]:
+        """Matched records and lines by item id, matched rows per key, and the unmatched rows."""
+        matches: dict[str, dict[str, Any]] = {}
+        lines: dict[str, int] = {}
+        by_key: Counter[str] = Counter()
+        unmatched: list[UnmatchedRow] = []
+        seen: dict[str, int] = {}
+        for line, record in rows:
+            raw = record.get(self.key) if self.key is not None else None
+            if self.key is not None and raw is not None:
+                value = _key_value(self.key, raw)
+                if value in seen:
+                    raise DataError(
+                        f"duplicate {self.key} {value!r} (first on line {seen[value]})",
+                        path=path,
+                        line=line,
+                        field=self.key,
+                    )
+                seen[value] = line
+            item_id, used, reason = self._one(record, raw)
+            first = lines.get(item_id) if item_id is not None else None
+            if first is not None:
+                item_id, reason = None, f"item {item_id} was already matched by line {first}"
+            if item_id is None or used is None:
+                unmatched.append(UnmatchedRow(line=line, keys=self._keys(record), reason=reason))
+                continue
+            matches[item_id], lines[item_id] = record, line
+            by_key[used] += 1
+        return matches, lines, by_key, unmatched
+
+    def _one(self, record: dict[str, Any], raw: Any) -> tuple[str | None, str | None, str]:
+        if self.key is not None and raw is not None:
+            item_id = self.ids.get(_key_value(self.key, raw))
+            return (item_id, self.key, "") if item_id else (None, None, f"no item has this {self.key}")
+        title = record.get("title")
+        if title is None:
+            return None, None, f"no {self.key} and no title" if self.key else "no title"
+        candidates = self.titles.get(normalise_title(title), [])
+        if not candidates:
+            return None, None, "no item has this title"
+        year = record.get("year")
+        if year is not None:
+            same = [c for c in candidates if c[1] == year]
+            if not same:
+                years = sorted({str(c[1]) for c in candidates if c[1] is not None}) or ["no year"]
+                return None, None, f"the title's year is {', '.join(years)}"
+            candidates = same
+        if len(candidates) > 1:
+            # An ambiguous title ("Hamlet" without a year) matches nothing rather than a guess.
+            return None, None, f"{len(candidates)} items have this title" + ("" if year else "; add a year")
+        return candidates[0][0], TITLE_KEY, ""
+
+    def _keys(self, record: dict[str, Any]) -> dict[str, str | int]:
+        names = [*([self.key] if self.key else []), "title", "year"]
+        return {n: record[n] for n in names if isinstance(record.get(n), (str, int))}
 
 
 def _key_value(key: str, value: str) -> str:
@@ -218,25 +310,3 @@ def _key_value(key: str, value: str) -> str:
     if key == "item_id":
         return value
     return value.strip().removeprefix("tt").lstrip("0") or "0"
-
-
-def _match_by_title(rows: list[tuple[int, dict[str, Any]]], items: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    years = items["year"] if "year" in items.columns else pd.Series([None] * len(items))
-    by_title: dict[str, list[tuple[str, int | None]]] = {}
-    for item_id, title, year in zip(items["item_id"], items["title"], years, strict=True):
-        by_title.setdefault(normalise_title(str(title)), []).append(
-            (item_id, None if pd.isna(year) else int(year))
-        )
-    matches: dict[str, dict[str, Any]] = {}
-    for _, record in rows:
-        title = record.get("title")
-        if title is None:
-            continue
-        candidates = by_title.get(normalise_title(title), [])
-        year = record.get("year")
-        if year is not None:
-            candidates = [c for c in candidates if c[1] == year]
-        # An ambiguous title ("Hamlet" without a year) matches nothing rather than a guess.
-        if len(candidates) == 1 and candidates[0][0] not in matches:
-            matches[candidates[0][0]] = record
-    return matches

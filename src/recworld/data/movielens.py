@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from recworld.data._checks import require_known, require_unique
 from recworld.data._tables import (
     Column,
     ColumnKind,
     TableSpec,
     fail_at_row,
-    first_duplicate,
     read_table,
 )
-from recworld.data.dataset import Dataset, Domain
+from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP, Dataset, Domain
 from recworld.errors import DataError
 
 INT, FLOAT, TEXT = ColumnKind.INT, ColumnKind.FLOAT, ColumnKind.TEXT
@@ -125,22 +125,27 @@ def _optional_text(column: pd.Series) -> pd.Series:
     return pd.Series([v or None for v in column], index=column.index, dtype=object)
 
 
-def _unique(frame: pd.DataFrame, column: str, spec: TableSpec) -> None:
-    row = first_duplicate(frame[column])
-    if row is not None:
-        raise fail_at_row(spec, row, f"duplicate id {frame[column].iloc[row]!r}", field=column)
+# The rating scale of each release: 1-5 whole stars, half stars from ML-20M on.
+WHOLE_STARS = (1.0, 5.0)
+HALF_STARS = (0.5, 5.0)
 
 
-def _ratings_spec(path: Path, sep: str, encoding: str, *, header: bool = False) -> TableSpec:
+def _ratings_spec(
+    path: Path, sep: str, encoding: str, scale: tuple[float, float], *, header: bool = False
+) -> TableSpec:
     names = (
         ("userId", "movieId", "rating", "timestamp")
         if header
         else ("user_id", "item_id", "rating", "timestamp")
     )
-    kinds = (INT, INT, FLOAT, INT)
     return TableSpec(
         path,
-        tuple(Column(n, k) for n, k in zip(names, kinds, strict=True)),
+        (
+            Column(names[0], INT, low=0),
+            Column(names[1], INT, low=0),
+            Column(names[2], FLOAT, low=scale[0], high=scale[1]),
+            Column(names[3], INT, low=MIN_TIMESTAMP, high=MAX_TIMESTAMP),
+        ),
         sep=sep,
         encoding=encoding,
         header=header,
@@ -163,14 +168,37 @@ def _ml100k_genres(root: Path) -> tuple[str, ...]:
     return tuple(frame.sort_values("index")["genre"].tolist())
 
 
+def _ml100k_users(root: Path, ratings: pd.DataFrame, rating_spec: TableSpec) -> pd.DataFrame | None:
+    """u.user when present; every rating's user must be listed there."""
+    if not (root / "u.user").exists():
+        return None
+    user_spec = TableSpec(
+        root / "u.user",
+        (
+            Column("user_id", INT, low=0),
+            Column("age", INT, low=0, high=150),
+            Column("gender"),
+            Column("occupation"),
+            Column("zip_code", required=False),
+        ),
+        sep="|",
+        encoding="latin-1",
+    )
+    raw_users = read_table(user_spec)
+    require_unique(raw_users, "user_id", user_spec)
+    require_known(ratings, "user_id", rating_spec, raw_users["user_id"], "u.user")
+    return raw_users.assign(user_id=ids_as_str(raw_users["user_id"]))
+
+
 def load_ml100k(root: Path, name: str) -> Dataset:
     """GroupLens ML-100K: u.data (tab), u.item and u.user ('|', latin-1), optional u.genre."""
-    ratings = read_table(_ratings_spec(root / "u.data", "\t", "latin-1"))
+    rating_spec = _ratings_spec(root / "u.data", "\t", "latin-1", WHOLE_STARS)
+    ratings = read_table(rating_spec)
     genres = _ml100k_genres(root)
     item_spec = TableSpec(
         root / "u.item",
         (
-            Column("item_id", INT),
+            Column("item_id", INT, low=0),
             Column("title_raw"),
             Column("release_date", required=False),
             Column("video_release_date", required=False),
@@ -181,7 +209,8 @@ def load_ml100k(root: Path, name: str) -> Dataset:
         encoding="latin-1",
     )
     raw_items = read_table(item_spec)
-    _unique(raw_items, "item_id", item_spec)
+    require_unique(raw_items, "item_id", item_spec)
+    require_known(ratings, "item_id", rating_spec, raw_items["item_id"], "u.item")
     flags = raw_items.loc[:, list(genres)].to_numpy()
     bad = ~np.isin(flags, (0, 1))
     if bad.any():
@@ -207,23 +236,7 @@ def load_ml100k(root: Path, name: str) -> Dataset:
             "imdb_url": _optional_text(raw_items["imdb_url"]),
         }
     )
-    users = None
-    if (root / "u.user").exists():
-        user_spec = TableSpec(
-            root / "u.user",
-            (
-                Column("user_id", INT),
-                Column("age", INT),
-                Column("gender"),
-                Column("occupation"),
-                Column("zip_code", required=False),
-            ),
-            sep="|",
-            encoding="latin-1",
-        )
-        raw_users = read_table(user_spec)
-        _unique(raw_users, "user_id", user_spec)
-        users = raw_users.assign(user_id=ids_as_str(raw_users["user_id"]))
+    users = _ml100k_users(root, ratings, rating_spec)
     return Dataset.from_frames(
         name, Domain.MOVIE, _interactions(ratings), items, users, source={"format": "ml-100k"}
     )
@@ -242,15 +255,17 @@ def _decode_codes(frame: pd.DataFrame, column: str, table: dict[int, str], spec:
 
 def load_ml1m(root: Path, name: str) -> Dataset:
     """GroupLens ML-1M: ratings.dat, movies.dat, users.dat ('::'-separated, latin-1)."""
-    ratings = read_table(_ratings_spec(root / "ratings.dat", "::", "latin-1"))
+    rating_spec = _ratings_spec(root / "ratings.dat", "::", "latin-1", WHOLE_STARS)
+    ratings = read_table(rating_spec)
     movie_spec = TableSpec(
         root / "movies.dat",
-        (Column("item_id", INT), Column("title_raw"), Column("genres", required=False)),
+        (Column("item_id", INT, low=0), Column("title_raw"), Column("genres", required=False)),
         sep="::",
         encoding="latin-1",
     )
     movies = read_table(movie_spec)
-    _unique(movies, "item_id", movie_spec)
+    require_unique(movies, "item_id", movie_spec)
+    require_known(ratings, "item_id", rating_spec, movies["item_id"], "movies.dat")
     titles, years = _titles_and_years(movies["title_raw"])
     items = pd.DataFrame(
         {
@@ -265,7 +280,7 @@ def load_ml1m(root: Path, name: str) -> Dataset:
         user_spec = TableSpec(
             root / "users.dat",
             (
-                Column("user_id", INT),
+                Column("user_id", INT, low=0),
                 Column("gender"),
                 Column("age", INT),
                 Column("occupation", INT),
@@ -275,7 +290,8 @@ def load_ml1m(root: Path, name: str) -> Dataset:
             encoding="latin-1",
         )
         raw = read_table(user_spec)
-        _unique(raw, "user_id", user_spec)
+        require_unique(raw, "user_id", user_spec)
+        require_known(ratings, "user_id", rating_spec, raw["user_id"], "users.dat")
         users = pd.DataFrame(
             {
                 "user_id": ids_as_str(raw["user_id"]),
@@ -301,17 +317,19 @@ def _split_genres(column: pd.Series) -> list[list[str]]:
 
 def load_ml25m(root: Path, name: str) -> Dataset:
     """GroupLens ML-25M and ml-latest(-small): ratings.csv, movies.csv, optional links.csv (UTF-8 CSV)."""
-    ratings = read_table(_ratings_spec(root / "ratings.csv", ",", "utf-8", header=True))
-    ratings.columns = pd.Index(["user_id", "item_id", "rating", "timestamp"])
+    rating_spec = _ratings_spec(root / "ratings.csv", ",", "utf-8", HALF_STARS, header=True)
+    ratings = read_table(rating_spec)
     movie_spec = TableSpec(
         root / "movies.csv",
-        (Column("movieId", INT), Column("title"), Column("genres", required=False)),
+        (Column("movieId", INT, low=0), Column("title"), Column("genres", required=False)),
         sep=",",
         header=True,
         quoted=True,
     )
     movies = read_table(movie_spec)
-    _unique(movies, "movieId", movie_spec)
+    require_unique(movies, "movieId", movie_spec)
+    require_known(ratings, "movieId", rating_spec, movies["movieId"], "movies.csv")
+    ratings.columns = pd.Index(["user_id", "item_id", "rating", "timestamp"])
     titles, years = _titles_and_years(movies["title"])
     items = pd.DataFrame(
         {
@@ -331,7 +349,7 @@ def load_ml25m(root: Path, name: str) -> Dataset:
             quoted=True,
         )
         links = read_table(link_spec)
-        _unique(links, "movieId", link_spec)
+        require_unique(links, "movieId", link_spec)
         # Kept as strings: IMDb ids carry leading zeros ("0114709") that metadata joins rely on.
         item_ids = ids_as_str(links["movieId"])
         for column, raw in (("imdb_id", links["imdbId"]), ("tmdb_id", links["tmdbId"])):

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from recworld.data._tables import undecodable_line
 from recworld.data.dataset import Dataset, Domain
 from recworld.data.metadata import apply_metadata
 from recworld.data.movielens import ids_as_str
@@ -35,8 +36,9 @@ from recworld.errors import DataError
 
 FORMAT_NAME = "netflix"
 TITLE_FILES = ("movie_titles.csv", "movie_titles.txt")
-_ROW = r"^\d+,[1-5],\d{4}-\d{2}-\d{2}$"
-_HEADER = r"^\d+:$"
+# Ids of up to 18 digits always fit in int64 (the release's largest is 2,649,429).
+_ROW = r"^\d{1,18},[1-5],\d{4}-\d{2}-\d{2}$"
+_HEADER = r"^\d{1,18}:$"
 _BLOCK_BYTES = 64 << 20
 
 
@@ -97,13 +99,13 @@ def _line_batches(path: Path) -> Iterator[object]:
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             return
-        raise DataError(f"cannot read: {exc}", path=path) from exc
+        raise undecodable_line(path, "utf-8") or DataError(f"cannot read: {exc}", path=path) from None
     except OSError as exc:
         raise DataError(f"cannot read: {exc}", path=path) from exc
     try:
         yield from reader
     except pa.ArrowInvalid as exc:
-        raise DataError(f"cannot read: {exc}", path=path) from exc
+        raise undecodable_line(path, "utf-8") or DataError(f"cannot read: {exc}", path=path) from None
 
 
 def parse_rating_file(path: Path) -> RatingColumns:
@@ -117,6 +119,8 @@ def parse_rating_file(path: Path) -> RatingColumns:
     for batch in _line_batches(path):
         lines = batch.column(0)  # type: ignore[attr-defined]
         lines = pc.utf8_rtrim(pc.fill_null(lines, ""), characters="\r \t")
+        if first_line == 1:  # a UTF-8 byte-order mark is read as the text it prefixes
+            lines = pc.utf8_ltrim(lines, characters="\ufeff")
         n = len(lines)
         is_header = pc.match_substring_regex(lines, _HEADER).to_numpy(zero_copy_only=False)
         is_row = pc.match_substring_regex(lines, _ROW).to_numpy(zero_copy_only=False)
@@ -126,7 +130,8 @@ def parse_rating_file(path: Path) -> RatingColumns:
             at = int(bad.argmax())
             text = lines[at].as_py()
             raise DataError(
-                f"expected '<movie_id>:' or 'user,rating,YYYY-MM-DD', got {text[:60]!r}",
+                f"expected '<movie_id>:' or 'user,rating,YYYY-MM-DD' (rating 1-5, ids up to 18 digits), "
+                f"got {text[:60]!r}",
                 path=path,
                 line=first_line + at,
             )
@@ -191,23 +196,27 @@ def _dates_to_seconds(days: Any) -> tuple[np.ndarray, int]:
 # -- titles --------------------------------------------------------------------------------------
 
 _YEAR = re.compile(r"^\d{4}$")
+_MOVIE_ID = re.compile(r"\d{1,18}", re.ASCII)
 
 
 def read_titles(path: Path) -> pd.DataFrame:
     """``item_id, title, year`` from ``movie_titles.csv``: split on the first two commas only."""
     try:
-        text = path.read_bytes().decode("latin-1")
+        # Latin-1 as published (every byte is a character); a leading UTF-8 mark is dropped.
+        text = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("latin-1")
     except OSError as exc:
         raise DataError(f"cannot read: {exc}", path=path) from exc
     ids: list[str] = []
     titles: list[str] = []
     years: list[int | None] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    first_seen: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
         if not line.strip():
             continue
         parts = line.split(",", 2)
-        if len(parts) != 3 or not parts[0].strip().isdigit():
-            raise DataError("expected 'id,year,title'", path=path, line=number)
+        if len(parts) != 3 or not _MOVIE_ID.fullmatch(parts[0].strip()):
+            raise DataError("expected 'id,year,title' (id: up to 18 digits)", path=path, line=number)
         movie_id, year, title = (p.strip() for p in parts)
         if year.upper() == "NULL" or year == "":
             years.append(None)
@@ -217,13 +226,32 @@ def read_titles(path: Path) -> pd.DataFrame:
             raise DataError(f"year is neither a 4-digit year nor NULL: {year!r}", path=path, line=number)
         if not title:
             raise DataError("empty title", path=path, line=number, field="title")
-        ids.append(str(int(movie_id)))
+        item_id = str(int(movie_id))
+        if item_id in first_seen:
+            raise DataError(
+                f"movie id {item_id} is listed twice (first on line {first_seen[item_id]})",
+                path=path,
+                line=number,
+                field="id",
+            )
+        first_seen[item_id] = number
+        ids.append(item_id)
         titles.append(title)
-    frame = pd.DataFrame({"item_id": ids, "title": titles, "year": pd.array(years, dtype="Int64")})
-    dup = frame["item_id"].duplicated()
-    if dup.any():
-        raise DataError(f"movie id {frame.loc[dup, 'item_id'].iloc[0]} is listed twice", path=path)
-    return frame
+    if not ids:
+        raise DataError("the title file lists no movies", path=path, line=1)
+    return pd.DataFrame({"item_id": ids, "title": titles, "year": pd.array(years, dtype="Int64")})
+
+
+def _unknown_movie(movie: str, files: list[Path], titles: Path) -> DataError:
+    """The error for ratings of a movie the title file lacks, at the line that opens its block."""
+    message = f"ratings for movie {movie}, which {titles.name} does not list"
+    wanted = f"{movie}:".encode()
+    for path in files:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if raw.strip().removeprefix(b"\xef\xbb\xbf").lstrip(b"0") == wanted.lstrip(b"0"):
+                    return DataError(message, path=path, line=number, field="movie_id")
+    return DataError(message, path=titles)
 
 
 # -- loading -------------------------------------------------------------------------------------
@@ -244,13 +272,15 @@ def load_netflix(path: Path, *, name: str | None = None, metadata: Path | None =
         raise DataError("no movie_titles.csv next to the rating files", path=root)
     ratings = RatingColumns.concat([parse_rating_file(f) for f in files])
     if ratings.user.size == 0:
-        raise DataError("the rating files hold no ratings", path=root)
+        raise DataError(
+            "the rating files hold no ratings", path=files[0] if len(files) == 1 else root, line=1
+        )
     items = read_titles(titles)
     known = set(items["item_id"])
     movies = np.unique(ratings.movie).astype(str)
     unknown = [m for m in movies if m not in known]
     if unknown:
-        raise DataError(f"ratings refer to movie {unknown[0]} missing from the title file", path=titles)
+        raise _unknown_movie(unknown[0], files, titles)
     items = items[items["item_id"].isin(set(movies))].reset_index(drop=True)
     interactions = pd.DataFrame(
         {

@@ -13,16 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from recworld.data._checks import require_known, require_unique
 from recworld.data._tables import (
     Column,
     ColumnKind,
     TableSpec,
-    fail_at_row,
-    first_duplicate,
     first_line,
     read_table,
 )
-from recworld.data.dataset import Dataset, Domain
+from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP, Dataset, Domain
 from recworld.errors import DataError
 
 _KINDS = {
@@ -45,6 +44,11 @@ _ITEM_NAMES = {
     "categories": "categories",
 }
 _LIST_FIELDS = frozenset({"genres", "categories"})
+# Bounds on numeric fields whose meaning is fixed: Unix seconds, and ratings (never negative).
+_BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "timestamp": (MIN_TIMESTAMP, MAX_TIMESTAMP),
+    "rating": (0.0, None),
+}
 _NO_GENRE = frozenset({"unknown"})
 
 
@@ -81,8 +85,10 @@ def _spec(path: Path, required: tuple[str, ...]) -> tuple[TableSpec, dict[str, s
         if base in names:
             raise DataError("the header names this column twice", path=path, line=1, field=base)
         names[base] = field
-        is_key = base in required
-        columns.append(Column(field, _KINDS[kind], required=is_key))
+        if base in _BOUNDS and kind != "float":
+            raise DataError(f"{base} must have the type float", path=path, line=1, field=field)
+        low, high = _BOUNDS.get(base, (None, None))
+        columns.append(Column(field, _KINDS[kind], required=base in required, low=low, high=high))
     for base in required:
         if base not in names:
             raise DataError(f"missing column; the header has {header}", path=path, line=1, field=base)
@@ -101,7 +107,7 @@ def load_recbole(root: Path, name: str) -> Dataset:
     inter_path = find_inter(root)
     if inter_path is None:
         raise DataError("no single .inter file (name it after the folder when there are several)", path=root)
-    inter, _ = _read(inter_path, ("user_id", "item_id", "timestamp"))
+    inter, inter_spec = _read(inter_path, ("user_id", "item_id", "timestamp"))
     interactions = pd.DataFrame(
         {
             "user_id": inter["user_id"].to_numpy(dtype=object),
@@ -112,6 +118,10 @@ def load_recbole(root: Path, name: str) -> Dataset:
     )
     items = _items(inter_path.with_suffix(".item"))
     users = _users(inter_path.with_suffix(".user"))
+    for frame, key, suffix in ((items, "item_id", ".item"), (users, "user_id", ".user")):
+        if frame is not None:
+            known = frame[key]
+            require_known(inter, key, inter_spec, known, inter_path.with_suffix(suffix).name)
     return Dataset.from_frames(
         name,
         Domain.MOVIE,
@@ -126,7 +136,7 @@ def _items(path: Path) -> pd.DataFrame | None:
     if not path.exists():
         return None
     raw, spec = _read(path, ("item_id",))
-    _unique(raw, "item_id", spec)
+    require_unique(raw, "item_id", spec)
     items = raw.rename(columns={k: v for k, v in _ITEM_NAMES.items() if k in raw.columns})
     if "year" in items:
         # ML-100K's one unknown movie has the year "unkonwn"; anything non-numeric is no year.
@@ -140,13 +150,7 @@ def _users(path: Path) -> pd.DataFrame | None:
     if not path.exists():
         return None
     users, spec = _read(path, ("user_id",))
-    _unique(users, "user_id", spec)
+    require_unique(users, "user_id", spec)
     if "age" in users:
         users["age"] = pd.to_numeric(users["age"], errors="coerce").astype("Int64")
     return users
-
-
-def _unique(frame: pd.DataFrame, column: str, spec: TableSpec) -> None:
-    row = first_duplicate(frame[column])
-    if row is not None:
-        raise fail_at_row(spec, row, f"duplicate id {frame[column].iloc[row]!r}", field=column)

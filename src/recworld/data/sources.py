@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import lzma
 import zipfile
+import zlib
 from pathlib import Path
 
 from recworld import paths
+from recworld.console import did_you_mean, phrase
 from recworld.data.dataset import Dataset
 from recworld.data.formats import SourceFormat, detect_format, find_source_root, get_format
 from recworld.data.metadata import apply_metadata
+from recworld.data.metadata_match import REPORT_SCHEMA
 from recworld.errors import DataError
 from recworld.io import atomic_directory
 
 # Bump when a loader's output changes, so old caches are not reused.
-LOADER_VERSION = "1"
+# 2: same-time interactions keep file order; ids, ratings, timestamps and foreign keys validated.
+LOADER_VERSION = "2"
 _CHUNK = 1 << 20
 
 
@@ -40,7 +45,12 @@ def cache_root() -> Path:
 
 
 def extract_zip(archive: Path) -> Path:
-    """Unpack a zip once into ``cache/raw/<sha256>`` and return that folder."""
+    """Unpack a zip once into ``cache/raw/<sha256>`` and return that folder.
+
+    A corrupt archive, a damaged member (bad CRC, truncated data), an encrypted member
+    or a compression method Python cannot read is one DataError naming the archive and
+    the member; the half-built folder is removed.
+    """
     target = cache_root() / "raw" / file_digest(archive)[:24]
     if target.is_dir():
         return target
@@ -51,10 +61,24 @@ def extract_zip(archive: Path) -> Path:
                 dest = (stage / member.filename).resolve()
                 if not dest.is_relative_to(stage.resolve()):
                     raise DataError(f"unsafe path in zip: {member.filename!r}", path=archive)
-            zf.extractall(stage)
-    except zipfile.BadZipFile as exc:
-        raise DataError(f"not a valid zip file: {exc}", path=archive) from exc
+            for member in zf.infolist():
+                _extract_member(zf, member, stage, archive)
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise DataError(f"not a valid zip file: {exc}", path=archive) from None
     return target
+
+
+def _extract_member(zf: zipfile.ZipFile, member: zipfile.ZipInfo, stage: Path, archive: Path) -> None:
+    try:
+        zf.extract(member, stage)
+    except NotImplementedError as exc:  # e.g. Deflate64 or PPMd, which zipfile cannot decode
+        raise DataError(
+            f"zip member {member.filename!r} uses an unsupported compression ({exc})", path=archive
+        ) from None
+    except RuntimeError as exc:  # encrypted members
+        raise DataError(f"zip member {member.filename!r} cannot be read ({exc})", path=archive) from None
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+        raise DataError(f"zip member {member.filename!r} is corrupt ({exc})", path=archive) from None
 
 
 def source_folder(path: Path) -> Path:
@@ -73,7 +97,10 @@ def source_key(fmt: SourceFormat, root: Path, metadata: Path | None) -> tuple[st
         digests[f"metadata:{metadata.name}"] = file_digest(metadata)
         # Relative poster paths resolve against the metadata file's folder.
         digests["metadata-dir"] = str(metadata.resolve().parent)
-    text = "\n".join([LOADER_VERSION, fmt.name, *(f"{k}={v}" for k, v in sorted(digests.items()))])
+    # A cached join carries its match report, so a new report schema must not reuse old caches.
+    report = [REPORT_SCHEMA] if metadata is not None else []
+    pairs = (f"{k}={v}" for k, v in sorted(digests.items()))
+    text = "\n".join([LOADER_VERSION, fmt.name, *report, *pairs])
     return hashlib.sha256(text.encode()).hexdigest()[:32], digests
 
 
@@ -135,6 +162,24 @@ def load_source(
     return dataset
 
 
+def _unknown_dataset(name: str, is_bare: bool) -> DataError:
+    """The error for a name that is neither fetched nor a path, with the closest known name."""
+    if not is_bare:  # a path: fetching it makes no sense
+        return DataError("no such file or folder", path=name)
+    from recworld.data.fetch import FETCHABLE  # fetch builds on this module
+
+    root = paths.datasets_dir()
+    fetched = {p.name for p in root.iterdir() if (p / "dataset.json").exists()} if root.is_dir() else set()
+    close = did_you_mean(name, fetched | set(FETCHABLE), n=1)
+    if close and close[0] in fetched:
+        return DataError(f"unknown dataset {name!r}{phrase(close)}: not a path and not fetched")
+    fetch_name = close[0] if close else name
+    return DataError(
+        f"unknown dataset {name!r}{phrase(close)}: not a path and not fetched "
+        f"(run `recworld data fetch {fetch_name}` or give a folder of raw files)"
+    )
+
+
 def resolve_dataset(name_or_path: str, format: str | None = None, metadata: Path | None = None) -> Dataset:
     """A fetched dataset by name, a saved dataset folder, or a folder/zip of raw files.
 
@@ -147,10 +192,7 @@ def resolve_dataset(name_or_path: str, format: str | None = None, metadata: Path
     if is_bare and (fetched / "dataset.json").exists():
         path = fetched
     elif not path.exists():
-        raise DataError(
-            f"unknown dataset {name_or_path!r}: not a path and not fetched "
-            f"(run `recworld data fetch {name_or_path}` or give a folder of raw files)"
-        )
+        raise _unknown_dataset(name_or_path, is_bare)
     if path.is_dir() and (path / "dataset.json").exists():
         dataset = Dataset.load(path)
         return apply_metadata(dataset, metadata) if metadata is not None else dataset
