@@ -24,7 +24,7 @@ CHOICES = ("A", "B", "comedy drama", "toy story then heat")
 
 
 def load(path: Path, **extra: Any) -> Any:
-    return load_model(f"hf:{path}", ModelConfig(extra={"device": "cpu", **extra}))
+    return load_model(f"hf:{path}", ModelConfig(options={"device": "cpu", **extra}))
 
 
 def brute_force(model: Any, prefix: list[int], option: list[int]) -> float:

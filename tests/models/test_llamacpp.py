@@ -7,8 +7,10 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -182,3 +184,16 @@ def test_bad_names_and_missing_extra(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import now fails
     with pytest.raises(MissingDependencyError, match=re.escape("pip install 'recworld[local]'")):
         load_model("llamacpp:smollm2-135m")
+
+
+def test_a_timed_out_generation_frees_the_model_at_once(smollm2: Any) -> None:
+    story = (Message("user", "Write a long story about a dragon."),)
+
+    async def timeout_then_ask() -> float:
+        with pytest.raises(TimeoutError):  # 400 tokens take about 15 s on one thread
+            await asyncio.wait_for(smollm2.complete(Request(story, max_tokens=400)), 1.0)
+        start = time.monotonic()
+        await smollm2.complete(Request(story, max_tokens=1))
+        return time.monotonic() - start
+
+    assert asyncio.run(timeout_then_ask()) < 8.0  # not queued behind an orphan generation

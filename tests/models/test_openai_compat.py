@@ -1,8 +1,8 @@
 """The OpenAI-compatible backend against in-process fake servers.
 
 Every behaviour test runs on both transports: ``sdk`` (the openai SDK over an
-httpx mock transport) and ``raw`` (the lean HTTP/1.1 client against a real
-loopback server that hands each request to the same handler).
+httpx mock transport) and ``aiohttp`` (against a real loopback server that
+hands each request to the same handler).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import json
 import math
 import socket
 import threading
-import zlib
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,7 +21,8 @@ from typing import Any
 import pytest
 
 from recworld.errors import ConfigError, ModelError
-from recworld.models import AnswerMode, Message, ModelConfig, Request, Response, TransientModelError
+from recworld.models import AnswerMode, Message, ModelConfig, Request, TransientModelError
+from recworld.models.base import FatalModelError
 from recworld.models.openai_compat import OpenAICompatModel
 
 try:  # the openai SDK ships on httpx2 in recent releases, httpx before
@@ -123,16 +123,19 @@ def fake_server_model(
             seen.append(request)
         return handler(request)
 
-    if transport == "raw":
+    if transport == "aiohttp":
         url = loopback_server(record)
         return OpenAICompatModel(
-            "m", config.model_copy(update={"base_url": url, "extra": {"transport": "raw"}})
+            "m",
+            config.model_copy(
+                update={"base_url": url, "options": {**config.options, "transport": "aiohttp"}}
+            ),
         )
     client = httpx.AsyncClient(transport=httpx.MockTransport(record))
     return OpenAICompatModel("m", config, http_client=client)
 
 
-@pytest.fixture(params=["sdk", "raw"])
+@pytest.fixture(params=["sdk", "aiohttp"])
 def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -140,7 +143,7 @@ def transport(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def keyed(monkeypatch: pytest.MonkeyPatch) -> ModelConfig:
     monkeypatch.setenv("TEST_OPENAI_KEY", KEY)
-    return ModelConfig(base_url="http://fake/v1", api_key_env="TEST_OPENAI_KEY", seed=3)
+    return ModelConfig(base_url="https://fake/v1", api_key_env="TEST_OPENAI_KEY", seed=3)
 
 
 def run(model: OpenAICompatModel, request: Request) -> Any:
@@ -158,12 +161,14 @@ def test_generate_sends_the_request_fields(keyed: ModelConfig, tmp_path: Path, t
         max_tokens=0,
         stop=("\n",),
         json_schema=schema,
+        seed=11,
     )
     response = run(model, request)
     assert response.text == "echo:hi"
     assert response.usage.prompt_tokens == 7
     body = json.loads(seen[0].content)
-    assert body["model"] == "m" and body["temperature"] == 0.0 and body["seed"] == 3
+    assert body["model"] == "m" and body["temperature"] == 0.0
+    assert body["seed"] == 11  # the request's seed, not ModelConfig.seed
     assert body["max_tokens"] == 1  # never 0
     assert body["stop"] == ["\n"]
     assert body["response_format"]["type"] == "json_schema"
@@ -219,19 +224,43 @@ def test_server_errors_are_transient(
         )
 
 
-def test_client_errors_are_final_and_never_show_the_key(keyed: ModelConfig, transport: str) -> None:
-    model = fake_server_model(
-        keyed, status_handler(401, message=f"Incorrect API key provided: {KEY}"), transport=transport
-    )
-    with pytest.raises(ModelError) as info:
+@pytest.mark.parametrize(
+    ("status", "cause"),
+    [(401, "rejected the API key"), (403, "permission denied"), (404, "model not found")],
+)
+def test_auth_permission_and_missing_model_are_fatal_one_liners_without_the_key(
+    keyed: ModelConfig, transport: str, status: int, cause: str
+) -> None:
+    seen: list[Any] = []
+    handler = status_handler(status, message=f"Incorrect API key provided: {KEY}\nsee docs")
+    model = fake_server_model(keyed, handler, seen, transport)
+    with pytest.raises(FatalModelError) as info:
         run(model, Request((Message("user", "q"),)))
-    assert "401" in str(info.value) and KEY not in str(info.value)
+    text = str(info.value)
+    assert cause in text and f"HTTP {status}" in text
+    assert dict(model.identity)["base_url"] in text  # names where it went
+    assert KEY not in text and "\n" not in text
     assert info.value.__cause__ is None  # the SDK error (with request headers) is not chained
+    assert len(seen) == 1
     assert KEY not in repr(model) and KEY not in json.dumps(dict(model.identity))
 
 
-def test_connection_errors_and_malformed_replies_are_transient(keyed: ModelConfig, transport: str) -> None:
-    def refuse(request: Any) -> Any:
+def test_other_client_errors_are_sample_errors(keyed: ModelConfig, transport: str) -> None:
+    model = fake_server_model(keyed, status_handler(400, message="bad request"), transport=transport)
+    with pytest.raises(ModelError) as info:
+        run(model, Request((Message("user", "q"),)))
+    assert not isinstance(info.value, FatalModelError) and "HTTP 400: bad request" in str(info.value)
+
+
+def test_unavailable_honours_retry_after(keyed: ModelConfig, transport: str) -> None:
+    model = fake_server_model(keyed, status_handler(503, {"retry-after": "2"}), transport=transport)
+    with pytest.raises(TransientModelError) as info:
+        run(model, Request((Message("user", "q"),)))
+    assert info.value.retry_after == 2.0
+
+
+def test_dropped_connections_and_malformed_replies_are_transient(keyed: ModelConfig, transport: str) -> None:
+    def hang_up(request: Any) -> Any:
         raise httpx.ConnectError("refused", request=request)
 
     def garbage(request: Any) -> Any:
@@ -240,9 +269,19 @@ def test_connection_errors_and_malformed_replies_are_transient(keyed: ModelConfi
     def empty(request: Any) -> Any:
         return httpx.Response(200, json={**completion("x"), "choices": []})
 
-    for handler in (refuse, garbage, empty):
+    for handler in (hang_up, garbage, empty):
         with pytest.raises(TransientModelError):
             run(fake_server_model(keyed, handler, transport=transport), Request((Message("user", "q"),)))
+
+
+def test_oversized_reply_is_refused(keyed: ModelConfig, transport: str) -> None:
+    def huge(request: Any) -> Any:
+        return httpx.Response(200, json=completion("x" * 5000))
+
+    config = keyed.model_copy(update={"options": {"max_response_bytes": 2048}})
+    model = fake_server_model(config, huge, transport=transport)
+    with pytest.raises(ModelError, match="larger than 2048 bytes"):
+        run(model, Request((Message("user", "q"),)))
 
 
 def test_keys_and_identity(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,168 +304,3 @@ def test_unreadable_image_names_the_file(keyed: ModelConfig, tmp_path: Path, tra
             fake_server_model(keyed, transport=transport),
             Request((Message("user", "q", images=(str(missing),)),)),
         )
-
-
-# --- transport choice ------------------------------------------------------------------------
-
-
-def test_transport_choice(monkeypatch: pytest.MonkeyPatch, keyed: ModelConfig) -> None:
-    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    assert OpenAICompatModel("m", keyed).transport == "raw"  # a local server: lean client
-    assert OpenAICompatModel("m", keyed.model_copy(update={"base_url": None})).transport == "sdk"
-    sdk = keyed.model_copy(update={"extra": {"transport": "sdk"}})
-    assert OpenAICompatModel("m", sdk).transport == "sdk"
-    client = httpx.AsyncClient(transport=httpx.MockTransport(default_handler))
-    assert OpenAICompatModel("m", keyed, http_client=client).transport == "sdk"
-    with pytest.raises(ConfigError, match=r"extra\.transport"):
-        OpenAICompatModel("m", keyed.model_copy(update={"extra": {"transport": "fast"}}))
-    with pytest.raises(ConfigError, match=r"extra\.transport"):
-        OpenAICompatModel("m", keyed.model_copy(update={"extra": {"transport": "raw"}}), http_client=client)
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
-    assert OpenAICompatModel("m", keyed).transport == "sdk"  # only the SDK honours proxies
-
-
-# --- the raw transport against a byte-level server -----------------------------------------
-
-Reply = Callable[[int, int], bytes | None]  # (connection index, request index on it) -> bytes, None: hang up
-
-
-def _reply(body: bytes, *, status: str = "200 OK", extra: str = "", length: bool = True) -> bytes:
-    head = f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{extra}"
-    if length:
-        head += f"Content-Length: {len(body)}\r\n"
-    return head.encode() + b"\r\n" + body
-
-
-OK_BODY = json.dumps(completion("ok")).encode()
-
-
-async def _with_server(reply: Reply, body: Callable[[OpenAICompatModel], Any]) -> tuple[Any, list[int]]:
-    """Run ``body(model)`` against a server scripted byte by byte; also returns requests per connection."""
-    per_conn: list[int] = []
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = len(per_conn)
-        per_conn.append(0)
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                )
-                await reader.readexactly(length)
-                data = reply(conn, per_conn[conn])
-                per_conn[conn] += 1
-                if data is None:
-                    break
-                writer.write(data)
-                await writer.drain()
-                if data.startswith(b"HTTP/1.0"):
-                    break  # an HTTP/1.0 reply without a length ends when the connection does
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    config = ModelConfig(base_url=f"http://127.0.0.1:{port}/v1", api_key_env="NO_SUCH_KEY_X")
-    model = OpenAICompatModel("m", config.model_copy(update={"extra": {"transport": "raw"}}))
-    try:
-        return await body(model), per_conn
-    finally:
-        await model.aclose()
-        server.close()
-
-
-async def _ask(model: OpenAICompatModel) -> Response:
-    return await model.complete(Request((Message("user", "q"),)))
-
-
-def test_raw_reuses_keep_alive_connections() -> None:
-    async def five(model: OpenAICompatModel) -> list[str]:
-        return [(await _ask(model)).text for _ in range(5)]
-
-    texts, per_conn = asyncio.run(_with_server(lambda c, i: _reply(OK_BODY), five))
-    assert texts == ["ok"] * 5
-    assert per_conn == [5]  # one connection carried every request
-
-
-def test_raw_reads_chunked_close_delimited_and_gzip_bodies() -> None:
-    half = len(OK_BODY) // 2
-    chunked = (
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-        + f"{half:x};ext=1\r\n".encode()
-        + OK_BODY[:half]
-        + f"\r\n{len(OK_BODY) - half:X}\r\n".encode()
-        + OK_BODY[half:]
-        + b"\r\n0\r\n\r\n"
-    )
-    close_delimited = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + OK_BODY
-    gzip = zlib.compressobj(wbits=31)
-    gzipped = _reply(gzip.compress(OK_BODY) + gzip.flush(), extra="Content-Encoding: gzip\r\n")
-    informational = b"HTTP/1.1 100 Continue\r\n\r\n" + _reply(OK_BODY)
-    for data in (chunked, close_delimited, gzipped, informational):
-
-        def script(conn: int, index: int, data: bytes = data) -> bytes:
-            return data
-
-        response, _ = asyncio.run(_with_server(script, _ask))
-        assert response.text == "ok"
-        assert response.usage.prompt_tokens == 7
-
-
-def test_raw_close_delimited_reply_is_not_reused() -> None:
-    close_delimited = b"HTTP/1.0 200 OK\r\n\r\n" + OK_BODY
-
-    async def two(model: OpenAICompatModel) -> list[str]:
-        return [(await _ask(model)).text for _ in range(2)]
-
-    texts, per_conn = asyncio.run(_with_server(lambda c, i: close_delimited, two))
-    assert texts == ["ok", "ok"] and per_conn == [1, 1]
-
-
-def test_raw_resends_once_when_a_kept_alive_connection_was_dropped() -> None:
-    # The server drops the first connection after its first reply, unannounced, as an idle
-    # timeout would; the second request goes out on it, finds it dead, and is sent once more.
-    def reply(conn: int, index: int) -> bytes | None:
-        return None if (conn, index) == (0, 1) else _reply(OK_BODY)
-
-    async def two(model: OpenAICompatModel) -> list[str]:
-        return [(await _ask(model)).text for _ in range(2)]
-
-    texts, per_conn = asyncio.run(_with_server(reply, two))
-    assert texts == ["ok", "ok"] and per_conn == [2, 1]
-
-
-def test_raw_dropped_connection_truncated_and_non_http_replies_are_transient() -> None:
-    # An HTTP/1.0 status line makes the test server hang up right after writing.
-    truncated = f"HTTP/1.0 200 OK\r\nContent-Length: {len(OK_BODY)}\r\n\r\n".encode() + OK_BODY[:-5]
-    scripts: list[tuple[Reply, str]] = [
-        (lambda c, i: None, "closed before the reply"),  # hang up on a fresh connection
-        (lambda c, i: truncated, "closed before the reply"),
-        (lambda c, i: b"SPDY/3 200 OK\r\n\r\n", "HTTP/1.x"),
-        (lambda c, i: _reply(b"x" * 10, extra="Content-Encoding: gzip\r\n"), "gzip"),
-    ]
-    for script, message in scripts:
-        with pytest.raises(TransientModelError, match=message):
-            asyncio.run(_with_server(script, _ask))
-
-
-def test_raw_cancelled_request_never_leaks_its_reply_into_the_next() -> None:
-    def reply(conn: int, index: int) -> bytes | None:
-        if conn == 0:
-            return b""  # the first request gets nothing back: it times out on the client
-        return _reply(OK_BODY)
-
-    async def timeout_then_ask(model: OpenAICompatModel) -> str:
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(_ask(model), 0.2)
-        return (await _ask(model)).text
-
-    text, per_conn = asyncio.run(_with_server(reply, timeout_then_ask))
-    assert text == "ok"
-    assert per_conn[0] == 1 and sum(per_conn[1:]) == 1  # the aborted connection was not reused

@@ -1,19 +1,17 @@
-"""Model backends behind one protocol, named by spec strings such as ``llamacpp:smollm2-135m``."""
+"""Model backends behind one protocol, named by spec strings such as ``llamacpp:smollm2-135m``.
 
-from recworld.models.base import (
-    AnswerMode,
-    Message,
-    Model,
-    Request,
-    Response,
-    TransientModelError,
-    Usage,
-)
+The chat types (``Request``, ``Response``, ``Message``) live in :mod:`recworld.chat`
+and are re-exported here for convenience.
+"""
+
+from recworld.chat import AnswerMode, Message, Request, Response, Usage
+from recworld.models.base import BoundedModel, Model, TransientModelError
 from recworld.models.registry import BACKENDS, ModelConfig, ModelSpec, load_model
 
 __all__ = [
     "BACKENDS",
     "AnswerMode",
+    "BoundedModel",
     "Message",
     "Model",
     "ModelConfig",

@@ -8,14 +8,17 @@ same prompt whichever engine runs the weights.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from recworld.models.base import Message
+from recworld.chat import Message
+
+if TYPE_CHECKING:
+    from recworld.models.options import TorchOptions
 
 # A base model (no chat template) is prompted completion-style; its answer
 # follows this cue, and scored choices are appended after one space.
@@ -81,14 +84,20 @@ def cpu_threads(requested: int | None) -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def torch_placement(extra: Mapping[str, Any]) -> tuple[str, Any]:
-    """Device and dtype for a transformers model from ``ModelConfig.extra``.
+def torch_placement(options: TorchOptions) -> tuple[str, Any]:
+    """Device and dtype for a transformers model from its typed options.
 
     ``device`` defaults to CUDA when present, else CPU; ``dtype`` is "auto" or
     a torch dtype name such as "bfloat16".
     """
     import torch
 
-    device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
-    dtype = str(extra.get("dtype", "auto"))
-    return device, dtype if dtype == "auto" else getattr(torch, dtype)
+    from recworld.errors import ConfigError
+
+    device = options.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if options.dtype == "auto":
+        return device, "auto"
+    dtype = getattr(torch, options.dtype, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ConfigError(f"option 'dtype': {options.dtype!r} is not a torch dtype (try bfloat16, float32)")
+    return device, dtype

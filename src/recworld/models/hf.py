@@ -6,36 +6,44 @@ prompted completion-style like any base model
 default and batched: concurrent requests with the same decoding settings are
 gathered by a :class:`~recworld.models._batching.MicroBatcher` and decoded
 together with left padding. Loglik runs the prompt once with the KV cache on,
-then scores each choice after it, cropping the cache back to the prompt.
+then scores each choice after it, cropping the cache back to the prompt. Rank
+mode scores each option's text the same way, divided by its token count.
 
 ``json_schema`` is not enforced here (transformers has no grammar sampler):
 the request is decoded unconstrained and the caller validates the JSON.
 
-Options in ``ModelConfig.extra``: ``device`` (default: cuda when available),
-``dtype`` ("auto", "float32", "bfloat16", ...), ``batch_size`` (default 8),
-``batch_wait_s`` (default 0.01).
+Options (:class:`~recworld.models.options.HFOptions`): ``device`` (default:
+cuda when available), ``dtype`` ("auto", "float32", "bfloat16", ...),
+``batch_size`` (default 8), ``batch_wait_s`` (default 0.01). A hub name that is
+neither cached nor downloadable fails at once (:mod:`recworld.models._hub`).
+Prompt and choice tokens come from :class:`~recworld.models._tokens.ChatTokens`,
+shared with hf-vision and vLLM.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError, require
 from recworld.models._batching import MicroBatcher
-from recworld.models._common import (
-    best_choice,
-    completion_choice,
-    file_fingerprint,
-    flatten_messages,
-    torch_placement,
+from recworld.models._common import torch_placement
+from recworld.models._hub import load_kwargs
+from recworld.models._tokens import (
+    ChatTokens,
+    cut_at_stop,
+    local_fingerprint,
+    loglik_response,
+    mean_per_token,
+    sampling_seed,
+    until_eos,
 )
-from recworld.models.base import AnswerMode, Message, Request, Response, Usage
+from recworld.models.options import HFOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import child_seed
 
@@ -45,16 +53,6 @@ def _require_transformers() -> Any:
     return require("transformers", feature="the hf backend", extra="hf", package="transformers")
 
 
-def _local_fingerprint(path: Path) -> str:
-    """Names a local checkpoint by content: its config plus the start of each weight file."""
-    digest = hashlib.sha256()
-    for name in sorted(p.name for p in path.iterdir()):
-        if name == "config.json" or name.endswith((".safetensors", ".bin")):
-            digest.update(name.encode())
-            digest.update(file_fingerprint(path / name).encode())
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class _GenKey:
     """Requests share a batch only when they decode with the same settings."""
@@ -62,22 +60,24 @@ class _GenKey:
     max_tokens: int
     temperature: float
     stop: tuple[str, ...]
+    seed: int | None  # None for greedy decoding, where the seed changes nothing
 
 
 class HFModel:
     """A transformers causal LM behind the Model protocol."""
 
     def __init__(self, name: str, config: ModelConfig) -> None:
+        options = parse_options(HFOptions, config.options, "hf")
         transformers = _require_transformers()
         import torch
 
-        extra = config.extra
         self._torch = torch
-        self._device, dtype = torch_placement(extra)
+        self._device, dtype = torch_placement(options)
         self._seed = config.seed
+        hub = load_kwargs(name, "hf")
         try:
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(name)
-            self._model = transformers.AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
+            self._tokenizer = transformers.AutoTokenizer.from_pretrained(name, **hub)
+            self._model = transformers.AutoModelForCausalLM.from_pretrained(name, dtype=dtype, **hub)
         except (OSError, ValueError) as exc:
             raise ModelError(f"hf:{name}: cannot load the model or tokenizer: {exc}") from exc
         self._model.to(self._device)
@@ -86,7 +86,7 @@ class HFModel:
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
         tok.padding_side = "left"  # decoder-only models continue from the right edge
-        self._is_chat = bool(getattr(tok, "chat_template", None))
+        self.tokens = ChatTokens(tok)
         # transformers 5 renamed ``past_key_values`` to ``cache`` (argument and output field).
         params = inspect.signature(self._model.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
@@ -97,12 +97,10 @@ class HFModel:
             "dtype": str(self._model.dtype).removeprefix("torch."),
         }
         if local.is_dir():
-            self._identity["sha256"] = _local_fingerprint(local)
-        self._max_batch = int(extra.get("batch_size", 8))
+            self._identity["sha256"] = local_fingerprint(local)
+        self._max_batch = options.batch_size
         self._batcher: MicroBatcher[Request, Response] = MicroBatcher(
-            self._generate_batch,
-            max_batch=self._max_batch,
-            wait_s=float(extra.get("batch_wait_s", 0.01)),
+            self._generate_batch, max_batch=self._max_batch, wait_s=options.batch_wait_s
         )
 
     @property
@@ -111,7 +109,7 @@ class HFModel:
 
     @property
     def supports(self) -> frozenset[AnswerMode]:
-        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
+        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK, AnswerMode.RANK})
 
     @property
     def max_concurrency(self) -> int:
@@ -124,7 +122,7 @@ class HFModel:
         return self._batcher.batch_sizes
 
     async def complete(self, request: Request) -> Response:
-        if request.mode is AnswerMode.LOGLIK:
+        if request.mode in (AnswerMode.LOGLIK, AnswerMode.RANK):
             return await asyncio.to_thread(self._loglik_locked, request)
         return await self._batcher.submit(request)
 
@@ -134,30 +132,21 @@ class HFModel:
     # -- prompts --------------------------------------------------------------------------------
 
     def prompt_text(self, messages: Sequence[Message]) -> str:
-        if self._is_chat:
-            chat = [{"role": m.role, "content": m.content} for m in messages]
-            text: str = self._tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-            return text
-        return flatten_messages(messages)
+        return self.tokens.prompt_text(messages)
 
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
-        # A chat template writes its own special tokens; a base prompt gets the tokenizer's (BOS).
-        ids = self._tokenizer(self.prompt_text(messages), add_special_tokens=not self._is_chat)["input_ids"]
-        return [int(i) for i in ids]
+        return self.tokens.prompt_tokens(messages)
 
     def choice_tokens(self, choice: str) -> list[int]:
-        text = choice if self._is_chat else completion_choice(choice)
-        ids = [int(i) for i in self._tokenizer(text, add_special_tokens=False)["input_ids"]]
-        if not ids:
-            raise ModelError(f"choice {choice!r} tokenises to nothing; it cannot be scored")
-        return ids
+        return self.tokens.choice_tokens(choice)
 
     # -- generate -------------------------------------------------------------------------------
 
     def _generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         groups: dict[_GenKey, list[int]] = {}
         for i, r in enumerate(requests):
-            key = _GenKey(max(1, r.max_tokens), r.temperature, r.stop)
+            seed = sampling_seed(r, self._seed) if r.temperature > 0 else None
+            key = _GenKey(max(1, r.max_tokens), r.temperature, r.stop, seed)
             groups.setdefault(key, []).append(i)
         out: list[Response | None] = [None] * len(requests)
         for key, members in groups.items():
@@ -176,7 +165,7 @@ class HFModel:
         args: dict[str, Any] = {"max_new_tokens": key.max_tokens, "do_sample": sample}
         if sample:
             args["temperature"] = key.temperature
-            torch.manual_seed(child_seed(self._seed, "hf", "sample"))
+            torch.manual_seed(child_seed(key.seed or 0, "hf", "sample"))
         else:
             args.update(temperature=None, top_p=None, top_k=None)
         with torch.inference_mode():
@@ -184,8 +173,8 @@ class HFModel:
         width = batch["input_ids"].shape[1]
         responses = []
         for prompt, row in zip(prompts, generated[:, width:].tolist(), strict=True):
-            tokens = _until_eos(row, tok.eos_token_id, tok.pad_token_id)
-            text = _cut_at_stop(tok.decode(tokens, skip_special_tokens=True), key.stop)
+            tokens = until_eos(row, tok.eos_token_id, tok.pad_token_id)
+            text = cut_at_stop(tok.decode(tokens, skip_special_tokens=True), key.stop)
             responses.append(Response(text=text, usage=Usage(len(prompt), len(tokens))))
         return responses
 
@@ -196,16 +185,9 @@ class HFModel:
             return self._loglik(request)
 
     def _loglik(self, request: Request) -> Response:
-        if not request.choices:
-            raise ModelError("a loglik request needs choices")
-        prefix = self.prompt_tokens(request.messages)
-        options = [self.choice_tokens(c) for c in request.choices]
-        scores = self.score_tokens(prefix, options)
-        return Response(
-            text=best_choice(request.choices, scores),
-            choice_logprobs=tuple(scores),
-            usage=Usage(len(prefix) + sum(len(o) for o in options), 0),
-        )
+        """Loglik sums each label's tokens; rank averages each option text's tokens."""
+        score = self.score_tokens if request.mode is AnswerMode.LOGLIK else mean_per_token(self.score_tokens)
+        return loglik_response(request, self.tokens, score)
 
     def score_tokens(self, prefix: Sequence[int], options: Sequence[Sequence[int]]) -> list[float]:
         """Sum of log P(option tokens | prefix): the prefix runs once, its cache serves every option."""
@@ -229,24 +211,6 @@ class HFModel:
                     cache.crop(-len(tail[0]))
                 scores.append(total)
         return scores
-
-
-def _until_eos(row: list[int], eos: int | None, pad: int | None) -> list[int]:
-    """Generated tokens up to (not including) the first EOS; padding after it is dropped."""
-    stops = {t for t in (eos, pad) if t is not None}
-    for i, token in enumerate(row):
-        if token in stops:
-            return row[:i]
-    return row
-
-
-def _cut_at_stop(text: str, stop: Sequence[str]) -> str:
-    cut = len(text)
-    for s in stop:
-        at = text.find(s)
-        if s and at != -1:
-            cut = min(cut, at)
-    return text[:cut]
 
 
 def create(spec: ModelSpec, config: ModelConfig) -> HFModel:

@@ -12,8 +12,9 @@ Requests run one at a time under a lock: images of different sizes produce
 different numbers of image tokens (LLaVA-1.6 tiles them), so batching would
 need padding logic that buys little for describing images offline.
 
-Only ``generate`` mode is served. Options in ``ModelConfig.extra``: ``device``
-(default: cuda when available), ``dtype`` ("auto", "float32", "bfloat16", ...).
+Only ``generate`` mode is served. Options
+(:class:`~recworld.models.options.HFVisionOptions`): ``device`` (default: cuda
+when available), ``dtype`` ("auto", "float32", "bfloat16", ...).
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError, require
 from recworld.models._common import torch_placement
-from recworld.models.base import AnswerMode, Message, Request, Response, Usage
-from recworld.models.hf import _cut_at_stop, _local_fingerprint, _until_eos
+from recworld.models._hub import load_kwargs
+from recworld.models._tokens import cut_at_stop, local_fingerprint, sampling_seed, until_eos
+from recworld.models.options import HFVisionOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import child_seed
 
@@ -69,16 +72,17 @@ class HFVisionModel:
     """A transformers image-text-to-text model behind the Model protocol."""
 
     def __init__(self, name: str, config: ModelConfig) -> None:
+        options = parse_options(HFVisionOptions, config.options, "hf-vision")
         transformers = _require()
         import torch
 
-        extra = config.extra
         self._torch = torch
-        self._device, dtype = torch_placement(extra)
+        self._device, dtype = torch_placement(options)
         self._seed = config.seed
+        hub = load_kwargs(name, "hf-vision")
         try:
-            self._processor = transformers.AutoProcessor.from_pretrained(name)
-            self._model = _model_class(transformers).from_pretrained(name, dtype=dtype)
+            self._processor = transformers.AutoProcessor.from_pretrained(name, **hub)
+            self._model = _model_class(transformers).from_pretrained(name, dtype=dtype, **hub)
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"hf-vision:{name}: cannot load the model or processor: {exc}") from exc
         self._model.to(self._device)
@@ -94,7 +98,7 @@ class HFVisionModel:
             "dtype": str(self._model.dtype).removeprefix("torch."),
         }
         if local.is_dir():
-            self._identity["sha256"] = _local_fingerprint(local)
+            self._identity["sha256"] = local_fingerprint(local)
 
     @property
     def max_concurrency(self) -> int:
@@ -165,7 +169,7 @@ class HFVisionModel:
         args: dict[str, Any] = {"max_new_tokens": max(1, request.max_tokens), "do_sample": sample}
         if sample:
             args["temperature"] = request.temperature
-            torch.manual_seed(child_seed(self._seed, "hf-vision", "sample"))
+            torch.manual_seed(child_seed(sampling_seed(request, self._seed), "hf-vision", "sample"))
         else:
             args.update(temperature=None, top_p=None, top_k=None)
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -173,8 +177,8 @@ class HFVisionModel:
             generated = self._model.generate(**inputs, pad_token_id=pad, **args)
         width = inputs["input_ids"].shape[1]
         row = [int(t) for t in generated[0, width:].tolist()]
-        tokens = _until_eos(row, tok.eos_token_id, pad)
-        text = _cut_at_stop(tok.decode(tokens, skip_special_tokens=True), request.stop)
+        tokens = until_eos(row, tok.eos_token_id, pad)
+        text = cut_at_stop(tok.decode(tokens, skip_special_tokens=True), request.stop)
         return Response(text=text, usage=Usage(int(width), len(tokens)))
 
 

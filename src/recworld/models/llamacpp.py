@@ -16,6 +16,12 @@ and scores each choice's later tokens in a small batch placed after the prompt
 in the KV cache, which is trimmed back to the prompt between choices. A prompt
 sharing a prefix with the previous call (the same system message, say) only
 evaluates the new suffix.
+
+Timeouts: the runner cancels a request that runs too long, but the worker
+thread cannot be killed. So each call carries a cancel flag: a cancelled
+generation stops at its next token (a llama-cpp stopping criterion), a
+cancelled loglik stops before its next choice, and a call cancelled while it
+waited for the lock never starts. The lock is free again within one token.
 """
 
 from __future__ import annotations
@@ -33,21 +39,24 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError, require
 from recworld.models._common import (
-    best_choice,
     completion_choice,
     cpu_threads,
     file_fingerprint,
     flatten_messages,
     log_softmax,
 )
-from recworld.models.base import AnswerMode, Message, Request, Response, Usage
+from recworld.models._tokens import checked_choice, loglik_response, sampling_seed
+from recworld.models.options import LlamaCppOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
 SMOLLM2 = "smollm2-135m"
 GEMMA3 = "gemma3-270m"
 KNOWN_MODELS = (SMOLLM2, GEMMA3)
+
+Work = Callable[[Request, threading.Event], Response]
 
 
 def _import_llama_cpp() -> Any:
@@ -125,6 +134,7 @@ class LlamaCppModel:
     """One loaded GGUF. Calls are serialised by a lock and run off the event loop."""
 
     def __init__(self, path: Path, config: ModelConfig) -> None:
+        parse_options(LlamaCppOptions, config.options, "llamacpp")
         llama_cpp = _import_llama_cpp()
         self._path = path
         self._n_ctx = config.n_ctx
@@ -177,7 +187,7 @@ class LlamaCppModel:
 
     @property
     def supports(self) -> frozenset[AnswerMode]:
-        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
+        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK, AnswerMode.RANK})
 
     @property
     def is_chat(self) -> bool:
@@ -185,9 +195,14 @@ class LlamaCppModel:
         return self._formatter is not None
 
     async def complete(self, request: Request) -> Response:
-        if request.mode is AnswerMode.LOGLIK:
-            return await asyncio.to_thread(self._locked, self._loglik, request)
-        return await asyncio.to_thread(self._locked, self._generate, request)
+        routes = {AnswerMode.LOGLIK: self._loglik, AnswerMode.RANK: self._rank}
+        work = routes.get(request.mode, self._generate)
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self._locked, work, request, cancel)
+        except asyncio.CancelledError:
+            cancel.set()  # the thread stops at its next token and frees the lock
+            raise
 
     async def aclose(self) -> None:
         def close() -> None:
@@ -196,9 +211,11 @@ class LlamaCppModel:
 
         await asyncio.to_thread(close)
 
-    def _locked(self, fn: Callable[[Request], Response], request: Request) -> Response:
+    def _locked(self, fn: Work, request: Request, cancel: threading.Event) -> Response:
         with self._lock:
-            return fn(request)
+            if cancel.is_set():
+                raise ModelError("cancelled before it started")
+            return fn(request, cancel)
 
     # -- tokens --------------------------------------------------------------------------------
 
@@ -214,13 +231,19 @@ class LlamaCppModel:
             tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
         return list(tokens)
 
+    @property
+    def context_window(self) -> int:
+        """The loaded context window in tokens (``n_ctx``): LUNAR sizes its Full context by it."""
+        return self._n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's tokenizer (no BOS, no specials)."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
     def choice_tokens(self, choice: str) -> list[int]:
         """The continuation tokens scored for one choice."""
         text = choice if self._formatter is not None else completion_choice(choice)
-        tokens = list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
-        if not tokens:
-            raise ModelError(f"choice {choice!r} tokenises to nothing; it cannot be scored")
-        return tokens
+        return checked_choice(choice, self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def _check_fits(self, n_tokens: int, what: str) -> None:
         if n_tokens > self._n_ctx:
@@ -230,7 +253,7 @@ class LlamaCppModel:
 
     # -- generate ------------------------------------------------------------------------------
 
-    def _generate(self, request: Request) -> Response:
+    def _generate(self, request: Request, cancel: threading.Event) -> Response:
         tokens = self.prompt_tokens(request.messages)
         # max_tokens=0 means "until the context is full" to llama-cpp: always ask for at least one.
         max_tokens = max(1, request.max_tokens)
@@ -248,7 +271,8 @@ class LlamaCppModel:
             temperature=request.temperature,
             stop=list(request.stop) + list(self._stop),
             grammar=grammar,
-            seed=self._seed,
+            seed=sampling_seed(request, self._seed),
+            stopping_criteria=_stop_when(cancel),
         )
         text = str(out["choices"][0]["text"])
         usage = out.get("usage") or {}
@@ -259,21 +283,44 @@ class LlamaCppModel:
 
     # -- loglik --------------------------------------------------------------------------------
 
-    def _loglik(self, request: Request) -> Response:
-        if not request.choices:
-            raise ModelError("a loglik request needs choices")
-        prefix = self.prompt_tokens(request.messages)
-        options = [self.choice_tokens(c) for c in request.choices]
-        self._check_fits(len(prefix) + max(len(o) for o in options), "prompt plus the longest choice")
-        scores = self.score_tokens(prefix, options)
-        return Response(
-            text=best_choice(request.choices, scores),
-            choice_logprobs=tuple(scores),
-            usage=Usage(len(prefix) + sum(len(o) for o in options), 0),
-        )
+    def _loglik(self, request: Request, cancel: threading.Event) -> Response:
+        def fits(prefix: Sequence[int], options: Sequence[Sequence[int]]) -> None:
+            self._check_fits(len(prefix) + max(len(o) for o in options), "prompt plus the longest choice")
+
+        def score(prefix: Sequence[int], options: Sequence[Sequence[int]]) -> list[float]:
+            return self.score_tokens(prefix, options, cancel=cancel)
+
+        return loglik_response(request, self, score, fits)
+
+    def _rank(self, request: Request, cancel: threading.Event) -> Response:
+        """Each choice's text as a continuation, scored per token (mean log-probability)."""
+
+        def fits(prefix: Sequence[int], options: Sequence[Sequence[int]]) -> None:
+            self._check_fits(len(prefix) + max(len(o) for o in options), "prompt plus the longest choice")
+
+        def score(prefix: Sequence[int], options: Sequence[Sequence[int]]) -> list[float]:
+            return self.score_continuations(prefix, options, cancel=cancel)
+
+        return loglik_response(request, self, score, fits)
+
+    def score_continuations(
+        self,
+        prefix: Sequence[int],
+        options: Sequence[Sequence[int]],
+        *,
+        cancel: threading.Event | None = None,
+    ) -> list[float]:
+        """Length-normalised log P(option | prefix): the shared-prefix sums divided by token counts."""
+        sums = self.score_tokens(prefix, options, cancel=cancel)
+        return [total / len(option) for total, option in zip(sums, options, strict=True)]
 
     def score_tokens(
-        self, prefix: Sequence[int], options: Sequence[Sequence[int]], *, shared_prefix: bool = True
+        self,
+        prefix: Sequence[int],
+        options: Sequence[Sequence[int]],
+        *,
+        shared_prefix: bool = True,
+        cancel: threading.Event | None = None,
     ) -> list[float]:
         """Sum of log P(option tokens | prefix) per option.
 
@@ -284,13 +331,13 @@ class LlamaCppModel:
         if not prefix:
             raise ModelError("cannot score choices after an empty prompt")
         scores: list[float] = []
-        if shared_prefix:
-            first = self._eval_prefix(prefix)
-            scores = [self._score_option(first, len(prefix), option) for option in options]
-        else:
-            for option in options:
+        first = self._eval_prefix(prefix)
+        for option in options:
+            if cancel is not None and cancel.is_set():
+                raise ModelError("cancelled")
+            if not shared_prefix and scores:
                 first = self._eval_prefix(prefix)
-                scores.append(self._score_option(first, len(prefix), option))
+            scores.append(self._score_option(first, len(prefix), option))
         return scores
 
     def _eval_prefix(self, prefix: Sequence[int]) -> npt.NDArray[np.float64]:
@@ -333,6 +380,16 @@ class LlamaCppModel:
         n_vocab = self._llm.n_vocab()
         array = np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,))
         return log_softmax(array)
+
+
+def _stop_when(cancel: threading.Event) -> Any:
+    """A llama-cpp stopping criterion, checked after every token, that fires once ``cancel`` is set."""
+    llama_cpp = _import_llama_cpp()
+
+    def cancelled(input_ids: Any, logits: Any) -> bool:
+        return cancel.is_set()
+
+    return llama_cpp.StoppingCriteriaList([cancelled])
 
 
 def create(spec: ModelSpec, config: ModelConfig) -> LlamaCppModel:

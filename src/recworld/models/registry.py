@@ -1,8 +1,8 @@
 """Model spec strings (``backend:name``) and the lazy factory behind them.
 
 The table below is the only place a backend is registered: each entry names
-the module that holds it and the extra that installs its heavy library. The
-module is imported only when the spec is used.
+the module that holds it and its typed options class. The module is imported
+only when the spec is used; its options are checked before that.
 """
 
 from __future__ import annotations
@@ -14,23 +14,50 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from recworld.console import did_you_mean, phrase
 from recworld.errors import ConfigError
 from recworld.models.base import Model
+from recworld.models.options import (
+    BackendOptions,
+    HFOptions,
+    HFVisionOptions,
+    ItemKNNOptions,
+    LlamaCppOptions,
+    NoOptions,
+    OpenAIOptions,
+    VLLMOptions,
+    parse_options,
+)
 
 
 class ModelConfig(BaseModel):
-    """Options shared by all backends; each backend reads the ones it understands."""
+    """Settings every backend shares, plus ``options`` that only its own backend reads.
+
+    ``options`` is validated against the backend's typed class
+    (:mod:`recworld.models.options`) when the model is created, so an unknown or
+    ill-typed option is a :class:`ConfigError` naming it and the backend.
+
+    ``suite_dir`` is for the classic baselines only (``random``, ``popularity``,
+    ``itemknn``): they train on the suite's ``dataset/`` folder. LLM backends
+    ignore it.
+
+    The API key is never stored here: ``api_key_env`` names the environment
+    variable it is read from when the model is created, and the key is sent
+    only to ``base_url``. Over plain ``http://`` it is sent to a loopback host
+    only, unless ``allow_insecure_http`` is set.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    allow_insecure_http: bool = False
     n_ctx: int = 4096
     n_threads: int | None = None
+    # Fallback sampling seed, for a request that carries none.
     seed: int = 0
-    # Where classic baselines find the training interactions (a suite directory).
     suite_dir: Path | None = None
-    extra: dict[str, Any] = {}
+    options: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -44,13 +71,24 @@ class ModelSpec:
         backend = backend.strip().lower()
         if backend not in BACKENDS:
             known = ", ".join(sorted(BACKENDS))
-            raise ConfigError(f"unknown model backend in {spec!r}; known: {known}")
+            raise ConfigError(f"unknown model backend in {spec!r}{_spec_hint(spec)}; known: {known}")
         if not sep and BACKENDS[backend].needs_name:
             raise ConfigError(f"model spec {spec!r} needs a name: {backend}:<model>")
         return cls(backend, name.strip())
 
     def __str__(self) -> str:
         return f"{self.backend}:{self.name}" if self.name else self.backend
+
+
+def _spec_hint(spec: str) -> str:
+    """'did you mean' for a mistyped backend (``popularty``, ``openia:x``) or a bare model name."""
+    backend, sep, name = spec.strip().partition(":")
+    close = did_you_mean(backend, BACKENDS, n=1)
+    if close:
+        return phrase([f"{close[0]}{sep}{name}"])
+    if not sep:  # "gpt-4o-mini" or "org/model": a model name without its backend
+        return phrase([f"{'hf' if '/' in backend else 'openai'}:{backend}"])
+    return ""
 
 
 class ModelFactory(Protocol):
@@ -60,25 +98,30 @@ class ModelFactory(Protocol):
 @dataclass(frozen=True)
 class Backend:
     module: str  # recworld module holding a ``create(spec, config) -> Model`` function
+    options: type[BackendOptions] = NoOptions  # what ``ModelConfig.options`` may hold
     needs_name: bool = True
 
 
 BACKENDS: dict[str, Backend] = {
-    "openai": Backend("recworld.models.openai_compat"),
-    "llamacpp": Backend("recworld.models.llamacpp"),
-    "hf": Backend("recworld.models.hf"),
-    "hf-vision": Backend("recworld.models.hf_vision"),
-    "vllm": Backend("recworld.models.vllm"),
-    "random": Backend("recworld.models.baselines", needs_name=False),
-    "popularity": Backend("recworld.models.baselines", needs_name=False),
-    "itemknn": Backend("recworld.models.baselines", needs_name=False),
+    "openai": Backend("recworld.models.openai_compat", OpenAIOptions),
+    "llamacpp": Backend("recworld.models.llamacpp", LlamaCppOptions),
+    "hf": Backend("recworld.models.hf", HFOptions),
+    "hf-vision": Backend("recworld.models.hf_vision", HFVisionOptions),
+    "vllm": Backend("recworld.models.vllm", VLLMOptions),
+    "random": Backend("recworld.baselines", needs_name=False),
+    "popularity": Backend("recworld.baselines", needs_name=False),
+    "itemknn": Backend("recworld.baselines", ItemKNNOptions, needs_name=False),
+    "oracle": Backend("recworld.baselines", needs_name=False),
     "scripted": Backend("recworld.models.scripted", needs_name=False),
 }
 
 
 def load_model(spec: str | ModelSpec, config: ModelConfig | None = None) -> Model:
-    """Create the model a spec string names."""
+    """Create the model a spec string names; its options are checked before anything loads."""
     parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
-    module = importlib.import_module(BACKENDS[parsed.backend].module)
+    config = config or ModelConfig()
+    entry = BACKENDS[parsed.backend]
+    parse_options(entry.options, config.options, parsed.backend)
+    module = importlib.import_module(entry.module)
     factory: ModelFactory = module.create
-    return factory(parsed, config or ModelConfig())
+    return factory(parsed, config)

@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from recworld.chat import AnswerMode, Request, Response, Usage
 from recworld.errors import ConfigError
-from recworld.models.base import AnswerMode, Request, Response, Usage
 from recworld.models.registry import ModelConfig, ModelSpec
 
 Responder = Callable[[Request], "str | Response"]

@@ -3,17 +3,22 @@
 An optional extra (``pip install 'recworld[vllm]'``); vLLM is imported only
 when the backend is created. Concurrent generate requests are gathered by a
 :class:`~recworld.models._batching.MicroBatcher` and sent to ``LLM.generate``
-as one batch, each with its own sampling parameters. Loglik sends
-``prompt + choice`` once per choice with ``prompt_logprobs`` and sums the
-choice tokens' log-probabilities; vLLM's automatic prefix caching makes the
-shared prompt cost one evaluation.
+as one batch, each with its own sampling parameters (and its own seed, the
+request's). Loglik sends ``prompt + choice`` once per choice with
+``prompt_logprobs`` and sums the choice tokens' log-probabilities; vLLM's
+automatic prefix caching makes the shared prompt cost one evaluation. Rank
+mode scores each option's text the same way and divides by its token count
+(:func:`~recworld.models._tokens.mean_per_token`). Prompt
+and choice tokens come from :class:`~recworld.models._tokens.ChatTokens`, the
+same rules as the hf backend.
 
-Options in ``ModelConfig.extra``: ``engine_args`` (a dict passed to
-``vllm.LLM``, e.g. ``{"tensor_parallel_size": 2, "gpu_memory_utilization": 0.8}``),
-``batch_size`` (default 64), ``batch_wait_s`` (default 0.02).
+Options (:class:`~recworld.models.options.VLLMOptions`): ``engine_args`` (a
+dict passed to ``vllm.LLM``, e.g. ``{"tensor_parallel_size": 2,
+"gpu_memory_utilization": 0.8}``), ``batch_size`` (default 64),
+``batch_wait_s`` (default 0.02).
 
-This backend is not exercised by the CPU test suite (vLLM needs a GPU);
-only its spec parsing and missing-extra message are.
+The CPU test suite drives both paths through a fake ``vllm`` module
+(``tests/models/test_vllm.py``); the engine itself needs a GPU.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError, require
 from recworld.models._batching import MicroBatcher
-from recworld.models._common import best_choice, completion_choice, flatten_messages
-from recworld.models.base import AnswerMode, Message, Request, Response, Usage
+from recworld.models._tokens import ChatTokens, loglik_response, mean_per_token, sampling_seed
+from recworld.models.options import VLLMOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
 
@@ -37,24 +43,22 @@ class VLLMModel:
     """A vLLM engine behind the Model protocol."""
 
     def __init__(self, name: str, config: ModelConfig) -> None:
+        options = parse_options(VLLMOptions, config.options, "vllm")
         vllm = _require_vllm()
         self._vllm = vllm
         self._name = name
         self._seed = config.seed
-        engine_args = dict(config.extra.get("engine_args", {}))
+        engine_args = dict(options.engine_args)
         engine_args.setdefault("seed", config.seed)
         engine_args.setdefault("max_model_len", config.n_ctx)
         try:
             self._llm = vllm.LLM(model=name, **engine_args)
         except (OSError, ValueError, RuntimeError) as exc:
             raise ModelError(f"vllm:{name}: cannot start the engine: {exc}") from exc
-        self._tokenizer = self._llm.get_tokenizer()
-        self._is_chat = bool(getattr(self._tokenizer, "chat_template", None))
+        self.tokens = ChatTokens(self._llm.get_tokenizer())
         self._identity = {"backend": "vllm", "model": name, "dtype": str(engine_args.get("dtype", "auto"))}
         self._batcher: MicroBatcher[Request, Response] = MicroBatcher(
-            self._generate_batch,
-            max_batch=int(config.extra.get("batch_size", 64)),
-            wait_s=float(config.extra.get("batch_wait_s", 0.02)),
+            self._generate_batch, max_batch=options.batch_size, wait_s=options.batch_wait_s
         )
 
     @property
@@ -63,10 +67,15 @@ class VLLMModel:
 
     @property
     def supports(self) -> frozenset[AnswerMode]:
-        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
+        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK, AnswerMode.RANK})
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        """Sizes of the generation batches run so far (for tests and benchmarks)."""
+        return self._batcher.batch_sizes
 
     async def complete(self, request: Request) -> Response:
-        if request.mode is AnswerMode.LOGLIK:
+        if request.mode in (AnswerMode.LOGLIK, AnswerMode.RANK):
             return await asyncio.to_thread(self._loglik_locked, request)
         return await self._batcher.submit(request)
 
@@ -74,19 +83,15 @@ class VLLMModel:
         return None
 
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
-        tok = self._tokenizer
-        if self._is_chat:
-            chat = [{"role": m.role, "content": m.content} for m in messages]
-            text = tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-            return [int(i) for i in tok(text, add_special_tokens=False)["input_ids"]]
-        return [int(i) for i in tok(flatten_messages(messages))["input_ids"]]
+        return self.tokens.prompt_tokens(messages)
 
-    def _sampling(self, request: Request) -> Any:
+    def sampling(self, request: Request) -> Any:
+        """The request's ``SamplingParams``: its temperature, length, stops, seed and JSON schema."""
         args: dict[str, Any] = {
             "temperature": request.temperature,
             "max_tokens": max(1, request.max_tokens),
             "stop": list(request.stop) or None,
-            "seed": self._seed,
+            "seed": sampling_seed(request, self._seed),
         }
         if request.json_schema is not None:
             sampling_params = self._vllm.sampling_params
@@ -100,7 +105,7 @@ class VLLMModel:
 
     def _generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         prompts = [{"prompt_token_ids": self.prompt_tokens(r.messages)} for r in requests]
-        outputs = self._llm.generate(prompts, [self._sampling(r) for r in requests], use_tqdm=False)
+        outputs = self._llm.generate(prompts, [self.sampling(r) for r in requests], use_tqdm=False)
         return [
             Response(
                 text=out.outputs[0].text,
@@ -110,32 +115,20 @@ class VLLMModel:
         ]
 
     def _loglik_locked(self, request: Request) -> Response:
+        score = self.score_tokens if request.mode is AnswerMode.LOGLIK else mean_per_token(self.score_tokens)
         with self._batcher.lock:
-            return self._loglik(request)
+            return loglik_response(request, self.tokens, score)
 
-    def _loglik(self, request: Request) -> Response:
-        if not request.choices:
-            raise ModelError("a loglik request needs choices")
-        prefix = self.prompt_tokens(request.messages)
-        options = []
-        for choice in request.choices:
-            text = choice if self._is_chat else completion_choice(choice)
-            ids = [int(i) for i in self._tokenizer(text, add_special_tokens=False)["input_ids"]]
-            if not ids:
-                raise ModelError(f"choice {choice!r} tokenises to nothing; it cannot be scored")
-            options.append(ids)
+    def score_tokens(self, prefix: Sequence[int], options: Sequence[Sequence[int]]) -> list[float]:
+        """Sum of log P(option tokens | prefix): one ``prompt_logprobs`` pass per option."""
         params = self._vllm.SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1)
-        prompts = [{"prompt_token_ids": prefix + option} for option in options]
+        prompts = [{"prompt_token_ids": [*prefix, *option]} for option in options]
         outputs = self._llm.generate(prompts, params, use_tqdm=False)
         scores = []
         for option, out in zip(options, outputs, strict=True):
             rows = out.prompt_logprobs[len(prefix) :]
             scores.append(float(sum(row[token].logprob for row, token in zip(rows, option, strict=True))))
-        return Response(
-            text=best_choice(request.choices, scores),
-            choice_logprobs=tuple(scores),
-            usage=Usage(len(prefix) + sum(len(o) for o in options), 0),
-        )
+        return scores
 
 
 def create(spec: ModelSpec, config: ModelConfig) -> VLLMModel:

@@ -1,0 +1,119 @@
+"""Typed options per backend: what ``ModelConfig.options`` may hold for each ``backend:`` spec.
+
+``ModelConfig`` carries what every backend shares (base URL, key variable,
+context size, threads, seed). What only one backend understands goes in
+``ModelConfig.options`` as a plain mapping (from Python, or from
+``--model-option key=value`` on the command line), and the backend validates it
+against its class here when it is created. Every class forbids unknown keys,
+so a typo (``batch_szie``) fails at once with a :class:`ConfigError` naming the
+option and the backend, instead of being silently ignored for a whole run.
+
+Values given as strings (the command line) are coerced by pydantic's lax
+mode: ``"8"`` becomes 8, ``"true"`` becomes True, and a JSON object string
+becomes a dict where a dict is expected.
+
+This module imports nothing heavy, so a CLI can list and check options without
+loading a backend.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from recworld.errors import ConfigError
+
+MIB = 1 << 20
+
+
+class BackendOptions(BaseModel):
+    """Base of every options class: unknown keys are an error, instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoOptions(BackendOptions):
+    """A backend that takes no options (baselines, the scripted test double)."""
+
+
+class OpenAIOptions(BackendOptions):
+    """``openai:``: how requests travel and how large a reply may be."""
+
+    # "auto": the aiohttp transport for a base_url without a proxy variable set, else the SDK.
+    transport: Literal["auto", "aiohttp", "sdk"] = "auto"
+    # Open connections to the server at most (the aiohttp transport).
+    max_connections: int = Field(default=256, ge=1)
+    # OpenAI's newer models refuse ``max_tokens`` and want ``max_completion_tokens``.
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    # A reply body larger than this is refused (a sample error), never held in memory whole.
+    max_response_bytes: int = Field(default=16 * MIB, ge=1024)
+    # Seconds to open a connection; the runner's timeout bounds the whole request.
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+
+
+class LlamaCppOptions(BackendOptions):
+    """``llamacpp:``: everything it needs is on ModelConfig (n_ctx, n_threads, seed)."""
+
+
+class TorchOptions(BackendOptions):
+    """Where a transformers model runs: ``device`` (default cuda when present) and ``dtype``."""
+
+    device: str | None = None
+    dtype: str = "auto"  # "auto" or a torch dtype name: "float32", "bfloat16", ...
+
+
+class HFOptions(TorchOptions):
+    """``hf:``: placement plus the generation micro-batch."""
+
+    batch_size: int = Field(default=8, ge=1)
+    batch_wait_s: float = Field(default=0.01, ge=0)
+
+
+class HFVisionOptions(TorchOptions):
+    """``hf-vision:``: placement only (requests run one at a time)."""
+
+
+class VLLMOptions(BackendOptions):
+    """``vllm:``: arguments for ``vllm.LLM`` plus the generation micro-batch."""
+
+    engine_args: dict[str, Any] = {}
+    batch_size: int = Field(default=64, ge=1)
+    batch_wait_s: float = Field(default=0.02, ge=0)
+
+    @field_validator("engine_args", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        """``--model-option engine_args='{"tensor_parallel_size": 2}'`` arrives as a string."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"not a JSON object: {exc}") from None
+        return value
+
+
+Options = TypeVar("Options", bound=BackendOptions)
+
+
+def parse_options(cls: type[Options], options: Mapping[str, Any], backend: str) -> Options:
+    """``options`` validated against ``cls``; a bad or unknown key is a ConfigError naming it."""
+    try:
+        return cls.model_validate(dict(options))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first.get("loc") or ()) or "?"
+        known = ", ".join(sorted(cls.model_fields)) or "none"
+        if first.get("type") == "extra_forbidden":
+            raise ConfigError(
+                f"the {backend} backend has no option {name!r} (its options: {known})"
+            ) from None
+        raise ConfigError(f"the {backend} backend's option {name!r}: {first.get('msg')}") from None
+
+
+class ItemKNNOptions(BackendOptions):
+    """``itemknn``: how many most similar neighbours vote for a user-user answer."""
+
+    neighbours: int = Field(default=50, ge=1)
