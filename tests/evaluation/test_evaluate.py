@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from _runner_fakes import write_suite
 
-from recworld.errors import ConfigError, DataError
-from recworld.models.base import AnswerMode, Request
+from recworld.chat import AnswerMode, Request
+from recworld.errors import ConfigError, DataError, ModelError
+from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate
 from recworld.models.registry import ModelConfig
 from recworld.models.scripted import ScriptedModel
-from recworld.runner.evaluate import JOURNAL_NAME, EvalConfig, evaluate
+from recworld.runner import RunnerConfig
 
 COUNTS = {"kg_movie_genre": 5, "mem_item_item": 4}
 VOLATILE = ("latency_s", "cache_hit", "attempts")
@@ -43,7 +44,10 @@ def use_model(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> list[Mod
 
 
 def config(suite: Path, **kwargs: Any) -> EvalConfig:
-    return EvalConfig(suite_dir=suite, model="scripted", progress=False, **kwargs)
+    engine = {k: kwargs.pop(k) for k in list(kwargs) if k in RunnerConfig.model_fields and k != "seed"}
+    return EvalConfig(
+        suite_dir=suite, model="scripted", runner=RunnerConfig(progress=False, **engine), **kwargs
+    )
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -66,14 +70,14 @@ def test_run_writes_samples_run_and_metrics(suite: Path, monkeypatch: pytest.Mon
     )
     for s in samples:
         number = int(s["question_id"].rsplit("/", 1)[1])
-        assert s["schema"] == "recworld.sample/1" and s["model"] == "scripted" and s["error"] is None
+        assert s["schema"] == "recworld.sample/2" and s["model"] == "scripted" and s["error"] is None
         assert s["correct"] is (number % 2 == 0)
         assert s["missed"] is (number % 2 == 1)
         assert s["parsed_index"] == (s["answer_index"] if number % 2 == 0 else None)
         assert len(s["labels"]) == (4 if s["format"] == "mcq" else 10)
         assert s["prompt"] and s["prompt"][-1]["role"] == "user"
     run = json.loads((run_dir / "run.json").read_text())
-    assert run["schema"] == "recworld.run/1" and run["finished"] >= run["started"]
+    assert run["schema"] == "recworld.run/2" and run["finished"] >= run["started"]
     assert run["suite_fingerprint"] == "fake-fp" and run["dataset"] == "fake"
     assert run["measures"] == sorted(COUNTS) and run["counts"]["questions"] == 9
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -116,7 +120,7 @@ def test_resume_sends_nothing_already_answered(suite: Path, monkeypatch: pytest.
     evaluate(config(suite))
     assert len(third.calls) == len(reference) - 3
     run = json.loads((run_dir / "run.json").read_text())
-    assert run["counts"]["resumed"] == 3 and run["counts"]["runner_sent"] == len(reference) - 3
+    assert run["counts"]["resumed"] == 3 and run["counts"]["runner"]["sent"] == len(reference) - 3
 
 
 def test_failed_samples_are_recorded_then_retried_on_rerun(
@@ -125,15 +129,16 @@ def test_failed_samples_are_recorded_then_retried_on_rerun(
     def broken(request: Request) -> str:
         assert request.question is not None
         if request.question.id.endswith("1"):
-            raise ValueError("backend exploded")
+            raise ModelError("backend refused this prompt")
         return oracle(request)
 
     use_model(monkeypatch, ScriptedModel(broken))
-    run_dir = evaluate(config(suite))
+    run_dir = evaluate(config(suite, fail_on_error=0.5))  # 2 of 9 fail: under the threshold
     samples = read_jsonl(run_dir / "samples.jsonl")
     failed = {s["question_id"] for s in samples if s["error"]}
     assert failed == {"fake/kg_movie_genre/00001", "fake/mem_item_item/00001"}
-    assert all(s["response"] is None and s["missed"] for s in samples if s["error"])
+    # A failed sample is not scored: neither wrong nor missed.
+    assert all(s["response"] is None and s["missed"] is None for s in samples if s["error"])
     fixed = ScriptedModel(oracle)
     use_model(monkeypatch, fixed)
     evaluate(config(suite))
@@ -175,3 +180,16 @@ def test_run_dir_of_another_run_is_refused(suite: Path, monkeypatch: pytest.Monk
     write_suite(suite, COUNTS, fingerprint="rebuilt")
     with pytest.raises(ConfigError, match="suite_fingerprint"):
         evaluate(config(suite, out_dir=out))
+
+
+def test_the_eval_seed_is_in_every_request(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = ScriptedModel(oracle)
+    use_model(monkeypatch, model)
+    evaluate(config(suite, seed=11))
+    assert model.calls and {r.seed for r in model.calls} == {11}
+    # Another seed is another request: nothing is served from the first run's cache.
+    again = ScriptedModel(oracle)
+    use_model(monkeypatch, again)
+    evaluate(config(suite, seed=12, out_dir=suite / "runs" / "seed12", cache_path=suite / "shared.sqlite"))
+    evaluate(config(suite, seed=13, out_dir=suite / "runs" / "seed13", cache_path=suite / "shared.sqlite"))
+    assert len(again.calls) == 2 * sum(COUNTS.values())

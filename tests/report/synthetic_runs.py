@@ -72,7 +72,7 @@ def write_run(
             parsed = policy(draw, gold, fmt.n_options)
             samples.append(
                 {
-                    "schema": "recworld.sample/1",
+                    "schema": "recworld.sample/2",
                     "question_id": qid,
                     "measure": measure,
                     "dataset": dataset,
@@ -99,7 +99,7 @@ def write_run(
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
     run = {
-        "schema": "recworld.run/1",
+        "schema": "recworld.run/2",
         "model": model,
         "mode": mode,
         "variant": "zero-shot",
@@ -110,7 +110,8 @@ def write_run(
         "limit": n,
         "started": "2025-01-01T10:00:00Z",
         "finished": "2025-01-01T10:05:00Z",
-        "counts": {m: n for m in measures},
+        "status": "finished",
+        "counts": {"questions": len(samples), "answered": len(samples), "errors": 0},
     }
     (run_dir / "run.json").write_text(json.dumps(run), encoding="utf-8")
     (run_dir / "metrics.json").write_text(json.dumps(compute_metrics(samples)), encoding="utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -49,7 +51,7 @@ def test_report_renders_in_chromium(movie_report: tuple[Path, dict[str, Path]], 
     assert 'class="chart"' in html
     assert "Mental world over factors (ml-100k)" in html  # chart text stays text
     assert "llamacpp:smollm2-135m" in html
-    assert "<script" not in html  # self-contained and static
+    assert "<script src" not in html and "<link" not in html  # self-contained: nothing loaded from outside
 
     shot = tmp_path / "report.png"
     result = _chromium(tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1400,2000", url)
@@ -61,3 +63,52 @@ def test_report_renders_in_chromium(movie_report: tuple[Path, dict[str, Path]], 
     dark_rows = np.flatnonzero((image < 100).any(axis=1))
     assert dark_rows.size > 300
     assert dark_rows.max() - dark_rows.min() > 1200
+
+
+# Clicks the smollm2 cell under "Assoc rule", then the "missed" filter, the way a person would.
+_CLICK = """<script>
+(function () {
+  var table = document.getElementById("main-ml-100k");
+  var heads = Array.from(table.querySelectorAll("thead tr.cols th"))
+    .map(function (th) { return th.textContent; });
+  var col = heads.indexOf("Assoc rule");
+  var row = Array.from(table.querySelectorAll("tbody tr")).find(function (tr) {
+    return tr.children[0].textContent === "llamacpp:smollm2-135m";
+  });
+  row.children[col].click();
+  document.body.setAttribute("data-all", document.querySelectorAll("#viewer-table tbody tr").length);
+  document.querySelector('#viewer [data-filter="FILTER"]').click();
+})();
+</script>
+</body>"""
+
+
+def _outcomes(run_dir: Path, measure: str) -> list[str]:
+    out = []
+    for line in (run_dir / "samples.jsonl").read_text().splitlines():
+        s = json.loads(line)
+        if s["measure"] == measure:
+            out.append(
+                "error" if s["error"] else "missed" if s["missed"] else "correct" if s["correct"] else "wrong"
+            )
+    return out
+
+
+@pytest.mark.parametrize("chosen", ["missed", "correct"])
+def test_a_cell_opens_its_samples_and_the_filter_works(
+    movie_report: tuple[Path, dict[str, Path]], tmp_path: Path, chosen: str
+) -> None:
+    suite, written = movie_report
+    page = tmp_path / "clicked.html"
+    page.write_text(written["html"].read_text().replace("</body>", _CLICK.replace("FILTER", chosen)))
+    dom = _chromium(tmp_path / "profile", "--dump-dom", page.resolve().as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    outcomes = _outcomes(suite / "runs" / "smol", "assoc_rule")
+    assert f'data-all="{len(outcomes)}"' in html  # the cell opened every sample behind it
+    assert '<section id="viewer" aria-live="polite">' in html  # shown: no longer hidden
+    assert "llamacpp:smollm2-135m · assoc_rule" in html
+    body = html.split('<table id="viewer-table">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr class="(\w+)">', body.split("<tbody>", 1)[1])
+    assert outcomes.count(chosen) > 0 and rows == [chosen] * outcomes.count(chosen)
+    assert "<summary>prompt</summary>" in body

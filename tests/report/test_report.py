@@ -160,7 +160,9 @@ def test_bad_inputs_are_data_errors(tmp_path: Path) -> None:
     record["parsed_index"] = 9
     lines[1] = json.dumps(record)
     (bad / "samples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"bad/samples\.jsonl: field 'parsed_index': sample 2"):
+    with pytest.raises(
+        DataError, match=r"bad/samples\.jsonl:2: field 'parsed_index': 9 is not an option index"
+    ):
         write_report([bad], tmp_path / "out")
 
 

@@ -154,6 +154,7 @@ def write_suite(root: Path, counts: Mapping[str, int], *, fingerprint: str = "fa
     """A tiny suite directory: a manifest and ``counts[measure]`` questions per measure."""
     from recworld.io import atomic_write_json
     from recworld.lrworld.catalogue import MEASURES
+    from recworld.lrworld.manifest import SuiteManifest, UsersSkipped
     from recworld.lrworld.schema import Entry, Question, Target
 
     by_id = {m.id: m for m in MEASURES}
@@ -181,8 +182,14 @@ def write_suite(root: Path, counts: Mapping[str, int], *, fingerprint: str = "fa
             )
             lines.append(json.dumps(question.to_json()) + "\n")
         (root / "questions" / f"{measure}.jsonl").write_text("".join(lines), encoding="utf-8")
-    atomic_write_json(
-        root / "manifest.json",
-        {"schema": "recworld.manifest/1", "dataset": "fake", "domain": "movie", "fingerprint": fingerprint},
+    manifest = SuiteManifest(
+        dataset="fake",
+        domain="movie",
+        fingerprint=fingerprint,
+        config={},
+        seed=0,
+        counts=dict(counts),
+        users_skipped=UsersSkipped(too_short_history=0, rule="fake suite"),
     )
+    atomic_write_json(root / "manifest.json", manifest.to_json())
     return root

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -12,7 +13,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from recworld.models.base import AnswerMode, Message, Request, Response, Usage
+from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.runner import ResponseCache, Runner, RunnerConfig, cache_key
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -20,6 +21,11 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 def req(text: str = "hello", **kwargs: object) -> Request:
     return Request(messages=(Message("user", text),), choices=("A", "B"), **kwargs)  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass(frozen=True)
+class QuestionStub:
+    id: str
 
 
 class UrlModel:
@@ -74,6 +80,61 @@ def test_key_depends_only_on_output_relevant_fields() -> None:
     assert len({base, *different}) == len(different) + 1
 
 
+def test_requests_differing_only_in_seed_get_different_keys() -> None:
+    ident = {"backend": "http", "model": "m"}
+    assert cache_key(ident, req(seed=0)) != cache_key(ident, req(seed=1))
+    assert cache_key(ident, req(seed=1)) == cache_key(ident, req(seed=1))
+
+
+# One changed value per Request field: a field added to Request without a line here fails the test.
+_CHANGED: dict[str, object] = {
+    "messages": (Message("user", "hello"), Message("assistant", "A")),
+    "mode": AnswerMode.LOGLIK,
+    "choices": ("A", "C"),
+    "max_tokens": 7,
+    "temperature": 0.3,
+    "stop": ("\n",),
+    "json_schema": {"type": "object"},
+    "seed": 42,
+    "question": QuestionStub("q-1"),
+}
+
+
+def test_every_request_field_is_in_the_key() -> None:
+    assert set(_CHANGED) == {f.name for f in dataclasses.fields(Request)}
+    ident = {"backend": "http", "model": "m"}
+    base = cache_key(ident, req())
+    keys = {
+        name: cache_key(ident, dataclasses.replace(req(), **{name: value}))
+        for name, value in _CHANGED.items()
+    }
+    assert base not in keys.values() and len(set(keys.values())) == len(keys)
+    # The question enters by its id only: another object with the same id is the same request.
+    same_id = dataclasses.replace(req(), question=QuestionStub("q-1"))
+    assert cache_key(ident, same_id) == keys["question"]
+
+
+_KEY_OF = """
+from recworld.chat import AnswerMode, Message, Request
+from recworld.runner import cache_key
+request = Request(messages=(Message("user", "hello"),), choices=("A", "B"), mode=AnswerMode.LOGLIK,
+                  json_schema={"b": [1, 2], "a": {"c": None}}, seed=7)
+print(cache_key({"backend": "http", "model": "m"}, request))
+"""
+
+
+def test_the_same_request_has_the_same_key_in_every_process() -> None:
+    env = {**os.environ, "PYTHONPATH": SRC, "PYTHONHASHSEED": "random"}
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", _KEY_OF], env=env, capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    }
+    request = req(mode=AnswerMode.LOGLIK, json_schema={"b": [1, 2], "a": {"c": None}}, seed=7)
+    assert keys == {cache_key({"backend": "http", "model": "m"}, request) + "\n"}
+
+
 def run_all(model: object, config: RunnerConfig, cache: ResponseCache, requests: list[Request]) -> int:
     runner = Runner(model, config, cache)  # type: ignore[arg-type]
     asyncio.run(runner.map(requests))
@@ -99,7 +160,7 @@ def test_runner_settings_keep_hits_and_model_changes_miss(tmp_path: Path) -> Non
 
 _WRITER = """
 import sys
-from recworld.models.base import Response
+from recworld.chat import Response
 from recworld.runner import ResponseCache
 cache = ResponseCache(sys.argv[1])
 tag, n = sys.argv[2], int(sys.argv[3])

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from recworld.models.base import AnswerMode, Message, Request, Response, TransientModelError
+from recworld.chat import AnswerMode, Message, Request, Response
+from recworld.errors import ModelError
+from recworld.models.base import ConnectionFailedError, FatalModelError, TransientModelError
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
 
@@ -108,12 +110,64 @@ def test_exhausted_retries_set_error_and_are_not_cached(tmp_path: Path) -> None:
     assert runner.stats.errors == 2
 
 
-def test_permanent_errors_are_not_retried() -> None:
-    model = FlakyModel({"a": 1}, ValueError("bad request"))
+def test_a_model_error_is_a_sample_error_and_not_retried() -> None:
+    model = FlakyModel({"a": 1}, ModelError("bad request"))
     runner = Runner(model, FAST)
     completion = asyncio.run(runner.complete(req("a")))
-    assert completion.attempts == 1 and completion.error == "ValueError: bad request"
+    assert completion.attempts == 1 and completion.error == "ModelError: bad request"
+    assert not completion.fatal and runner.stats.retries == 0
+
+
+@pytest.mark.parametrize("bug", [TypeError("unsupported operand"), KeyError("choices"), ValueError("bad")])
+def test_a_bug_in_a_backend_propagates_with_its_traceback(bug: Exception) -> None:
+    model = FlakyModel({"a": 1}, bug)
+    runner = Runner(model, FAST)
+    with pytest.raises(type(bug)) as info:
+        asyncio.run(runner.complete(req("a")))
+    assert info.value is bug and model.calls == {"a": 1}  # raised once, never retried
+    assert any(frame.name == "complete" for frame in info.traceback)
+
+
+def test_a_bug_stops_map_and_cancels_the_rest() -> None:
+    model = FlakyModel({"q3": 1}, TypeError("oops"), delay_s=0.01)
+    runner = Runner(model, FAST.model_copy(update={"concurrency": 2}))
+    seen: list[int] = []
+    with pytest.raises(TypeError, match="oops"):
+        asyncio.run(runner.map([req(f"q{i}") for i in range(50)], on_result=lambda i, c: seen.append(i)))
+    assert 3 not in seen and len(model.calls) < 50  # the bug is not a sample; the rest never ran
+
+
+def test_a_fatal_error_stops_map_at_once() -> None:
+    model = FlakyModel({f"q{i}": 1 for i in range(100)}, FatalModelError("HTTP 401: bad key"), delay_s=0.01)
+    runner = Runner(model, FAST.model_copy(update={"concurrency": 4}))
+    seen: list[Completion] = []
+    with pytest.raises(FatalModelError, match="HTTP 401: bad key"):
+        asyncio.run(runner.map([req(f"q{i}") for i in range(100)], on_result=lambda i, c: seen.append(c)))
+    assert sum(model.calls.values()) <= 8  # the workers in flight at most, never 100
+    assert seen and all(c.fatal and c.error and "401" in c.error for c in seen)
     assert runner.stats.retries == 0
+    with pytest.raises(FatalModelError):
+        asyncio.run(Runner(FlakyModel({"a": 1}, FatalModelError("403")), FAST).complete(req("a")))
+
+
+def test_a_server_unreachable_on_every_attempt_is_fatal_once_retries_are_spent() -> None:
+    model = FlakyModel({"a": 100}, ConnectionFailedError("connection refused"))
+    runner = Runner(model, FAST.model_copy(update={"max_retries": 2}))
+    with pytest.raises(FatalModelError, match=r"gave up after 3 attempts.*connection refused"):
+        asyncio.run(runner.complete(req("a")))
+    assert model.calls["a"] == 3  # retried first: a refused connection is transient
+
+
+def test_a_server_that_was_reachable_once_is_not_fatal() -> None:
+    class Mixed(FlakyModel):
+        async def complete(self, request: Request) -> Response:
+            n = self.calls.get("a", 0)
+            self.exc = TransientModelError("HTTP 503") if n == 1 else ConnectionFailedError("refused")
+            return await super().complete(request)
+
+    runner = Runner(Mixed({"a": 100}, RuntimeError("unused")), FAST.model_copy(update={"max_retries": 2}))
+    completion = asyncio.run(runner.complete(req("a")))
+    assert completion.error is not None and not completion.fatal
 
 
 def test_timeout_is_a_retryable_failure() -> None:
@@ -215,7 +269,7 @@ def test_bounded_model_caps_concurrency() -> None:
     """A backend that serves one request at a time is never sent two at once."""
     import asyncio
 
-    from recworld.models.base import Message, Request
+    from recworld.chat import Message, Request
     from recworld.models.scripted import ScriptedModel
     from recworld.runner import Runner, RunnerConfig
 
@@ -246,7 +300,7 @@ def test_latency_excludes_queueing() -> None:
     """With one slot, the second request waits a full call but its latency is one call."""
     import asyncio
 
-    from recworld.models.base import Message, Request
+    from recworld.chat import Message, Request
     from recworld.models.scripted import ScriptedModel
     from recworld.runner import Runner, RunnerConfig
 
@@ -292,3 +346,8 @@ def test_outside_cancel_is_not_a_timeout_and_timeouts_survive_a_new_loop() -> No
     for _ in range(2):  # each asyncio.run is a new loop; the shared timer must follow it
         result = asyncio.run(runner.complete(req("z")))
         assert result.error is not None and "timed out after 0.1s" in result.error
+
+
+def test_map_of_nothing_returns_nothing() -> None:
+    runner = Runner(ScriptedModel(lambda r: "A"), FAST)
+    assert asyncio.run(runner.map([])) == []

@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from _runner_fakes import FakeOpenAI, answer_for, write_suite
 
-from recworld.models.base import Message, Request
+from recworld.chat import Message, Request
+from recworld.errors import RunError
+from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate
 from recworld.models.registry import ModelConfig, load_model
 from recworld.runner import ResponseCache, Runner, RunnerConfig
-from recworld.runner.evaluate import JOURNAL_NAME, EvalConfig, evaluate
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 FAKE_KEY = "sk-test-Zq8vN3madeUpKey-4f1d2c9b"
@@ -53,9 +54,10 @@ def child_env() -> dict[str, str]:
 
 
 def config(suite: Path, server: FakeOpenAI, out: Path, **kwargs: Any) -> EvalConfig:
+    engine = {k: kwargs.pop(k) for k in list(kwargs) if k in RunnerConfig.model_fields and k != "seed"}
     return EvalConfig(
         suite_dir=suite, model="openai:fake-model", base_url=server.base_url, out_dir=out,
-        progress=False, **kwargs,
+        runner=RunnerConfig(progress=False, **engine), **kwargs,
     )  # fmt: skip
 
 
@@ -107,7 +109,7 @@ def test_killed_run_resumes_without_resending(tmp_path: Path, monkeypatch: pytes
         (reference / "metrics.json").read_text()
     )
     run = json.loads((run_dir / "run.json").read_text())
-    assert run["counts"]["resumed"] == 7 and run["counts"]["runner_sent"] == total - 7
+    assert run["counts"]["resumed"] == 7 and run["counts"]["runner"]["sent"] == total - 7
 
 
 PLANS: tuple[tuple[str, ...], ...] = (
@@ -128,9 +130,11 @@ def plan_of(key: str) -> tuple[str, ...]:
 def test_faulty_server_every_sample_is_accounted_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     suite = write_suite(tmp_path / "suite", {"kg_movie_genre": 12, "mem_item_item": 12})
-    with FakeOpenAI(plan=plan_of, hang_s=3.0) as server:
-        run_dir = evaluate(
-            config(suite, server, tmp_path / "run", concurrency=6, timeout_s=0.5, max_retries=3,
+    run_dir = tmp_path / "run"
+    # The failures exceed --fail-on-error's 5%: the run writes everything, then fails with exit 3.
+    with FakeOpenAI(plan=plan_of, hang_s=3.0) as server, pytest.raises(RunError, match="samples failed"):
+        evaluate(
+            config(suite, server, run_dir, concurrency=6, timeout_s=0.5, max_retries=3,
                    backoff_base_s=0.01, backoff_max_s=0.05)
         )  # fmt: skip
     samples = read_jsonl(run_dir / "samples.jsonl")
@@ -151,6 +155,7 @@ def test_faulty_server_every_sample_is_accounted_for(tmp_path: Path, monkeypatch
             assert server.answered[key] == 1
     run = json.loads((run_dir / "run.json").read_text())
     assert run["counts"]["errors"] == sum(len(plan_of(k)) > 3 for k in server.counts)
+    assert run["status"] == "too_many_errors" and "HTTP 500" in run["reason"]
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["errors"] == run["counts"]["errors"]
     assert_no_key_under(run_dir)

@@ -71,7 +71,7 @@ def test_hand_counted_scores_and_misses() -> None:
     assert item["score"] == pytest.approx(0.5)
     assert item["chance"] == pytest.approx(0.10)
     assert item["scale"] == "personalization"
-    assert m["schema"] == "recworld.metrics/1"
+    assert m["schema"] == "recworld.metrics/2"
     assert (m["n"], m["correct"], m["missed"]) == (6, 3, 2)
     assert m["overall"]["score"] == pytest.approx(0.5)
     assert list(m["measures"]) == ["mem_item_item", "kg_movie_genre"]  # catalogue order
@@ -195,7 +195,7 @@ def test_paired_comparison() -> None:
         ({"correct": True, "parsed_index": 2}, "correct"),
         ({"labels": ["A", "B"]}, "labels"),
         ({"measure": "no_such_measure"}, "unknown measure"),
-        ({"format": "top5"}, "unknown format"),
+        ({"format": "top5"}, "field .format.*hit@1"),
     ],
 )
 def test_bad_samples_are_named(record: dict[str, Any], message: str) -> None:

@@ -1,100 +1,83 @@
-"""``recworld eval``: evaluate one model on a suite, resumably."""
+"""``recworld eval``: evaluate models on a suite, resumably (``recworld analyze`` is in recworld.report)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from recworld.models.base import AnswerMode
+from recworld.console.output import JsonOption, ProgressOption
+from recworld.evaluation import cli_options as o
+
+if TYPE_CHECKING:
+    from recworld.evaluation.config import EvalConfig
 
 
 def eval_command(
-    suite_dir: Annotated[Path, typer.Argument(help="Suite directory (holds manifest.json, questions/).")],
-    model: Annotated[str, typer.Option("--model", help="Model spec, e.g. llamacpp:smollm2-135m.")],
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
-    api_key_env: Annotated[
-        str, typer.Option("--api-key-env", help="Name of the env var holding the API key.")
-    ] = "OPENAI_API_KEY",
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Run directory (default SUITE/runs/MODEL__MODE__VARIANT).")
+    suite_dir: o.Suite,
+    model: o.Models = None,
+    config: o.ConfigFile = None,
+    base_url: o.BaseUrl = None,
+    api_key_env: o.ApiKeyEnv = None,
+    out: o.Out = None,
+    limit: o.Limit = None,
+    measures: o.Measures = None,
+    mode: o.Mode = None,
+    variant: o.Variant = None,
+    max_tokens: o.MaxTokens = None,
+    temperature: o.Temperature = None,
+    system: o.System = None,
+    model_option: o.ModelOption = None,
+    orders: o.Orders = None,
+    seed: o.Seed = None,
+    concurrency: o.Concurrency = None,
+    timeout: o.Timeout = None,
+    max_retries: o.MaxRetries = None,
+    backoff: o.Backoff = None,
+    backoff_max: o.BackoffMax = None,
+    fail_on_error: o.FailOnError = None,
+    dry_run: o.DryRun = False,
+    prices: o.Prices = None,
+    engine: Annotated[
+        str | None, typer.Option("--engine", help="local (default) or ray: replicas answer on a Ray cluster.")
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="First N questions per measure.")] = None,
-    measures: Annotated[
-        str | None, typer.Option("--measures", help="Comma-separated measure ids (default all).")
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="Ray cluster to join (default: start a local one).")
     ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Requests in flight.")] = 8,
-    mode: Annotated[AnswerMode, typer.Option("--mode", help="generate or loglik.")] = AnswerMode.GENERATE,
-    variant: Annotated[str, typer.Option("--variant", help="Prompt variant.")] = "zero-shot",
-    seed: Annotated[int, typer.Option("--seed", help="Seed for backoff jitter and bootstrap CIs.")] = 0,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request attempt.")] = 120.0,
-    max_retries: Annotated[int, typer.Option("--max-retries", help="Retries per request.")] = 6,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on a TTY.")] = True,
+    replicas: Annotated[int | None, typer.Option("--replicas", help="Model replicas (--engine ray).")] = None,
+    progress: ProgressOption = True,
+    as_json: JsonOption = False,
 ) -> None:
-    """Evaluate a model on an LRWorld suite; rerun the same command to resume."""
+    """Evaluate a model on an LRWorld suite; rerun the same command to resume.
+
+    Repeat --model, or give a --config file, to evaluate several models one after another.
+    """
+    values: dict[str, Any] = dict(locals())  # every option by name; None = not given
+    from recworld.evaluation.eval_output import dry_run_all, run_all
+    from recworld.evaluation.plan import plan_run
+    from recworld.evaluation.resolve import resolve_configs
+
+    configs = resolve_configs(values)
+    plans = [plan_run(c) for c in configs]  # every model checked before any folder exists
+    if dry_run:
+        dry_run_all(plans, prices, as_json=as_json)
+    else:
+        run_all(configs, as_json=as_json)
+
+
+def build_config(options: dict[str, Any], engine: dict[str, Any]) -> EvalConfig:
+    """The :class:`EvalConfig` of parsed options; a bad value is a ConfigError naming its option."""
     from pydantic import ValidationError
 
-    from recworld.errors import ConfigError
-    from recworld.runner.evaluate import EvalConfig, evaluate
+    from recworld.console.app import option_error
+    from recworld.evaluation.config import EvalConfig
+    from recworld.evaluation.resolve import FLAGS
+    from recworld.runner import RunnerConfig
 
     try:
-        config = EvalConfig(
-            suite_dir=suite_dir,
-            model=model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            out_dir=out,
-            limit=limit,
-            measures=tuple(m.strip() for m in measures.split(",") if m.strip()) if measures else None,
-            concurrency=concurrency,
-            mode=mode,
-            variant=variant,
-            seed=seed,
-            timeout_s=timeout,
-            max_retries=max_retries,
-            progress=progress,
-        )
+        return EvalConfig(**options, runner=RunnerConfig(**engine))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"option {field}: {first['msg']}") from exc
-    run_dir = evaluate(config)
-    _print_scores(run_dir)
-    typer.echo(f"run: {run_dir}")
-
-
-def _print_scores(run_dir: Path) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    metrics: dict[str, Any] = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    run: dict[str, Any] = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    table = Table(title=f"{run['model']} ({run['mode']}, {run['variant']})")
-    for column in ("measure", "n", "score", "95% CI", "missed", "chance"):
-        table.add_column(column, justify="left" if column == "measure" else "right")
-    per_measure: dict[str, dict[str, Any]] = metrics.get("measures", {})
-    for measure, row in sorted(per_measure.items()):
-        table.add_row(
-            measure,
-            str(row.get("n", "")),
-            _fmt(row.get("score")),
-            f"{_fmt(row.get('ci_low'))}-{_fmt(row.get('ci_high'))}",
-            _fmt(row.get("missed_rate")),
-            _fmt(row.get("chance")),
-        )
-    Console().print(table)
-    counts = run.get("counts", {})
-    typer.echo(
-        f"questions {counts.get('questions', 0)}, errors {counts.get('errors', 0)}, "
-        f"sent {counts.get('runner_sent', 0)}, cache hits {counts.get('runner_cache_hits', 0)}, "
-        f"resumed {counts.get('resumed', 0)}"
-    )
-
-
-def _fmt(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, int | float) else "-"
+        raise option_error(exc, FLAGS) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -2,312 +2,243 @@
 
 Layout of a run directory (default ``SUITE/runs/<model-slug>__<mode>__<variant>``)::
 
-    run.json                  what was run (model, mode, variant, suite), counts, timestamps
-    samples.jsonl             one recworld.sample/1 record per question, sorted by (measure, question_id)
-    metrics.json              recworld.scoring.compute_metrics(samples)
+    run.json                  RunHeader: what was run, counts, status, timestamps
+    samples.jsonl             one SampleRecord per question, sorted by (measure, question_id)
+    metrics.json              MetricsRecord: recworld.scoring.score_samples(samples)
     .samples.journal.jsonl    fsynced line per finished sample; the resume state
     cache.sqlite              the run's response cache (keyed without secrets or concurrency)
+    recworld.log              what each invocation did (INFO and above), appended
+
+``samples.jsonl`` is the union of every invocation: ``--limit 5`` then
+``--measures a,b`` keeps all the first run's answers and adds the second's.
 
 Rerunning the same command resumes: questions whose sample is in the journal
 without an error are skipped, and every response that arrived before a kill
 is in the cache, so nothing that was answered is sent again. Samples that
 ended in an error are retried on the next run.
+
+Failure policy: a failed request is an unscored sample with ``error`` set. A
+fatal failure (bad key, no such model, a server that refuses every
+connection) stops the run at once; more failed samples than
+``fail_on_error`` allows fails it at the end. Either way what is finished is
+written, ``run.json`` says why, and :class:`~recworld.errors.RunError` (exit 3)
+is raised.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-import re
-import time
-from collections.abc import Sequence
+import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from recworld.errors import ConfigError, DataError
-from recworld.io import atomic_write_json, atomic_write_jsonl, read_json_object
-from recworld.models.base import AnswerMode, Request, Response
-from recworld.runner.cache import ResponseCache
-from recworld.runner.engine import Completion, Runner, RunnerConfig
+from recworld.console import Resume, log_to_file, resumable
+from recworld.errors import ConfigError, RunError, from_validation
+from recworld.evaluation.config import EvalConfig
+from recworld.evaluation.plan import RunPlan, now_iso, plan_run, render_all
+from recworld.evaluation.records import RunCounts, RunHeader, RunStatus
+from recworld.evaluation.samples import build_request, build_sample
+from recworld.evaluation.variants import Asked
+from recworld.io import atomic_write_json, atomic_write_jsonl
+from recworld.models.base import FatalModelError
+from recworld.runner import Completion, ResponseCache, Runner
 from recworld.runner.journal import SampleJournal
+from recworld.scoring import score_samples
+from recworld.scoring.records import SampleRecord
 
 if TYPE_CHECKING:
-    from recworld.lrworld.prompts import RenderedPrompt
-    from recworld.lrworld.schema import Question
+    from recworld.models.base import Model
 
-SAMPLE_SCHEMA = "recworld.sample/1"
-RUN_SCHEMA = "recworld.run/1"
+_log = logging.getLogger(__name__)
+
 JOURNAL_NAME = ".samples.journal.jsonl"
 CACHE_NAME = "cache.sqlite"
-# What must match for a rerun into an existing run directory to be a resume.
-_RUN_IDENTITY = ("model", "mode", "variant", "suite", "suite_fingerprint")
 
-
-class EvalConfig(BaseModel):
-    """Everything ``recworld eval`` needs; written into ``run.json``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    suite_dir: Path
-    model: str
-    base_url: str | None = None
-    # The NAME of the environment variable holding the key; the key itself is never stored.
-    api_key_env: str = "OPENAI_API_KEY"
-    out_dir: Path | None = None
-    limit: int | None = Field(default=None, ge=1)  # first N questions per measure
-    measures: tuple[str, ...] | None = None
-    concurrency: int = Field(default=8, ge=1)
-    mode: AnswerMode = AnswerMode.GENERATE
-    variant: str = "zero-shot"
-    seed: int = 0
-    # An answer is one label; a few tokens leave room for "Answer: B".
-    max_tokens: int = Field(default=16, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    backoff_base_s: float = Field(default=0.5, ge=0)
-    backoff_max_s: float = Field(default=60.0, ge=0)
-    progress: bool = True
-    # None: RUN_DIR/cache.sqlite. Point several runs at one file to share responses.
-    cache_path: Path | None = None
-
-    def runner_config(self) -> RunnerConfig:
-        return RunnerConfig(
-            concurrency=self.concurrency,
-            max_retries=self.max_retries,
-            timeout_s=self.timeout_s,
-            backoff_base_s=self.backoff_base_s,
-            backoff_max_s=self.backoff_max_s,
-            progress=self.progress,
-            seed=self.seed,
-        )
-
-
-def run_slug(spec: str) -> str:
-    """A file-name-safe form of a model spec: ``openai:gpt-4o`` -> ``openai-gpt-4o``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-.") or "model"
-
-
-def default_run_dir(config: EvalConfig) -> Path:
-    return config.suite_dir / "runs" / f"{run_slug(config.model)}__{config.mode.value}__{config.variant}"
-
-
-def load_questions(
-    suite_dir: Path, measures: Sequence[str] | None = None, limit: int | None = None
-) -> list[Question]:
-    """The first ``limit`` valid questions of each measure, in file order."""
-    from recworld.lrworld.schema import Question
-
-    qdir = suite_dir / "questions"
-    available = sorted(p.stem for p in qdir.glob("*.jsonl"))
-    if not available:
-        raise DataError("no questions/*.jsonl files: is this a suite directory?", path=suite_dir)
-    wanted = list(measures) if measures else available
-    unknown = [m for m in wanted if m not in available]
-    if unknown:
-        raise ConfigError(f"measures not in {qdir}: {', '.join(unknown)}; available: {', '.join(available)}")
-    questions: list[Question] = []
-    for measure in wanted:
-        path = qdir / f"{measure}.jsonl"
-        taken = 0
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if limit is not None and taken >= limit:
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    question = Question.model_validate_json(line)
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"]) or "record"
-                    raise DataError(first["msg"], path=path, line=number, field=where) from exc
-                questions.append(question)
-                taken += 1
-    return questions
+__all__ = ["CACHE_NAME", "JOURNAL_NAME", "evaluate", "evaluate_async"]
 
 
 def evaluate(config: EvalConfig) -> Path:
-    """Run (or resume) an evaluation; returns the run directory."""
-    return asyncio.run(evaluate_async(config))
+    """Run (or resume) an evaluation; returns the run directory.
+
+    The Ctrl-C note lives out here: inside ``asyncio.run`` a SIGINT arrives as
+    a cancellation, and only this frame sees the ``KeyboardInterrupt``.
+    """
+    with resumable() as note:
+        return asyncio.run(evaluate_async(config, note=note))
 
 
-async def evaluate_async(config: EvalConfig) -> Path:
-    """:func:`evaluate` for callers already inside an event loop."""
-    from recworld.lrworld.prompts import get_variant, render_prompt
-    from recworld.models.registry import ModelConfig, ModelSpec, load_model
+async def evaluate_async(config: EvalConfig, *, note: Resume | None = None) -> Path:
+    """:func:`evaluate` for callers already inside an event loop.
 
-    suite = config.suite_dir.resolve()
-    manifest = _read_manifest(suite)
-    spec = str(ModelSpec.parse(config.model))
-    run_dir = (config.out_dir or default_run_dir(config)).resolve()
-    questions = load_questions(suite, config.measures, config.limit)
+    Every input is checked and the model is opened before the run folder is
+    created, so a typo or a missing extra leaves nothing behind.
+    """
+    plan = plan_run(config)
+    if config.engine == "ray":  # the replicas load the model; a missing extra is reported here
+        from recworld.evaluation.ray_engine import require_ray
 
-    header = {
-        "schema": RUN_SCHEMA,
-        "model": spec,
-        "mode": config.mode.value,
-        "variant": config.variant,
-        "suite": str(suite),
-        "suite_fingerprint": manifest.get("fingerprint"),
-        "dataset": manifest.get("dataset"),
-        "measures": sorted({q.measure for q in questions}),
-        "limit": config.limit,
-        "started": int(time.time()),
-        "finished": None,
-        "config": config.model_dump(mode="json"),
-    }
-    previous = _check_resumable(run_dir, header)
-    if previous is not None:
-        header["started"] = previous.get("started", header["started"])
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(run_dir / "run.json", header)
+        require_ray()
+    model = None if config.engine == "ray" else await _open_model(plan)
+    try:
+        plan.run_dir.mkdir(parents=True, exist_ok=True)
+        with log_to_file(plan.run_dir):
+            return await _run(plan, model, note or Resume())
+    finally:
+        if model is not None:
+            await model.aclose()
 
+
+async def _run(plan: RunPlan, model: Model | None, note: Resume) -> Path:
+    """Answer what is not yet answered; write the union of every invocation's samples."""
+    run_dir, header = plan.run_dir, plan.header
+    atomic_write_json(run_dir / "run.json", header.to_json())
     journal = SampleJournal(run_dir / JOURNAL_NAME)
-    done = journal.load()
-    selected = {q.id for q in questions}
-    todo = [q for q in questions if q.id not in done or done[q.id].get("error") is not None]
-    resumed = len(selected) - len(todo)
+    done = _journalled(journal, run_dir / JOURNAL_NAME)
+    todo = [a for a in plan.asked if a.question.id not in done or not done[a.question.id].scored]
+    _log.info(
+        "%s: %d questions asked, %d already answered, %d to send",
+        plan.spec,
+        len(plan.asked),
+        len(plan.asked) - len(todo),
+        len(todo),
+    )
+    note.total, note.done = len(plan.asked), len(plan.asked) - len(todo)
+    try:
+        stats, stopped = await _answer(plan, model, todo, done, journal, note)
+    finally:
+        journal.close()
+    # A run keeps all it ever answered: a later --measures or --limit subset adds, never removes.
+    samples = sorted(done.values(), key=lambda s: (s.measure, s.question_id))
+    header.measures = sorted({s.measure for s in samples})
+    header.counts = _counts(samples, resumed=len(plan.asked) - len(todo), runner=stats)
+    _write_results(run_dir, header, samples, plan.config, stopped)
+    return run_dir
 
+
+async def _answer(
+    plan: RunPlan,
+    model: Model | None,
+    todo: list[Asked],
+    done: dict[str, SampleRecord],
+    journal: SampleJournal,
+    note: Resume,
+) -> tuple[dict[str, int], FatalModelError | None]:
+    """Ask the model every question in ``todo``, journaling each sample.
+
+    Returns the runner's counters, and the fatal failure that stopped the run
+    early, if one did (the samples finished before it are journaled).
+    """
+    config, spec = plan.config, plan.spec
+    rendered = render_all(plan, todo)
+    requests = [build_request(a.question, r, config) for a, r in zip(todo, rendered, strict=True)]
+
+    def record(index: int, completion: Completion) -> None:
+        asked = todo[index]
+        sample = build_sample(
+            asked.question, rendered[index], completion, spec=spec, config=config, order=asked.order
+        )
+        done[sample.question_id] = sample
+        journal.append(sample.to_json())
+        note.done += 1
+
+    cache_path = config.cache_path or plan.run_dir / CACHE_NAME
+    if model is None:  # --engine ray: same records, same cache, answered by Ray replicas
+        from recworld.evaluation.ray_engine import answer_on_ray
+
+        return await asyncio.to_thread(answer_on_ray, config, spec, plan.suite, requests, record, cache_path)
+    cache = ResponseCache(cache_path)
+    runner = Runner(model, config.runner, cache)
+    stopped: FatalModelError | None = None
+    try:
+        await runner.map(requests, description=f"{spec} {config.mode.value}", on_result=record)
+    except FatalModelError as exc:
+        stopped = exc
+    finally:
+        await runner.aclose()
+        cache.close()
+    return runner.stats.to_json(), stopped
+
+
+async def _open_model(plan: RunPlan) -> Model:
+    from recworld.models.registry import ModelConfig, load_model
+
+    config = plan.config
     model = load_model(
-        spec,
+        plan.spec,
         ModelConfig(
-            base_url=config.base_url, api_key_env=config.api_key_env, suite_dir=suite, seed=config.seed
+            base_url=config.base_url,
+            api_key_env=config.api_key_env,
+            suite_dir=plan.suite,
+            seed=config.seed,
+            options=config.model_options,
         ),
     )
     if config.mode not in model.supports:
         await model.aclose()
         modes = ", ".join(sorted(m.value for m in model.supports))
-        raise ConfigError(f"model {spec!r} does not support mode {config.mode.value!r}; it supports: {modes}")
-
-    images = None
-    if get_variant(config.variant).attach_image:
-        from recworld.multimodal.variant import suite_images
-
-        images = suite_images(suite)
-    rendered = [render_prompt(q, config.variant, images=images) for q in todo]
-    requests = [
-        Request(
-            messages=r.messages,
-            mode=config.mode,
-            choices=r.labels,
-            question=q,
-            max_tokens=config.max_tokens,
-            temperature=0.0,
+        raise ConfigError(
+            f"--mode: model {plan.spec!r} does not support {config.mode.value!r}; it supports: {modes}"
         )
-        for q, r in zip(todo, rendered, strict=True)
-    ]
+    return model
 
-    def record(index: int, completion: Completion) -> None:
-        sample = build_sample(todo[index], rendered[index], completion, spec=spec, config=config)
-        done[sample["question_id"]] = sample
-        journal.append(sample)
 
-    cache = ResponseCache(config.cache_path or run_dir / CACHE_NAME)
-    runner = Runner(model, config.runner_config(), cache)
-    try:
-        await runner.map(requests, description=f"{spec} {config.mode.value}", on_result=record)
-    finally:
-        await runner.aclose()
-        cache.close()
-        journal.close()
+def _journalled(journal: SampleJournal, path: Path) -> dict[str, SampleRecord]:
+    """The samples a previous invocation finished, typed; a bad journal line names its place."""
+    out: dict[str, SampleRecord] = {}
+    for qid, record in journal.load().items():
+        try:
+            out[qid] = SampleRecord.model_validate(record)
+        except ValidationError as exc:
+            raise from_validation(exc, path=path) from None
+    return out
 
-    samples = sorted(
-        (done[qid] for qid in selected), key=lambda s: (str(s["measure"]), str(s["question_id"]))
+
+def _counts(samples: list[SampleRecord], *, resumed: int, runner: dict[str, int]) -> RunCounts:
+    scored = [s for s in samples if s.scored]
+    return RunCounts(
+        questions=len(samples),
+        answered=len(scored),
+        errors=len(samples) - len(scored),
+        missed=sum(s.parsed_index is None for s in scored),
+        resumed=resumed,
+        runner=runner,
     )
-    atomic_write_jsonl(run_dir / "samples.jsonl", samples)
-    from recworld.scoring import compute_metrics
-
-    atomic_write_json(run_dir / "metrics.json", compute_metrics(samples, seed=config.seed))
-    header["finished"] = int(time.time())
-    header["counts"] = {
-        "questions": len(samples),
-        "answered": sum(1 for s in samples if s["error"] is None),
-        "errors": sum(1 for s in samples if s["error"] is not None),
-        "missed": sum(1 for s in samples if s["missed"]),
-        "resumed": resumed,
-        # The runner's counters cover this invocation only.
-        **{f"runner_{k}": v for k, v in runner.stats.to_json().items()},
-    }
-    atomic_write_json(run_dir / "run.json", header)
-    return run_dir
 
 
-def build_sample(
-    question: Question,
-    prompt: RenderedPrompt,
-    completion: Completion,
-    *,
-    spec: str,
+def _write_results(
+    run_dir: Path,
+    header: RunHeader,
+    samples: list[SampleRecord],
     config: EvalConfig,
-) -> dict[str, Any]:
-    """One ``recworld.sample/1`` record."""
-    response = completion.response
-    parsed = None if response is None else parse_answer(response, prompt, config.mode)
-    usage = None
-    if response is not None:
-        usage = {
-            "prompt_tokens": response.usage.prompt_tokens,
-            "completion_tokens": response.usage.completion_tokens,
-        }
-    return {
-        "schema": SAMPLE_SCHEMA,
-        "question_id": question.id,
-        "measure": question.measure,
-        "dataset": question.dataset,
-        "format": question.format.value,
-        "model": spec,
-        "mode": config.mode.value,
-        "variant": config.variant,
-        "prompt": [m.to_json() for m in prompt.messages],
-        "labels": list(prompt.labels),
-        "answer_index": question.answer_index,
-        "response": None if response is None else response.text,
-        # A label the backend could not score is -inf; null keeps the file strict JSON.
-        "choice_logprobs": None
-        if response is None or response.choice_logprobs is None
-        else [x if math.isfinite(x) else None for x in response.choice_logprobs],
-        "parsed_index": parsed,
-        "correct": parsed is not None and parsed == question.answer_index,
-        "missed": parsed is None,
-        "latency_s": round(completion.latency_s, 6),
-        "usage": usage,
-        "cache_hit": completion.cache_hit,
-        "attempts": completion.attempts,
-        "error": completion.error,
-    }
+    stopped: FatalModelError | None,
+) -> None:
+    """Write samples, metrics and the final header; raise :class:`RunError` when the run failed."""
+    atomic_write_jsonl(run_dir / "samples.jsonl", [s.to_json() for s in samples])
+    atomic_write_json(run_dir / "metrics.json", score_samples(samples, seed=config.seed).to_json())
+    header.finished = now_iso()
+    failure = _failure(header, samples, config, stopped)
+    if failure is not None:
+        header.status, header.reason = failure
+    else:
+        header.status = "finished"
+    atomic_write_json(run_dir / "run.json", header.to_json())
+    if failure is not None:
+        raise RunError(f"{header.model}: {failure[1]}; what finished is in {run_dir}")
 
 
-def parse_answer(response: Response, prompt: RenderedPrompt, mode: AnswerMode) -> int | None:
-    """The chosen option index: extracted from text, or the best-scored choice in loglik mode."""
-    if mode is AnswerMode.LOGLIK:
-        scores = response.choice_logprobs
-        if scores is None or len(scores) != len(prompt.labels):
-            return None
-        best = max(range(len(scores)), key=lambda i: (scores[i], -i))  # first best on ties
-        return best
-    from recworld.scoring import extract_choice
-
-    return extract_choice(response.text, prompt.labels, prompt.option_texts)
-
-
-def _read_manifest(suite: Path) -> dict[str, Any]:
-    return read_json_object(
-        suite / "manifest.json", missing="manifest.json not found: is this a suite directory?"
-    )
-
-
-def _check_resumable(run_dir: Path, header: dict[str, Any]) -> dict[str, Any] | None:
-    """The previous run.json, if this is a resume; ConfigError if the directory holds another run."""
-    path = run_dir / "run.json"
-    if not path.exists():
-        return None
-    previous = read_json_object(path)
-    for key in _RUN_IDENTITY:
-        if previous.get(key) != header[key]:
-            raise ConfigError(
-                f"{path}: field {key!r} is {previous.get(key)!r}, this run has {header[key]!r}; "
-                "use another --out directory"
-            )
-    return previous
+def _failure(
+    header: RunHeader, samples: list[SampleRecord], config: EvalConfig, stopped: FatalModelError | None
+) -> tuple[RunStatus, str] | None:
+    if stopped is not None:
+        return "stopped", str(stopped)
+    errors = header.counts.errors
+    if samples and errors / len(samples) > config.fail_on_error:
+        first = next(s.error for s in samples if s.error is not None)
+        return "too_many_errors", (
+            f"{errors} of {len(samples)} samples failed ({errors / len(samples):.1%}), more than "
+            f"--fail-on-error {config.fail_on_error:g} allows; first error: {first}; "
+            "rerun the same command to retry the failed ones"
+        )
+    return None

@@ -32,6 +32,8 @@ _RC: Any = {  # matplotlib types rc keys as literals; this dict is checked at ru
     "axes.spines.right": False,
     "axes.titlesize": 10,
     "axes.titleweight": "bold",
+    # Model names and titles are data: "$x$" must print as typed, never as mathtext.
+    "text.parse_math": False,
 }
 
 
@@ -81,7 +83,8 @@ def bar_chart(key: str, dataset: str, runs: Sequence[RunData], measures: Sequenc
         x = np.arange(len(measures))
         width = 0.8 / max(1, len(runs))
         for i, run in enumerate(runs):
-            rows = [run.metrics["measures"].get(m) for m in measures]
+            # A measure without a score (every request failed) draws no bar.
+            rows = [_scored(run.metrics["measures"].get(m)) for m in measures]
             scores = np.array([r["score"] if r else np.nan for r in rows])
             low = np.array([r["score"] - r["ci_low"] if r else 0.0 for r in rows])
             high = np.array([r["ci_high"] - r["score"] if r else 0.0 for r in rows])
@@ -112,6 +115,17 @@ def bar_chart(key: str, dataset: str, runs: Sequence[RunData], measures: Sequenc
     return _styled(draw)
 
 
+def _scored(entry: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``entry`` when it has a score and an interval; None draws nothing."""
+    if entry is None or entry["score"] is None or entry["ci_low"] is None or entry["ci_high"] is None:
+        return None
+    return entry
+
+
+def _score_or_nan(entry: dict[str, Any] | None) -> float:
+    return np.nan if entry is None or entry["score"] is None else float(entry["score"])
+
+
 def factors_with_data(runs: Sequence[RunData]) -> list[str]:
     present = {f for r in runs for f in r.metrics["factors"]}
     return [f.value for f in Factor if f.value in present]
@@ -134,7 +148,7 @@ def radar_chart(key: str, dataset: str, runs: Sequence[RunData]) -> str | None:
         ]
         ax.plot(closed, [*chance, chance[0]], color="#555555", linestyle="--", linewidth=1.0, label="chance")
         for i, run in enumerate(runs):
-            values = [run.metrics["factors"].get(f, {}).get("score", np.nan) for f in factors]
+            values = [_score_or_nan(run.metrics["factors"].get(f)) for f in factors]
             ax.plot(closed, [*values, values[0]], color=_colour(i), linewidth=1.6, label=run.label)
             ax.fill(
                 closed, [0 if np.isnan(v) else v for v in [*values, values[0]]], color=_colour(i), alpha=0.12

@@ -22,17 +22,32 @@ def report(
     seed: Annotated[
         int | None, typer.Option(help="Bootstrap seed (default: the one each run's metrics.json used).")
     ] = None,
+    pair: Annotated[
+        list[str] | None,
+        typer.Option("--pair", help="SMALL=LARGE model specs: a relative-improvement table (repeatable)."),
+    ] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option("--prices", help="JSON lines or CSV of model, input and output USD per 1M tokens."),
+    ] = None,
 ) -> None:
     """Write report.md, report.html, metrics.csv and table.csv for one or more runs."""
     from recworld.report.runs import default_out_dir
+    from recworld.report.sections import AnalysisOptions, parse_pairs, read_prices
     from recworld.report.writer import write_report
 
+    options = AnalysisOptions(
+        pairs=parse_pairs(pair or []), prices=read_prices(prices) if prices is not None else {}
+    )
     target = out if out is not None else default_out_dir(paths)
-    written = write_report(paths, target, seed=seed)
+    written = write_report(paths, target, seed=seed, options=options)
     for path in written.values():
         typer.echo(str(path))
 
 
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the ``recworld`` app."""
+    from recworld.report.analyze_cli import analyze_command
+
     app.command("report")(report)
+    app.command("analyze")(analyze_command)

@@ -1,23 +1,29 @@
-"""Find run directories, load their samples, and score them.
+"""Find run directories, load their typed records, and score them.
 
 A run directory holds ``samples.jsonl`` (required), ``run.json`` and
-``metrics.json``. Metrics are recomputed from the samples with the current
-scoring code (seeded, so identical to the runner's ``metrics.json`` when the
-code has not changed): a report never mixes numbers from two scoring versions.
+``metrics.json``, read with the classes that wrote them
+(:class:`~recworld.scoring.records.SampleRecord`,
+:class:`~recworld.evaluation.records.RunHeader`,
+:class:`~recworld.scoring.records.MetricsRecord`). Metrics are recomputed
+from the samples with the current scoring code (seeded, so identical to the
+run's ``metrics.json`` when the code has not changed): a report never mixes
+numbers from two scoring versions.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from recworld.errors import DataError
+from recworld.evaluation.records import RunHeader, read_run_header
 from recworld.io import read_json_object
-from recworld.scoring import compute_metrics, load_samples
+from recworld.scoring import MetricsRecord, SampleRecord, compute_metrics, load_samples
 
 __all__ = ["RunData", "default_out_dir", "gather_run_dirs", "label_runs", "load_run"]
 
@@ -27,14 +33,25 @@ class RunData:
     """One scored run, ready for tables and charts."""
 
     path: Path
-    info: dict[str, Any]
-    samples: list[dict[str, Any]]
-    metrics: dict[str, Any]
+    info: RunHeader | None  # None: the run directory has no run.json
+    samples: list[SampleRecord]
+    metrics: dict[str, Any]  # MetricsRecord.to_json(): tables index it like the file
     label: str = field(default="")
 
     def _get(self, key: str, default: str = "") -> str:
-        value = self.info.get(key, self.metrics.get(key))
+        value = getattr(self.info, key, None) if self.info is not None else None
+        if value is None:
+            value = self.metrics.get(key)
         return default if value is None else str(value)
+
+    @property
+    def status(self) -> str:
+        """``finished``, or why the run did not finish (``stopped``, ``too_many_errors``)."""
+        return "finished" if self.info is None else self.info.status
+
+    @property
+    def reason(self) -> str:
+        return "" if self.info is None or self.info.reason is None else self.info.reason
 
     @property
     def name(self) -> str:
@@ -102,13 +119,14 @@ def gather_run_dirs(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def _stored_seed(path: Path) -> int:
-    """The bootstrap seed the runner used for ``metrics.json`` (0 when absent or unreadable)."""
-    try:
-        stored = json.loads((path / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    """The bootstrap seed the run used for ``metrics.json`` (0 when absent, unreadable or outdated)."""
+    target = path / "metrics.json"
+    if not target.is_file():
         return 0
-    seed = stored.get("seed") if isinstance(stored, dict) else None
-    return seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
+    try:
+        return MetricsRecord.model_validate(read_json_object(target)).seed
+    except (DataError, ValidationError):
+        return 0
 
 
 def load_run(path: Path, *, seed: int | None = None) -> RunData:
@@ -118,7 +136,7 @@ def load_run(path: Path, *, seed: int | None = None) -> RunData:
     report's intervals are the runner's.
     """
     run_json = path / "run.json"
-    info: dict[str, Any] = read_json_object(run_json) if run_json.is_file() else {}
+    info = read_run_header(run_json) if run_json.is_file() else None
     samples = load_samples(path / "samples.jsonl")
     if not samples:
         raise DataError("no samples", path=path / "samples.jsonl")

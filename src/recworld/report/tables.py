@@ -103,9 +103,13 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*")
 
 
-def render_markdown(table: Table) -> str:
-    """GitHub-flavoured Markdown; the scale groups become the first, italic body row."""
-    lines = [f"### {table.title}", ""]
+def render_markdown(table: Table, *, level: str = "###") -> str:
+    """GitHub-flavoured Markdown; the scale groups become the first, italic body row.
+
+    ``level`` "##" makes the table its own section (the "Runs" table), so its
+    title is not repeated under a heading of the same name.
+    """
+    lines = [f"{level} {table.title}", ""]
     lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
     aligns = [" --- "] * table.left + [" ---: "] * (len(table.columns) - table.left)
     lines.append("|" + "|".join(aligns) + "|")
@@ -156,6 +160,10 @@ def _score_cell(entry: Mapping[str, Any] | None, best: float | None) -> Cell:
     if entry is None:
         return Cell(DASH)
     score, low, high = entry["score"], entry.get("ci_low"), entry.get("ci_high")
+    if score is None:
+        # Every request failed: the model has no score here, and 0.000 would be a lie.
+        errors = entry.get("errors", 0)
+        return Cell(f"errors: {errors}", title="every request failed; no score", css="errored")
     title = "" if low is None else f"95% CI [{low:.3f}, {high:.3f}], n = {entry['n']}"
     return Cell(fmt_ci(score, low, high), bold=best is not None and score >= best - 1e-12, title=title)
 
@@ -250,161 +258,6 @@ def scale_table(dataset: str, runs: Sequence[RunData]) -> Table:
     for row, o in zip(table.rows[1:], overall, strict=True):
         row.append(_score_cell(o, best))
     return table
-
-
-def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
-    measures = _measures_of(runs)
-    rows = []
-    for run in runs:
-        cells = [Cell(run.label)]
-        for m in measures:
-            entry = run.metrics["measures"].get(m)
-            if entry is None:
-                cells.append(Cell(DASH))
-                continue
-            low, high = entry["missed_ci"]
-            cells.append(
-                Cell(fmt_pct(entry["missed_rate"]), title=f"95% CI [{fmt_pct(low)}, {fmt_pct(high)}]")
-            )
-        cells.append(Cell(str(run.metrics["errors"])))
-        rows.append(cells)
-    return Table(
-        key=f"missed-{dataset}",
-        title=f"Missed rate ({dataset})",
-        caption=(
-            "Share of answers from which no option could be read (counted as wrong in the scores above); "
-            "'errors' counts requests that failed after all retries (also misses). The paper reports "
-            "missed rates within 5%."
-        ),
-        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures], "errors"],
-        rows=rows,
-    )
-
-
-def position_tables(runs: Sequence[RunData]) -> list[Table]:
-    """Where models point versus where answers are, per question format."""
-    tables = []
-    for fmt in ("mcq", "hit@1"):
-        present = [r for r in runs if fmt in r.metrics["positions"]]
-        if not present:
-            continue
-        labels: list[str] = present[0].metrics["positions"][fmt]["labels"]
-        rows: list[list[Cell]] = []
-        for run in present:
-            pos = run.metrics["positions"][fmt]
-            total = max(pos["n_parsed"], 1)
-            top = pos["top_label"]
-            cells = [Cell(f"{run.label} — {run.dataset}")]
-            cells += [
-                Cell(fmt_pct(c / total, 0), bold=lab == top)
-                for lab, c in zip(labels, pos["parsed"], strict=True)
-            ]
-            cells += [Cell(str(pos["n_parsed"])), Cell(fmt_score(pos["tv_distance"]))]
-            rows.append(cells)
-        gold = [0] * len(labels)
-        for run in present:
-            gold = [a + b for a, b in zip(gold, run.metrics["positions"][fmt]["gold"], strict=True)]
-        total_gold = max(sum(gold), 1)
-        rows.insert(
-            0,
-            [
-                Cell("answer key"),
-                *[Cell(fmt_pct(g / total_gold, 0)) for g in gold],
-                Cell(str(sum(gold))),
-                Cell(DASH),
-            ],
-        )
-        kind = "4-option MCQ" if fmt == "mcq" else "10-candidate HitRatio@1"
-        tables.append(
-            Table(
-                key=f"positions-{fmt}",
-                title=f"Position bias: {kind} questions",
-                caption=(
-                    "Share of parsed answers falling on each option position (most frequent in bold); the "
-                    "'answer key' row shows where the correct answers are. TV = total variation distance "
-                    "between the two distributions: 0 means no position preference, 1 means the model "
-                    "always picks positions that never hold the answer. n = parsed answers (answer key: "
-                    "questions, pooled over the runs)."
-                ),
-                columns=["Model", *labels, "n", "TV"],
-                rows=rows,
-                row_css=["chance"] + [""] * len(present),
-            )
-        )
-    return tables
-
-
-def paired_table(dataset: str, reference: RunData, others: Sequence[tuple[RunData, dict[str, Any]]]) -> Table:
-    measures = sorted(
-        {m for _, cmp in others for m in cmp["measures"]}, key=lambda m: _MEASURE_ORDER.get(m, 99)
-    )
-    rows = []
-    for run, cmp in others:
-        cells = [Cell(run.label)]
-        for entry in [*[cmp["measures"].get(m) for m in measures], cmp["overall"]]:
-            if entry is None:
-                cells.append(Cell(DASH))
-                continue
-            low, high = entry["ci_low"], entry["ci_high"]
-            significant = low is not None and (low > 0 or high < 0)
-            text = f"{fmt_signed(entry['diff'])}{' *' if significant else ''}"
-            cells.append(
-                Cell(text, bold=significant, title=f"95% CI [{fmt_signed(low)}, {fmt_signed(high)}]")
-            )
-        rows.append(cells)
-    return Table(
-        key=f"paired-{dataset}",
-        title=f"Paired differences against {reference.label} ({dataset})",
-        caption=(
-            f"Score of each model minus {reference.label} (the best model on average) on the questions both "
-            "answered; * and bold mark a 95% paired bootstrap interval that excludes 0."
-        ),
-        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures], "all measures"],
-        rows=rows,
-    )
-
-
-def details_table(runs: Sequence[RunData]) -> Table:
-    rows = []
-    for run in runs:
-        m = run.metrics
-        limit = run.info.get("limit")
-        rows.append(
-            [
-                Cell(run.label),
-                Cell(run.name),
-                Cell(run.model),
-                Cell(run.mode),
-                Cell(run.variant),
-                Cell(run.dataset),
-                Cell(str(m["n"])),
-                Cell(DASH if limit is None else str(limit)),
-                Cell(run.fingerprint[:12] or DASH, title=run.fingerprint),
-                Cell(str(run.info.get("finished") or DASH)),
-            ]
-        )
-    return Table(
-        key="details",
-        title="Runs",
-        caption=(
-            "n = questions answered; limit = questions per measure when the run was capped; runs compared "
-            "in one table must share a suite fingerprint."
-        ),
-        columns=[
-            "Model",
-            "run",
-            "model spec",
-            "mode",
-            "variant",
-            "dataset",
-            "n",
-            "limit",
-            "suite",
-            "finished",
-        ],
-        rows=rows,
-        left=6,
-    )
 
 
 def measure_description(measure: str) -> str:

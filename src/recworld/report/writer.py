@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,11 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from recworld.io import atomic_write_text
+from recworld.report import coverage
+from recworld.report import diagnostics as diag
 from recworld.report import tables as tbl
 from recworld.report.runs import RunData, gather_run_dirs, label_runs, load_run
+from recworld.report.sections import AnalysisOptions, Section, build_sections
 from recworld.scoring import paired_comparison
 
 __all__ = ["LONG_COLUMNS", "write_report"]
+
+_log = logging.getLogger(__name__)
 
 LONG_COLUMNS = (
     "model",
@@ -27,6 +33,7 @@ LONG_COLUMNS = (
     "factor",
     "format",
     "n",
+    "errors",
     "score",
     "ci_low",
     "ci_high",
@@ -54,9 +61,12 @@ class _Dataset:
     scales: tbl.Table
     factors: tbl.Table
     missed: tbl.Table
+    errors: tbl.Table | None
     paired: tbl.Table | None
     bar_svg: str
     radar_svg: str | None
+    notes: list[str]  # partial runs, small samples, skipped measures: read before the numbers
+    viewer: str = ""  # JSON of the samples behind each main-table cell (report.html)
 
 
 def _by_dataset(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
@@ -69,7 +79,7 @@ def _by_dataset(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
 def _paired(dataset: str, runs: Sequence[RunData], seed: int) -> tbl.Table | None:
     if len(runs) < 2:
         return None
-    reference = max(runs, key=lambda r: (r.metrics["overall"] or {}).get("score", -1.0))
+    reference = max(runs, key=lambda r: (r.metrics["overall"] or {}).get("score") or -1.0)
     others = []
     for run in runs:
         if run is reference:
@@ -78,33 +88,63 @@ def _paired(dataset: str, runs: Sequence[RunData], seed: int) -> tbl.Table | Non
             others.append((run, paired_comparison(run.samples, reference.samples, seed=seed)))
         except Exception:  # no shared questions: not comparable, leave it out
             continue
-    return tbl.paired_table(dataset, reference, others) if others else None
+    return diag.paired_table(dataset, reference, others) if others else None
 
 
 def _dataset_section(name: str, runs: list[RunData], seed: int) -> _Dataset:
     from recworld.report import charts
+    from recworld.report.viewer import viewer_data
 
     main = tbl.main_table(name, runs)
     measures = tbl.ordered_measures(runs)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-") or "dataset"
+    # Averages and paired differences only over what every run answered (the per-measure table: all).
+    shared, partial_note = coverage.comparable(runs)
+    notes = [partial_note, coverage.small_sample_note(runs), coverage.skipped_measures_note(runs)]
     return _Dataset(
         name=name,
         slug=slug,
         runs=runs,
         main=main,
-        scales=tbl.scale_table(name, runs),
-        factors=tbl.factor_table(name, runs),
-        missed=tbl.missed_table(name, runs),
-        paired=_paired(name, runs, seed),
+        scales=tbl.scale_table(name, shared),
+        factors=tbl.factor_table(name, shared),
+        missed=diag.missed_table(name, runs),
+        errors=diag.errors_table(name, runs),
+        paired=_paired(name, shared, seed),
         bar_svg=charts.bar_chart(f"bar-{slug}", name, runs, measures),
-        radar_svg=charts.radar_chart(f"radar-{slug}", name, runs),
+        radar_svg=charts.radar_chart(f"radar-{slug}", name, shared),
+        notes=[n for n in notes if n],
+        viewer=viewer_data(main.key, runs, measures),
     )
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value``, with a leading ``'`` when a spreadsheet would read it as a formula.
+
+    Numbers are written by :func:`_num` (a negative one starts with ``-`` and is
+    data, not a formula), so only text cells are escaped.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _is_number(value):
+        return "'" + value
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _csv(rows: Sequence[Sequence[Any]]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerows(rows)
+    writer.writerows([csv_cell(v) for v in row] for row in rows)
     return buf.getvalue()
 
 
@@ -127,6 +167,7 @@ def long_csv(runs: Sequence[RunData]) -> str:
                     m["factor"],
                     m["format"],
                     m["n"],
+                    m["errors"],
                     _num(m["score"]),
                     _num(m["ci_low"]),
                     _num(m["ci_high"]),
@@ -167,21 +208,28 @@ def _markdown(
     positions: Sequence[tbl.Table],
     details: tbl.Table,
     skipped: Sequence[str],
+    analyses: Sequence[Section] = (),
 ) -> str:
     parts = [f"# {title}", "", subtitle, ""]
     if skipped:
         parts += [f"> Skipped unfinished runs (no samples.jsonl): {', '.join(skipped)}", ""]
     for ds in sections:
         parts += [f"## LRWorld ({ds.name})", ""]
+        parts += [f"> {note}\n" for note in ds.notes]
         parts.append(tbl.render_markdown(ds.main))
         parts.append(tbl.render_markdown(ds.scales))
         parts.append(tbl.render_markdown(ds.factors))
         parts.append(tbl.render_markdown(ds.missed))
+        if ds.errors is not None:
+            parts.append(tbl.render_markdown(ds.errors))
         if ds.paired is not None:
             parts.append(tbl.render_markdown(ds.paired))
     parts += ["## Position bias", ""]
     parts += [tbl.render_markdown(t) for t in positions]
-    parts += ["## Runs", "", tbl.render_markdown(details), "## Method", "", METHOD, ""]
+    for section in analyses:
+        parts += [f"## {section.title}", "", section.note or section.intro, ""]
+        parts += [tbl.render_markdown(t) for t in section.tables]
+    parts += [tbl.render_markdown(details, level="##"), "## Method", "", METHOD, ""]
     return "\n".join(parts)
 
 
@@ -192,6 +240,7 @@ def _html(
     positions: Sequence[tuple[tbl.Table, str | None]],
     details: tbl.Table,
     skipped: Sequence[str],
+    analyses: Sequence[Section] = (),
 ) -> str:
     import jinja2
 
@@ -211,12 +260,19 @@ def _html(
         positions=[{"table": t, "svg": svg} for t, svg in positions],
         details=details,
         skipped=skipped,
+        analyses=analyses,
         method=METHOD,
         version=__version__,
     )
 
 
-def write_report(run_dirs: Sequence[Path], out_dir: Path, *, seed: int | None = None) -> dict[str, Path]:
+def write_report(
+    run_dirs: Sequence[Path],
+    out_dir: Path,
+    *,
+    seed: int | None = None,
+    options: AnalysisOptions | None = None,
+) -> dict[str, Path]:
     """Write ``report.md``, ``report.html``, ``metrics.csv`` and ``table.csv`` into ``out_dir``.
 
     ``run_dirs`` may name run directories or suites (a suite stands for all its
@@ -232,13 +288,18 @@ def write_report(run_dirs: Sequence[Path], out_dir: Path, *, seed: int | None = 
     by_dataset = _by_dataset(runs)
     paired_seed = 0 if seed is None else seed
     sections = [_dataset_section(name, ds_runs, paired_seed) for name, ds_runs in by_dataset.items()]
-    position_tables = tbl.position_tables(runs)
+    position_tables = diag.position_tables(runs)
     position_items = [
         (t, charts.position_chart(f"pos-{t.key}", t.key.removeprefix("positions-"), runs))
         for t in position_tables
     ]
-    details = tbl.details_table(runs)
+    details = diag.details_table(runs)
+    analyses = build_sections(runs, options or AnalysisOptions())
     skipped = [p.name for p in skipped_paths]
+    if skipped_paths:
+        _log.warning(
+            "skipped unfinished runs (no samples.jsonl): %s", ", ".join(str(p) for p in skipped_paths)
+        )
     models = sorted({r.model for r in runs})
     title = "RecWorld report: LRWorld results"
     plural = {"run": "s" if len(runs) != 1 else "", "model": "s" if len(models) != 1 else ""}
@@ -255,9 +316,12 @@ def write_report(run_dirs: Sequence[Path], out_dir: Path, *, seed: int | None = 
         "table_csv": out_dir / "table.csv",
     }
     atomic_write_text(
-        written["markdown"], _markdown(title, subtitle, sections, position_tables, details, skipped)
+        written["markdown"], _markdown(title, subtitle, sections, position_tables, details, skipped, analyses)
     )
-    atomic_write_text(written["html"], _html(title, subtitle, sections, position_items, details, skipped))
+    atomic_write_text(
+        written["html"],
+        _html(title, subtitle, sections, position_items, details, skipped, analyses),
+    )
     atomic_write_text(written["metrics_csv"], long_csv(runs))
     atomic_write_text(written["table_csv"], wide_csv(by_dataset))
     return written

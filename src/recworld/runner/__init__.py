@@ -1,17 +1,17 @@
-"""Send requests to models: response cache, concurrency, retries, resumable evaluation runs."""
+"""The engine every LLM call goes through: response cache, coalescing, concurrency, retries, deadlines.
+
+It knows nothing of suites, questions or scores: LRWorld evaluation lives in
+:mod:`recworld.evaluation`, above this package.
+"""
 
 from recworld.runner.cache import ResponseCache, cache_key
 from recworld.runner.engine import Completion, Runner, RunnerConfig, RunnerStats
-from recworld.runner.evaluate import EvalConfig, evaluate, evaluate_async
 
 __all__ = [
     "Completion",
-    "EvalConfig",
     "ResponseCache",
     "Runner",
     "RunnerConfig",
     "RunnerStats",
     "cache_key",
-    "evaluate",
-    "evaluate_async",
 ]

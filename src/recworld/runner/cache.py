@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from recworld.chat import Request, Response
 from recworld.errors import DataError
 from recworld.io import dumps_canonical
-from recworld.models.base import Request, Response
 
 CACHE_SCHEMA = "recworld.cache/1"
 
@@ -96,15 +96,25 @@ class ResponseCache:
 
     def get(self, key: str) -> Response | None:
         """The cached response for ``key``, or None."""
+        entry = self.get_entry(key)
+        return None if entry is None else entry[0]
+
+    def get_entry(self, key: str) -> tuple[Response, float] | None:
+        """The cached response and the seconds its original send took (0 when not recorded)."""
         with self._lock:
             row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        return Response.from_json(_loads(row[0]))
+        data = _loads(row[0])
+        latency = data.get("latency_s", 0.0)
+        return Response.from_json(data), float(latency) if isinstance(latency, int | float) else 0.0
 
-    def put(self, key: str, response: Response) -> None:
-        """Store a successful response (last write wins; all writers store equal values)."""
-        value = dumps_canonical(response.to_json())
+    def put(self, key: str, response: Response, latency_s: float | None = None) -> None:
+        """Store a successful response and, when given, how long its send took (for time tables)."""
+        record = response.to_json()
+        if latency_s is not None:
+            record["latency_s"] = round(latency_s, 6)
+        value = dumps_canonical(record)
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses(key, value, created) VALUES (?, ?, ?)",

@@ -3,24 +3,41 @@
 A :class:`Runner` wraps a :class:`~recworld.models.Model`. ``complete`` looks
 the request up in the :class:`~recworld.runner.cache.ResponseCache`, joins an
 identical request already in flight instead of sending a second one, and
-otherwise sends it under a semaphore with a per-attempt timeout. Transient
-failures (``TransientModelError``, timeouts) are retried with exponential
-backoff and full jitter, honouring a server's ``Retry-After``; any other
-exception is a permanent failure. Either way the caller gets a
-:class:`Completion` with ``error`` set: a model failure never raises, so one bad
-request cannot sink a run of thousands.
+otherwise sends it under a semaphore with a per-attempt timeout.
+
+The failure policy (inspect_ai's ``fail_on_error`` is the reference):
+
+- transient failures (``TransientModelError``, timeouts) are retried with
+  exponential backoff and full jitter, honouring a server's ``Retry-After``;
+- a ``ModelError`` (the model refused this one request) is not retried; it and
+  a transient failure that outlived its retries end as a :class:`Completion`
+  with ``error`` set, so one bad request cannot sink a run of thousands;
+- a ``FatalModelError`` (bad key, no such model) and a request whose every
+  attempt failed to connect stop everything: ``complete`` and ``map`` raise
+  :class:`~recworld.models.base.FatalModelError`, ``map`` after cancelling
+  the requests still outstanding;
+- any other exception is a bug in our code: it propagates with its traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recworld.models.base import BoundedModel, Model, Request, Response, TransientModelError
+from recworld.chat import Request, Response
+from recworld.errors import ModelError
+from recworld.models.base import (
+    BoundedModel,
+    ConnectionFailedError,
+    FatalModelError,
+    Model,
+    TransientModelError,
+)
 from recworld.runner.cache import CacheKeyer, ResponseCache
 from recworld.runner.deadlines import Deadlines
 from recworld.runner.progress import ProgressBar
@@ -48,7 +65,8 @@ class Completion:
 
     ``cache_hit`` is true when this call sent nothing (a cache hit, or an
     identical request already in flight answered it). ``attempts`` counts the
-    sends made on this call's behalf (0 for a hit).
+    sends made on this call's behalf (0 for a hit). ``fatal`` marks an error
+    that stops the run (see the module docstring).
     """
 
     response: Response | None
@@ -56,6 +74,7 @@ class Completion:
     cache_hit: bool
     latency_s: float
     attempts: int
+    fatal: bool = False
 
     @property
     def ok(self) -> bool:
@@ -90,6 +109,8 @@ class _Attempt:
     error: str | None = None
     retryable: bool = False
     retry_after: float | None = None
+    fatal: bool = False
+    connection: bool = False  # the server could not be reached at all
 
 
 OnResult = Callable[[int, Completion], None]
@@ -130,9 +151,13 @@ class Runner:
         """Answer ``request`` from the cache, an identical in-flight request, or the model.
 
         The send runs in a task of its own, so cancelling this call never
-        cancels a send that identical requests are waiting for.
+        cancels a send that identical requests are waiting for. Raises
+        :class:`FatalModelError` when the failure must stop the run.
         """
-        return await self._complete(request, detach=True)
+        completion = await self._complete(request, detach=True)
+        if completion.fatal:
+            raise FatalModelError(f"the run stopped: {completion.error}")
+        return completion
 
     async def _complete(self, request: Request, *, detach: bool) -> Completion:
         self.stats.requests += 1
@@ -146,10 +171,11 @@ class Runner:
             # The sender was cancelled mid-send: this caller did not ask to be
             # cancelled, so it looks again (a twin may have taken over) or sends.
         if self.cache is not None:
-            cached = self.cache.get(key)
+            cached = self.cache.get_entry(key)
             if cached is not None:
                 self.stats.cache_hits += 1
-                return Completion(cached, None, cache_hit=True, latency_s=0.0, attempts=0)
+                # The original send time, so time tables count cached answers at their real cost.
+                return Completion(cached[0], None, cache_hit=True, latency_s=cached[1], attempts=0)
         # No await between the lookups above and registering the future, so two
         # identical requests can never both get here.
         future: asyncio.Future[Completion | None] = asyncio.get_running_loop().create_future()
@@ -189,7 +215,9 @@ class Runner:
 
         ``on_result(index, completion)`` is called as each one finishes (for
         journaling). A bounded pool of workers walks the list, so a million
-        requests do not become a million pending tasks.
+        requests do not become a million pending tasks. A fatal completion is
+        reported to ``on_result`` too, then every outstanding request is
+        cancelled and :class:`FatalModelError` raised; so is a bug's exception.
         """
         results: list[Completion | None] = [None] * len(requests)
         bar = ProgressBar(len(requests), description, enabled=self.config.progress)
@@ -202,12 +230,14 @@ class Runner:
                 bar.advance(error=completion.error is not None, retries=max(completion.attempts - 1, 0))
                 if on_result is not None:
                     on_result(index, completion)
+                if completion.fatal:
+                    raise FatalModelError(f"the run stopped: {completion.error}")
 
         # Twice the concurrency: workers sleeping in backoff or awaiting a
         # coalesced twin do not leave send slots idle.
         n_workers = min(len(requests), 2 * self.config.concurrency)
         try:
-            await asyncio.gather(*(worker() for _ in range(n_workers)))
+            await _all_or_first_failure([worker() for _ in range(n_workers)])
         finally:
             bar.close()
         return [r for r in results if r is not None]
@@ -229,6 +259,7 @@ class Runner:
         # wait for a concurrency slot nor backoff sleeps count.
         busy = 0.0
         attempts = 0
+        unreachable = True  # every attempt so far failed to connect
         while True:
             attempts += 1
             async with self._semaphore:
@@ -238,14 +269,16 @@ class Runner:
                 busy += time.perf_counter() - started
             if outcome.response is not None:
                 if self.cache is not None:
-                    self.cache.put(key, outcome.response)
+                    self.cache.put(key, outcome.response, busy)
                 return Completion(outcome.response, None, False, busy, attempts)
+            unreachable = unreachable and outcome.connection
             if not outcome.retryable or attempts > self.config.max_retries:
                 self.stats.errors += 1
                 error = outcome.error or "unknown error"
                 if outcome.retryable:
                     error = f"gave up after {attempts} attempts: {error}"
-                return Completion(None, error, False, busy, attempts)
+                fatal = outcome.fatal or (outcome.retryable and unreachable)
+                return Completion(None, error, False, busy, attempts, fatal=fatal)
             self.stats.retries += 1
             # Sleep outside the semaphore so healthy requests keep flowing.
             await asyncio.sleep(self.backoff_s(attempts, outcome.retry_after))
@@ -259,13 +292,7 @@ class Runner:
         except BaseException as exc:
             if self._deadlines.finish(slot, cancelled=isinstance(exc, asyncio.CancelledError)):
                 return _Attempt(error=f"timed out after {self.config.timeout_s:g}s", retryable=True)
-            if isinstance(exc, TransientModelError):
-                return _Attempt(error=_describe(exc), retryable=True, retry_after=exc.retry_after)
-            if isinstance(exc, TimeoutError):
-                return _Attempt(error=f"timed out after {self.config.timeout_s:g}s", retryable=True)
-            if isinstance(exc, Exception):  # a permanent model failure is data, not a crash
-                return _Attempt(error=_describe(exc), retryable=False)
-            raise
+            return _classify(exc, self.config.timeout_s)
         self._deadlines.finish(slot, cancelled=False)
         return _Attempt(response=response)
 
@@ -280,6 +307,50 @@ class Runner:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, self.config.backoff_max_s)
+
+
+def _classify(exc: BaseException, timeout_s: float) -> _Attempt:
+    """What a failed attempt means; re-raises what is not a model failure (a bug, a cancel)."""
+    if isinstance(exc, TransientModelError):
+        return _Attempt(
+            error=_describe(exc),
+            retryable=True,
+            retry_after=exc.retry_after,
+            connection=isinstance(exc, ConnectionFailedError),
+        )
+    if isinstance(exc, TimeoutError):
+        return _Attempt(error=f"timed out after {timeout_s:g}s", retryable=True)
+    if isinstance(exc, FatalModelError):
+        return _Attempt(error=_describe(exc), fatal=True)
+    if isinstance(exc, ModelError):  # this request failed for good: a sample error, not a crash
+        return _Attempt(error=_describe(exc))
+    raise exc
+
+
+async def _all_or_first_failure(jobs: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Run ``jobs`` together; on the first exception cancel the rest, wait for them, re-raise it."""
+    tasks = [asyncio.create_task(job) for job in jobs]
+    if not tasks:
+        return
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except BaseException:  # this map itself was cancelled
+        _cancel(tasks)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    failed = [t for t in done if not t.cancelled() and t.exception() is not None]
+    if not failed:
+        return
+    _cancel(pending)
+    await asyncio.gather(*pending, return_exceptions=True)
+    # The first to fail in list order: deterministic when several failed together.
+    first = next(t for t in tasks if t in failed)
+    raise first.exception()  # type: ignore[misc]
+
+
+def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
 
 
 def _describe(exc: BaseException) -> str:

@@ -61,7 +61,11 @@ class ProgressBar:
             console=Console(stderr=True),
         )
         self._progress.start()
-        self._task = self._progress.add_task(description or "requests", total=total, errors=0, retries=0)
+        from rich.markup import escape
+
+        # The description names a model: "[...]" in it is text, never Rich markup.
+        label = escape(description or "requests")
+        self._task = self._progress.add_task(label, total=total, errors=0, retries=0)
 
     @property
     def enabled(self) -> bool:

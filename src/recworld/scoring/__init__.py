@@ -1,25 +1,31 @@
 """Scoring: read choices out of model text, then scores, intervals and position bias.
 
-``extract_choice`` turns a reply into an option index; ``compute_metrics``
-turns a run's ``samples.jsonl`` records into ``metrics.json``;
+``extract_choice`` turns a reply into an option index; ``score_samples`` turns
+a run's typed sample records (:class:`SampleRecord`) into its
+:class:`MetricsRecord` (``compute_metrics`` gives the same as JSON);
 ``paired_comparison`` compares two runs on the questions they share.
 """
 
 from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_ci, bootstrap_means, percentile_ci
-from recworld.scoring.extract import extract_choice
+from recworld.scoring.extract import extract_choice, strip_reasoning
 from recworld.scoring.metrics import (
-    METRICS_SCHEMA,
     PAIRED_SCHEMA,
     compute_metrics,
     load_samples,
     paired_comparison,
+    score_samples,
 )
+from recworld.scoring.records import METRICS_SCHEMA, SAMPLE_SCHEMA, MetricsRecord, SampleRecord, SampleUsage
 
 __all__ = [
     "CONFIDENCE",
     "METRICS_SCHEMA",
     "N_RESAMPLES",
     "PAIRED_SCHEMA",
+    "SAMPLE_SCHEMA",
+    "MetricsRecord",
+    "SampleRecord",
+    "SampleUsage",
     "bootstrap_ci",
     "bootstrap_means",
     "compute_metrics",
@@ -27,4 +33,6 @@ __all__ = [
     "load_samples",
     "paired_comparison",
     "percentile_ci",
+    "score_samples",
+    "strip_reasoning",
 ]

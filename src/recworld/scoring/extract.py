@@ -34,7 +34,9 @@ after an answer cue, inside ``\\boxed``/bold, or alone on a line.
 When the labels are letters, the 1-based number of an option ("7" for the
 seventh candidate, "Answer: 7", "Candidate #7") also counts, but only in tier-1
 statements other than parentheses, so "(1995)" or "(3) ..." in prose never do.
-A ``<think>...</think>`` block is dropped before parsing.
+A ``<think>...</think>`` block is dropped before parsing; a reply cut off inside
+an unclosed ``<think>`` is a miss, since whatever it says is unfinished reasoning,
+not an answer (:func:`strip_reasoning`).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["extract_choice"]
+__all__ = ["extract_choice", "strip_reasoning"]
 
 # Words that often follow an answer label; "A because" is an answer, "A movie" is not.
 _CONTINUATIONS = frozenset(
@@ -216,6 +218,21 @@ def _by_option_text(text: str, option_texts: Sequence[str]) -> int | None:
     return None
 
 
+def strip_reasoning(text: str) -> str | None:
+    """``text`` without its reasoning blocks, or ``None`` when a block never closes.
+
+    Templates that open ``<think>`` in the prompt leave only the closing tag in
+    the reply: what follows the last one is the answer. A reply that opens a
+    block and stops before closing it (``max_tokens`` ran out mid-thought) has
+    no answer at all; reading "Option A is" out of it would score a guess.
+    """
+    body = _THINK.sub(" ", text)
+    lowered = body.lower()
+    if "</think>" in lowered:
+        body = body[lowered.rindex("</think>") + len("</think>") :]
+    return None if "<think>" in body.lower() else body.strip()
+
+
 def extract_choice(text: str, labels: Sequence[str], option_texts: Sequence[str]) -> int | None:
     """The 0-based index of the option ``text`` chooses, or ``None`` for a miss.
 
@@ -225,9 +242,9 @@ def extract_choice(text: str, labels: Sequence[str], option_texts: Sequence[str]
     """
     if not text or not labels:
         return None
-    body = _THINK.sub(" ", text)
-    if "</think>" in body.lower():  # an unclosed block: keep what follows its end
-        body = body[body.lower().rindex("</think>") + len("</think>") :]
+    body = strip_reasoning(text)
+    if body is None:
+        return None
     parser = _parser(tuple(labels))
 
     statements = [

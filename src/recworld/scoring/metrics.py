@@ -1,9 +1,12 @@
 """Scores, intervals, miss rates and position bias from ``samples.jsonl`` records.
 
-A measure's score is the share of its questions answered correctly: accuracy
-for ``mcq`` questions, HitRatio@1 for ``hit@1`` ones (one positive among ten,
-so the top pick is either the positive or not). A miss (no choice could be
-read, or the model failed) counts as wrong, as in the paper.
+A measure's score is the share of its scored questions answered correctly:
+accuracy for ``mcq`` questions, HitRatio@1 for ``hit@1`` ones (one positive
+among ten, so the top pick is either the positive or not). A miss (no choice
+could be read) counts as wrong, as in the paper. A sample whose request failed
+is an error, not a wrong answer: it is left out of scores, intervals and miss
+rates, and counted in ``errors``. A measure (or a whole run) with no scored
+sample has no score (null), never 0.
 
 Intervals are 95% percentile bootstrap intervals over questions. Factor, scale
 and overall scores are macro averages over measures (each measure weighs the
@@ -22,16 +25,21 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import ValidationError
 
-from recworld.errors import DataError
+from recworld.errors import DataError, from_validation
+from recworld.io import read_models
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID
 from recworld.lrworld.schema import QuestionFormat
 from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_means, percentile_ci
+from recworld.scoring.ranking import ranking_metrics
+from recworld.scoring.records import METRICS_SCHEMA, MetricsRecord, SampleRecord
 from recworld.seeding import rng
 
-METRICS_SCHEMA = "recworld.metrics/1"
 PAIRED_SCHEMA = "recworld.paired/1"
 _ORDER = {m.id: i for i, m in enumerate(MEASURES)}
+
+SampleLike = SampleRecord | Mapping[str, Any]
 
 __all__ = [
     "METRICS_SCHEMA",
@@ -39,103 +47,36 @@ __all__ = [
     "compute_metrics",
     "load_samples",
     "paired_comparison",
+    "score_samples",
 ]
 
 
-@dataclass(frozen=True)
-class _Sample:
-    measure: str
-    question_id: str
-    dataset: str
-    format: QuestionFormat
-    labels: tuple[str, ...]
-    answer_index: int
-    parsed_index: int | None
-    error: bool
-
-    @property
-    def correct(self) -> bool:
-        return self.parsed_index is not None and self.parsed_index == self.answer_index
-
-    @property
-    def missed(self) -> bool:
-        return self.parsed_index is None
-
-
-def _field(record: Mapping[str, Any], name: str, where: int) -> Any:
-    if name not in record:
-        raise DataError(f"sample {where} has no {name!r}", field=name)
-    return record[name]
-
-
-def _parse(record: Mapping[str, Any], where: int) -> _Sample:
-    """Validate one sample record; ``where`` is its 1-based position (its line in samples.jsonl)."""
+def _as_record(record: SampleLike, where: int) -> SampleRecord:
+    """A typed sample; ``where`` is its 1-based position (its line in samples.jsonl)."""
+    if isinstance(record, SampleRecord):
+        return record
     if not isinstance(record, Mapping):
         raise DataError(f"sample {where} is not a JSON object")
-    measure = str(_field(record, "measure", where))
-    if measure not in MEASURES_BY_ID:
-        raise DataError(f"sample {where}: unknown measure {measure!r}", field="measure")
     try:
-        fmt = QuestionFormat(_field(record, "format", where))
-    except ValueError:
-        raise DataError(f"sample {where}: unknown format {record['format']!r}", field="format") from None
-    labels = tuple(str(x) for x in _field(record, "labels", where))
-    if len(labels) != fmt.n_options:
-        raise DataError(
-            f"sample {where}: {fmt.value} needs {fmt.n_options} labels, got {len(labels)}", field="labels"
-        )
-    answer = _field(record, "answer_index", where)
-    parsed = _field(record, "parsed_index", where)
-    for name, value in (("answer_index", answer), ("parsed_index", parsed)):
-        if value is None and name == "parsed_index":
-            continue
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(labels):
-            raise DataError(f"sample {where}: {name} {value!r} is not an option index", field=name)
-    sample = _Sample(
-        measure=measure,
-        question_id=str(_field(record, "question_id", where)),
-        dataset=str(record.get("dataset", "")),
-        format=fmt,
-        labels=labels,
-        answer_index=answer,
-        parsed_index=parsed,
-        error=record.get("error") is not None,
-    )
-    stated = record.get("correct")
-    if stated is not None and bool(stated) != sample.correct:
-        raise DataError(
-            f"sample {where}: 'correct' is {stated} but parsed_index {parsed} vs answer_index {answer} "
-            f"says {sample.correct}",
-            field="correct",
-        )
-    return sample
+        return SampleRecord.model_validate(record)
+    except ValidationError as exc:
+        error = from_validation(exc)
+        raise DataError(f"sample {where}: {error.detail}", field=error.field) from None
 
 
-def load_samples(path: str | Path) -> list[dict[str, Any]]:
-    """Read ``samples.jsonl``; a bad line raises :class:`DataError` naming file and line."""
+def load_samples(path: str | Path) -> list[SampleRecord]:
+    """Read ``samples.jsonl``; a bad line raises :class:`DataError` naming file, line and field."""
     target = Path(path)
     if not target.is_file():
         raise DataError("samples file not found", path=target)
-    rows: list[dict[str, Any]] = []
-    with target.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg}", path=target, line=number) from None
-            if not isinstance(row, dict):
-                raise DataError("a sample is a JSON object", path=target, line=number)
-            rows.append(row)
-    return rows
+    return read_models(target, SampleRecord)
 
 
-def _group(samples: Sequence[Mapping[str, Any]]) -> dict[str, list[_Sample]]:
-    by_measure: dict[str, list[_Sample]] = {}
+def _group(samples: Sequence[SampleLike]) -> dict[str, list[SampleRecord]]:
+    by_measure: dict[str, list[SampleRecord]] = {}
     seen: set[tuple[str, str]] = set()
     for where, record in enumerate(samples, start=1):
-        sample = _parse(record, where)
+        sample = _as_record(record, where)
         key = (sample.measure, sample.question_id)
         if key in seen:
             raise DataError(
@@ -151,22 +92,23 @@ def _group(samples: Sequence[Mapping[str, Any]]) -> dict[str, list[_Sample]]:
     return dict(sorted(by_measure.items(), key=lambda kv: (_ORDER.get(kv[0], len(_ORDER)), kv[0])))
 
 
-def _only(samples: Sequence[Mapping[str, Any]], key: str) -> Any:
-    values = {json.dumps(s.get(key), sort_keys=True) for s in samples}
+def _only(samples: Sequence[SampleRecord], key: str) -> Any:
+    values = {json.dumps(getattr(s, key), sort_keys=True) for s in samples}
     if len(values) > 1:
         raise DataError(f"samples mix several values of {key!r}: {sorted(values)}", field=key)
     return json.loads(values.pop()) if values else None
 
 
-def _interval(reps: NDArray[np.float64]) -> tuple[float | None, float | None]:
-    ci = percentile_ci(reps, CONFIDENCE)
+def _interval(reps: NDArray[np.float64] | None) -> tuple[float | None, float | None]:
+    ci = None if reps is None else percentile_ci(reps, CONFIDENCE)
     return (None, None) if ci is None else ci
 
 
-def _positions(group: Sequence[_Sample], n_options: int) -> dict[str, list[int]]:
-    gold = np.bincount([s.answer_index for s in group], minlength=n_options)
-    parsed = np.bincount([s.parsed_index for s in group if s.parsed_index is not None], minlength=n_options)
-    hits = np.bincount([s.answer_index for s in group if s.correct], minlength=n_options)
+def _positions(group: Sequence[SampleRecord], n_options: int) -> dict[str, list[int]]:
+    scored = [s for s in group if s.scored]
+    gold = np.bincount([s.answer_index for s in scored], minlength=n_options)
+    parsed = np.bincount([s.parsed_index for s in scored if s.parsed_index is not None], minlength=n_options)
+    hits = np.bincount([s.answer_index for s in scored if s.hit], minlength=n_options)
     return {"gold": gold.tolist(), "parsed": parsed.tolist(), "hits": hits.tolist()}
 
 
@@ -192,29 +134,33 @@ def _bias_summary(labels: Sequence[str], hist: Mapping[str, list[int]]) -> dict[
 @dataclass(frozen=True)
 class _MeasureResult:
     row: dict[str, Any]
-    score_reps: NDArray[np.float64]
-    missed_reps: NDArray[np.float64]
+    # None when the measure has no scored sample: it takes no part in group averages.
+    score_reps: NDArray[np.float64] | None
+    missed_reps: NDArray[np.float64] | None
 
 
-def _measure(measure: str, group: Sequence[_Sample], seed: int) -> _MeasureResult:
+def _measure(measure: str, group: Sequence[SampleRecord], seed: int) -> _MeasureResult:
     meta = MEASURES_BY_ID[measure]
     fmt = group[0].format
-    correct = np.fromiter((s.correct for s in group), dtype=np.float64, count=len(group))
-    missed = np.fromiter((s.missed for s in group), dtype=np.float64, count=len(group))
-    score_reps = bootstrap_means(correct, rng(seed, "bootstrap", measure, "score"), N_RESAMPLES)
-    missed_reps = bootstrap_means(missed, rng(seed, "bootstrap", measure, "missed"), N_RESAMPLES)
+    scored = [s for s in group if s.scored]
+    correct = np.fromiter((s.hit for s in scored), dtype=np.float64, count=len(scored))
+    missed = np.fromiter((s.parsed_index is None for s in scored), dtype=np.float64, count=len(scored))
+    score_reps = missed_reps = None
+    if scored:
+        score_reps = bootstrap_means(correct, rng(seed, "bootstrap", measure, "score"), N_RESAMPLES)
+        missed_reps = bootstrap_means(missed, rng(seed, "bootstrap", measure, "missed"), N_RESAMPLES)
     low, high = _interval(score_reps)
     m_low, m_high = _interval(missed_reps)
     row: dict[str, Any] = {
-        "n": len(group),
+        "n": len(scored),
+        "errors": len(group) - len(scored),
         "correct": int(correct.sum()),
-        "score": float(correct.mean()),
+        "score": float(correct.mean()) if scored else None,
         "ci_low": low,
         "ci_high": high,
         "missed": int(missed.sum()),
-        "missed_rate": float(missed.mean()),
+        "missed_rate": float(missed.mean()) if scored else None,
         "missed_ci": [m_low, m_high],
-        "errors": sum(s.error for s in group),
         "chance": fmt.chance,
         "format": fmt.value,
         "scale": meta.scale.value,
@@ -225,25 +171,33 @@ def _measure(measure: str, group: Sequence[_Sample], seed: int) -> _MeasureResul
     return _MeasureResult(row, score_reps, missed_reps)
 
 
+def _mean_reps(reps: Sequence[NDArray[np.float64] | None]) -> NDArray[np.float64] | None:
+    """The element-wise mean of the measures' bootstrap replicates (None when none has any)."""
+    present = [r for r in reps if r is not None]
+    return np.mean(present, axis=0) if present else None
+
+
 def _aggregate(members: Sequence[str], results: Mapping[str, _MeasureResult]) -> dict[str, Any]:
     rows = [results[m].row for m in members]
-    score_reps = np.mean([results[m].score_reps for m in members], axis=0)
-    missed_reps = np.mean([results[m].missed_reps for m in members], axis=0)
+    scored = [results[m] for m in members if results[m].score_reps is not None]
+    score_reps = _mean_reps([r.score_reps for r in scored])
+    missed_reps = _mean_reps([r.missed_reps for r in scored])
     low, high = _interval(score_reps)
     m_low, m_high = _interval(missed_reps)
     return {
         "measures": list(members),
         "n": sum(r["n"] for r in rows),
-        "score": float(np.mean([r["score"] for r in rows])),
+        "errors": sum(r["errors"] for r in rows),
+        "score": float(np.mean([r.row["score"] for r in scored])) if scored else None,
         "ci_low": low,
         "ci_high": high,
-        "missed_rate": float(np.mean([r["missed_rate"] for r in rows])),
+        "missed_rate": float(np.mean([r.row["missed_rate"] for r in scored])) if scored else None,
         "missed_ci": [m_low, m_high],
         "chance": float(np.mean([r["chance"] for r in rows])),
     }
 
 
-def _position_by_format(groups: Mapping[str, list[_Sample]]) -> dict[str, Any]:
+def _position_by_format(groups: Mapping[str, list[SampleRecord]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for fmt in QuestionFormat:
         members = [g for g in groups.values() if g[0].format is fmt]
@@ -257,61 +211,77 @@ def _position_by_format(groups: Mapping[str, list[_Sample]]) -> dict[str, Any]:
     return out
 
 
-def compute_metrics(samples: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[str, Any]:
-    """Metrics of one run (schema ``recworld.metrics/1``); see the module docstring.
+def _groups_of(results: Mapping[str, _MeasureResult]) -> tuple[dict[str, Any], dict[str, Any]]:
+    factors: dict[str, list[str]] = {}
+    scales: dict[str, list[str]] = {}
+    for measure, result in results.items():
+        factors.setdefault(result.row["factor"], []).append(measure)
+        scales.setdefault(result.row["scale"], []).append(measure)
+    factors_out = {
+        f: {"scale": results[ms[0]].row["scale"], **_aggregate(ms, results)} for f, ms in factors.items()
+    }
+    return factors_out, {s: _aggregate(ms, results) for s, ms in scales.items()}
+
+
+def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRecord:
+    """Metrics of one run (``recworld.metrics/2``); see the module docstring.
 
     Raises :class:`DataError` naming the sample (its 1-based line) and field when
     a record is malformed, repeated, or inconsistent.
     """
     groups = _group(samples)
     results = {m: _measure(m, g, seed) for m, g in groups.items()}
-    factors: dict[str, list[str]] = {}
-    scales: dict[str, list[str]] = {}
-    for measure, result in results.items():
-        factors.setdefault(result.row["factor"], []).append(measure)
-        scales.setdefault(result.row["scale"], []).append(measure)
     measures_out: dict[str, Any] = {}
     for measure, result in results.items():
         row = dict(result.row)
         row["position_bias"] = _bias_summary(row["labels"], row["positions"])
         measures_out[measure] = row
-    all_samples = [s for g in groups.values() for s in g]
-    factors_out = {
-        f: {"scale": results[ms[0]].row["scale"], **_aggregate(ms, results)} for f, ms in factors.items()
-    }
-    return {
-        "schema": METRICS_SCHEMA,
-        "seed": seed,
-        "n_resamples": N_RESAMPLES,
-        "confidence": CONFIDENCE,
-        "interval": "percentile bootstrap over questions; groups stratified by measure",
-        "model": _only(samples, "model"),
-        "mode": _only(samples, "mode"),
-        "variant": _only(samples, "variant"),
-        "dataset": _only(samples, "dataset"),
-        "n": len(all_samples),
-        "correct": sum(s.correct for s in all_samples),
-        "missed": sum(s.missed for s in all_samples),
-        "errors": sum(s.error for s in all_samples),
-        "measures": measures_out,
-        "factors": factors_out,
-        "scales": {s: _aggregate(ms, results) for s, ms in scales.items()},
-        "overall": _aggregate(list(results), results) if results else None,
-        "positions": _position_by_format(groups),
-    }
+    records = [s for g in groups.values() for s in g]
+    scored = [s for s in records if s.scored]
+    factors, scales = _groups_of(results)
+    return MetricsRecord.model_validate(
+        {
+            "status": "ok" if scored or not records else "errored",
+            "seed": seed,
+            "n_resamples": N_RESAMPLES,
+            "confidence": CONFIDENCE,
+            "interval": "percentile bootstrap over questions; groups stratified by measure",
+            "model": _only(records, "model"),
+            "mode": _only(records, "mode"),
+            "variant": _only(records, "variant"),
+            "dataset": _only(records, "dataset"),
+            "n": len(scored),
+            "correct": sum(s.hit for s in scored),
+            "missed": sum(s.parsed_index is None for s in scored),
+            "errors": len(records) - len(scored),
+            "measures": measures_out,
+            "factors": factors,
+            "scales": scales,
+            "overall": _aggregate(list(results), results) if results else None,
+            "positions": _position_by_format(groups),
+            "ranking": ranking_metrics(records),
+        }
+    )
 
 
-def _keyed(samples: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], _Sample]:
-    out: dict[tuple[str, str], _Sample] = {}
+def compute_metrics(samples: Sequence[SampleLike], *, seed: int = 0) -> dict[str, Any]:
+    """:func:`score_samples` in its JSON form: what ``metrics.json`` holds."""
+    return score_samples(samples, seed=seed).to_json()
+
+
+def _keyed(samples: Iterable[SampleLike]) -> dict[tuple[str, str], SampleRecord]:
+    """Scored samples by (measure, question id): a failed request is compared with nothing."""
+    out: dict[tuple[str, str], SampleRecord] = {}
     for where, record in enumerate(samples, start=1):
-        sample = _parse(record, where)
-        out[(sample.measure, sample.question_id)] = sample
+        sample = _as_record(record, where)
+        if sample.scored:
+            out[(sample.measure, sample.question_id)] = sample
     return out
 
 
 def paired_comparison(
-    samples_a: Sequence[Mapping[str, Any]],
-    samples_b: Sequence[Mapping[str, Any]],
+    samples_a: Sequence[SampleLike],
+    samples_b: Sequence[SampleLike],
     *,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -331,8 +301,8 @@ def paired_comparison(
     measures: dict[str, Any] = {}
     reps: list[NDArray[np.float64]] = []
     for measure, keys in by_measure.items():
-        ca = np.array([a[k].correct for k in keys], dtype=np.float64)
-        cb = np.array([b[k].correct for k in keys], dtype=np.float64)
+        ca = np.array([a[k].hit for k in keys], dtype=np.float64)
+        cb = np.array([b[k].hit for k in keys], dtype=np.float64)
         diff_reps = bootstrap_means(ca - cb, rng(seed, "paired", measure), N_RESAMPLES)
         reps.append(diff_reps)
         low, high = _interval(diff_reps)

@@ -1,0 +1,125 @@
+"""What ``recworld eval`` prints: a score table per run, or one JSON document with ``--json``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from recworld.errors import RunError
+
+if TYPE_CHECKING:
+    from recworld.evaluation.config import EvalConfig
+    from recworld.evaluation.plan import RunPlan
+
+__all__ = ["dry_run_all", "run_all", "run_summary"]
+
+# Backends that answer in-process from the suite's data: they send no request to anyone.
+BASELINES = frozenset({"random", "popularity", "itemknn", "oracle"})
+
+
+def run_all(configs: Sequence[EvalConfig], *, as_json: bool) -> None:
+    """Evaluate each config in turn; a failed run does not stop the next, but the command exits 3."""
+    from recworld.evaluation.config import default_run_dir
+    from recworld.evaluation.run import evaluate
+
+    summaries: list[dict[str, Any]] = []
+    failures: list[RunError] = []
+    for config in configs:
+        try:
+            run_dir = evaluate(config)
+        except RunError as exc:
+            failures.append(exc)
+            run_dir = (config.out_dir or default_run_dir(config)).resolve()
+        if (run_dir / "metrics.json").is_file():
+            summaries.append(run_summary(run_dir))
+            if not as_json:
+                print_scores(summaries[-1])
+    if as_json:
+        from recworld.console.output import emit_json
+
+        emit_json({"runs": summaries})
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        raise RunError(f"{len(failures)} of {len(configs)} runs failed; first: {failures[0]}")
+
+
+def run_summary(run_dir: Path) -> dict[str, Any]:
+    """The run as plain data: what ``--json`` prints and the table shows."""
+    from recworld.evaluation.records import read_run_header
+    from recworld.lrworld.catalogue import MEASURES
+    from recworld.scoring.records import MetricsRecord
+
+    metrics = MetricsRecord.model_validate_json((run_dir / "metrics.json").read_bytes())
+    header = read_run_header(run_dir / "run.json")
+    order = {m.id: i for i, m in enumerate(MEASURES)}
+    keys = ("n", "score", "ci_low", "ci_high", "missed_rate", "errors", "chance")
+    counts = header.counts.model_dump()
+    if header.model.partition(":")[0] in BASELINES:
+        counts.pop("runner", None)  # nothing was sent: "sent 45" would be a lie
+    return {
+        "model": header.model,
+        "mode": header.mode,
+        "variant": header.variant,
+        "run_dir": str(run_dir),
+        "status": header.status,
+        "reason": header.reason,
+        "counts": counts,
+        "measures": {
+            name: {k: getattr(row, k) for k in keys}
+            for name, row in sorted(metrics.measures.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))
+        },
+    }
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def print_scores(summary: dict[str, Any]) -> None:
+    """The score table (plain when piped or narrow: no id is cut) and one line of counts."""
+    from recworld.console.output import print_table
+
+    columns = ["measure", "n", "score", "95% CI", "missed", "errors", "chance"]
+    rows = [
+        [
+            name,
+            row["n"],
+            _fmt(row["score"]),
+            f"{_fmt(row['ci_low'])}-{_fmt(row['ci_high'])}",
+            _fmt(row["missed_rate"]),
+            row["errors"],
+            _fmt(row["chance"]),
+        ]
+        for name, row in summary["measures"].items()
+    ]
+    typer.echo(f"{summary['model']} ({summary['mode']}, {summary['variant']})")  # piped tables have no title
+    print_table(columns, rows)
+    counts = summary["counts"]
+    line = f"questions {counts['questions']}, errors {counts['errors']}, resumed {counts['resumed']}"
+    if "runner" in counts:
+        runner = counts["runner"]
+        line += f", sent {runner.get('sent', 0)}, cache hits {runner.get('cache_hits', 0)}"
+    typer.echo(line)
+    typer.echo(f"run: {summary['run_dir']}")
+
+
+def dry_run_all(plans: Sequence[RunPlan], prices: Path | None, *, as_json: bool) -> None:
+    """``--dry-run``: describe every planned run; nothing is sent or written."""
+    from recworld.evaluation.dry_run import describe, print_dry_run
+
+    table = {}
+    if prices is not None:
+        from recworld.scoring.prices import read_prices
+
+        table = read_prices(prices)
+    summaries = [describe(plan, table) for plan in plans]
+    if as_json:
+        from recworld.console.output import emit_json
+
+        emit_json({"dry_run": True, "runs": summaries})
+    else:
+        print_dry_run(summaries, priced=prices is not None)

@@ -1,0 +1,300 @@
+"""Analyses that join runs with their suite's data: dataset statistics, popularity, t-SNE, case study."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from statistics import mean
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from recworld.report import figures
+from recworld.report.sections import Section
+from recworld.report.suite_data import SuiteData, candidate_scores, neumf_space, suite_of
+from recworld.report.tables import DASH, MEASURE_NAMES, Cell, Table, fmt_pct, fmt_score
+
+if TYPE_CHECKING:
+    from recworld.report.runs import RunData
+
+__all__ = ["case_section", "dataset_section", "popularity_section", "tsne_section"]
+
+# t-SNE on more points than this per side is slow on a laptop and unreadable on a page.
+TSNE_POINTS = 600
+CLUSTERS = 10
+CASES_PER_MEASURE = 1
+
+
+def _suites(runs: Sequence[RunData]) -> list[SuiteData]:
+    seen: dict[str, SuiteData] = {}
+    for run in runs:
+        suite = suite_of(run)
+        if suite is not None:
+            seen.setdefault(str(suite.path), suite)
+    return list(seen.values())
+
+
+def dataset_section(runs: Sequence[RunData]) -> Section | None:
+    suites = _suites(runs)
+    if not suites:
+        return None
+    rows: list[list[Cell]] = []
+    series: dict[str, list[float | None]] = {}
+    edges = [1, 20, 50, 100, 200, 500, 10**9]
+    bins = [f"{a}–{b - 1}" if b < 10**9 else f"{a}+" for a, b in itertools.pairwise(edges)]
+    for suite in suites:
+        data = suite.dataset
+        lengths = data.interactions.groupby("user_id").size().to_numpy()
+        rows.append(
+            [
+                Cell(suite.name),
+                Cell(f"{data.interactions['user_id'].nunique():,}"),
+                Cell(f"{data.interactions['item_id'].nunique():,}"),
+                Cell(f"{len(data.interactions):,}"),
+                Cell(f"{lengths.mean():.1f}"),
+                Cell(f"{np.median(lengths):.0f}"),
+                Cell(f"{lengths.max():,}"),
+                Cell(_distinct(data.items, "genres")),
+                Cell(_distinct(data.items, "categories")),
+            ]
+        )
+        counts, _ = np.histogram(lengths, bins=edges)
+        series[suite.name] = [float(c) / max(1, len(lengths)) for c in counts]
+    table = Table(
+        "dataset-stats",
+        "Dataset statistics",
+        "Users, items and interactions of each suite's dataset, sequence lengths (interactions per user), "
+        "and distinct genres and categories (paper Fig. 4, Table 7).",
+        ["dataset", "users", "items", "interactions", "mean length", "median", "max", "genres", "categories"],
+        rows,
+    )
+    svg = figures.grouped_bars(
+        "fig-dataset", "Users by sequence length", bins, series, ylabel="share of users"
+    )
+    return Section("dataset", "Dataset statistics", "What the suites were built from.", [table], [svg])
+
+
+def _distinct(items: object, column: str) -> str:
+    frame = items  # a pandas DataFrame
+    if column not in getattr(frame, "columns", ()):
+        return DASH
+    values: set[str] = set()
+    for cell in frame[column]:  # type: ignore[index]
+        if isinstance(cell, list | tuple | np.ndarray):
+            values.update(str(v) for v in cell)
+        elif cell is not None and not (isinstance(cell, float) and math.isnan(cell)):
+            values.add(str(cell))
+    return f"{len(values):,}"
+
+
+def popularity_section(runs: Sequence[RunData]) -> Section | None:
+    rows: list[list[Cell]] = []
+    correct_share: dict[str, list[float | None]] = {}
+    wrong_share: dict[str, list[float | None]] = {}
+    labels: list[str] = []
+    for run in runs:
+        suite = suite_of(run)
+        if suite is None:
+            continue
+        counts = suite.item_counts()
+        logs = {i: math.log1p(c) for i, c in counts.items()}
+        threshold = mean(logs.values()) if logs else 0.0
+        for measure, stats in _popularity(run, logs, threshold).items():
+            rows.append(
+                [
+                    Cell(run.label),
+                    Cell(MEASURE_NAMES.get(measure, measure)),
+                    Cell(str(stats["n"])),
+                    Cell(fmt_score(stats["acc_pop"])),
+                    Cell(fmt_score(stats["acc_nonpop"])),
+                    Cell(fmt_pct(stats["nonpop_correct"])),
+                    Cell(fmt_pct(stats["nonpop_wrong"])),
+                ]
+            )
+            labels.append(f"{run.label}: {MEASURE_NAMES.get(measure, measure)}")
+            correct_share.setdefault("correct answers", []).append(stats["nonpop_correct"])
+            wrong_share.setdefault("wrong answers", []).append(stats["nonpop_wrong"])
+    if not rows:
+        return None
+    table = Table(
+        "popularity",
+        "Popularity bias",
+        "An item is popular (POP) when its log-frequency is at least the catalogue's mean log-frequency "
+        "(paper §A.9). Accuracy on questions whose answer is POP or NON-POP, and the share of non-popular "
+        "items among the model's correct and wrong picks (Fig. 10). Item measures only.",
+        ["model", "measure", "n", "acc POP", "acc NON-POP", "non-pop among correct", "non-pop among wrong"],
+        rows,
+        left=2,
+    )
+    svg = figures.grouped_bars(
+        "fig-popularity",
+        "Share of non-popular items among picks",
+        labels,
+        {**correct_share, **wrong_share},
+        ylabel="share non-popular",
+    )
+    return Section(
+        "popularity", "Popularity bias", "Do models prefer what many people consumed?", [table], [svg]
+    )
+
+
+def _popularity(run: RunData, logs: dict[str, float], threshold: float) -> dict[str, dict[str, float | None]]:
+    buckets: dict[str, dict[str, list[bool]]] = {}
+    for s in run.samples:
+        if not s.scored or s.option_ids is None or not all(i in logs for i in s.option_ids):
+            continue
+        b = buckets.setdefault(s.measure, {"pop": [], "nonpop": [], "correct": [], "wrong": []})
+        b["pop" if logs[s.option_ids[s.answer_index]] >= threshold else "nonpop"].append(s.hit)
+        if s.parsed_index is not None:
+            b["correct" if s.hit else "wrong"].append(logs[s.option_ids[s.parsed_index]] < threshold)
+    out: dict[str, dict[str, float | None]] = {}
+    for measure, b in buckets.items():
+        out[measure] = {
+            "n": float(len(b["pop"]) + len(b["nonpop"])),
+            "acc_pop": _share(b["pop"]),
+            "acc_nonpop": _share(b["nonpop"]),
+            "nonpop_correct": _share(b["correct"]),
+            "nonpop_wrong": _share(b["wrong"]),
+        }
+        out[measure]["n"] = int(out[measure]["n"] or 0)
+    return out
+
+
+def _share(values: list[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def tsne_section(runs: Sequence[RunData]) -> Section | None:
+    suites = _suites(runs)
+    if not suites:
+        return None
+    suite = next((s for s in suites if neumf_space(s.path) is not None), None)
+    if suite is None:
+        return Section(
+            "tsne",
+            "Embedding t-SNE",
+            "",
+            note="No suite holds a saved NeuMF space (SUITE/neumf/): "
+            "it is written by builds with neural measures; rebuild the suite to draw this figure.",
+        )
+    space = neumf_space(suite.path)
+    from sklearn.cluster import KMeans
+    from sklearn.manifold import TSNE
+
+    rng = np.random.default_rng(0)
+    users = rng.permutation(len(space.user))[:TSNE_POINTS]
+    items = rng.permutation(len(space.item))[:TSNE_POINTS]
+    points = np.vstack([space.user[users], space.item[items]]).astype(np.float64)
+    clusters = KMeans(n_clusters=min(CLUSTERS, len(points)), n_init=4, random_state=0).fit_predict(points)
+    xy = TSNE(
+        n_components=2, perplexity=min(30.0, len(points) / 4), random_state=0, init="pca"
+    ).fit_transform(points)
+    targets = _neural_targets(runs, space, users, items)
+    groups = [
+        (f"cluster {c}", xy[clusters == c, 0], xy[clusters == c, 1], "o") for c in sorted(set(clusters))
+    ]
+    svg = figures.scatter(
+        "fig-tsne",
+        f"NeuMF space ({suite.name}): users and items by k-means cluster",
+        groups,
+        [("targets", xy[targets, 0], xy[targets, 1])] if targets else [],
+    )
+    n_users = len(users)
+    rows = [
+        [
+            Cell(str(c)),
+            Cell(str(int(((clusters == c) & (np.arange(len(points)) < n_users)).sum()))),
+            Cell(str(int(((clusters == c) & (np.arange(len(points)) >= n_users)).sum()))),
+        ]
+        for c in sorted(set(clusters))
+    ]
+    table = Table(
+        "tsne",
+        "NeuMF clusters",
+        f"k-means ({CLUSTERS} clusters) over up to {TSNE_POINTS} users and "
+        f"{TSNE_POINTS} items of the saved space; stars mark question targets (paper Fig. 8).",
+        ["cluster", "users", "items"],
+        rows,
+    )
+    return Section(
+        "tsne", "Embedding t-SNE", "The space the neural measures' ground truth comes from.", [table], [svg]
+    )
+
+
+def _neural_targets(
+    runs: Sequence[RunData], space: object, users: np.ndarray, items: np.ndarray
+) -> list[int]:
+    user_pos = {str(space.user_ids[u]): i for i, u in enumerate(users)}  # type: ignore[attr-defined]
+    item_pos = {str(space.item_ids[j]): len(users) + i for i, j in enumerate(items)}  # type: ignore[attr-defined]
+    found: set[int] = set()
+    for run in runs:
+        suite = suite_of(run)
+        for s in run.samples:
+            if not s.measure.startswith("neu_") or suite is None:
+                continue
+            q = suite.question(s.base_id)
+            if q is not None:
+                pos = (user_pos if q.target.kind == "user" else item_pos).get(q.target.id)
+                if pos is not None:
+                    found.add(pos)
+    return sorted(found)
+
+
+def case_section(runs: Sequence[RunData]) -> Section | None:
+    rows: list[list[Cell]] = []
+    series: dict[str, list[float | None]] = {}
+    seen: set[str] = set()
+    for run in runs:
+        suite = suite_of(run)
+        if suite is None:
+            continue
+        for s in run.samples:
+            if s.measure in seen or s.order != 0:
+                continue
+            q = suite.question(s.base_id)
+            if q is None:
+                continue
+            seen.add(s.measure)
+            name, scores = candidate_scores(suite, q)
+            picks = {r.label: _pick(r, s.question_id) for r in runs}
+            for i, c in enumerate(q.candidates):
+                chose = ", ".join(label for label, p in picks.items() if p == i)
+                rows.append(
+                    [
+                        Cell(MEASURE_NAMES.get(q.measure, q.measure)),
+                        Cell(q.target.text),
+                        Cell(chr(65 + i)),
+                        Cell(c.text),
+                        Cell(name),
+                        Cell(fmt_score(scores[i])),
+                        Cell("✓" if i == q.answer_index else ""),
+                        Cell(chose),
+                    ]
+                )
+            top = max((x for x in scores if x is not None), default=0.0) or 1.0
+            padded = [None if x is None else x / top for x in scores] + [None] * 10
+            series[MEASURE_NAMES.get(q.measure, q.measure)] = padded[:10]
+    if not rows:
+        return None
+    table = Table(
+        "case-study",
+        "Case study: every candidate with its ground-truth score",
+        "One question per measure: each candidate's score under the measure's own definition (binary "
+        "cosine, rule confidence, NeuMF cosine), the answer (✓), and which runs picked it (paper Table 26).",
+        ["measure", "target", "option", "candidate", "score", "value", "answer", "picked by"],
+        rows,
+        left=5,
+    )
+    svg = figures.grouped_bars(
+        "fig-case",
+        "Candidate scores relative to the best, per measure",
+        [chr(65 + i) for i in range(10)],
+        series,
+        ylabel="score / best score",
+    )
+    return Section("case-study", "Case study", "Why the answer is the answer.", [table], [svg])
+
+
+def _pick(run: RunData, question_id: str) -> int | None:
+    return next((s.parsed_index for s in run.samples if s.question_id == question_id), None)

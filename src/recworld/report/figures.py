@@ -1,0 +1,111 @@
+"""Generic figures for the analysis sections: grouped bars, heatmaps and a labelled scatter.
+
+Same conventions as :mod:`recworld.report.charts` (object API, text stays
+text, mathtext off, ids prefixed per chart), so any number of them share a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from recworld.report.charts import _colour, _figure, _styled, _svg
+
+__all__ = ["grouped_bars", "heatmaps", "scatter"]
+
+
+def grouped_bars(
+    key: str,
+    title: str,
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    ylabel: str,
+    errors: Mapping[str, Sequence[float | None]] | None = None,
+    zero_line: bool = False,
+) -> str:
+    """One bar per (series, category); None draws nothing; optional symmetric error bars."""
+
+    def draw() -> str:
+        fig = _figure(max(5.5, 0.7 * len(categories) * max(1, len(series)) ** 0.5 + 2.5), 3.2)
+        ax = fig.add_subplot()
+        x = np.arange(len(categories))
+        width = 0.8 / max(1, len(series))
+        for i, (name, values) in enumerate(series.items()):
+            y = np.array([np.nan if v is None else float(v) for v in values])
+            offset = (i - (len(series) - 1) / 2) * width
+            ax.bar(x + offset, y, width * 0.92, color=_colour(i), label=name, zorder=2)
+            if errors is not None and name in errors:
+                err = np.array([0.0 if e is None else float(e) for e in errors[name]])
+                ax.errorbar(x + offset, y, yerr=err, fmt="none", ecolor="#333333", capsize=2, zorder=3)
+        if zero_line:
+            ax.axhline(0, color="#222222", linewidth=0.8)
+        ax.set_xticks(x, list(categories), rotation=25, ha="right")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(axis="y", color="#e5e5e5", zorder=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        return _svg(fig, key)
+
+    return _styled(draw)
+
+
+def heatmaps(
+    key: str,
+    title: str,
+    panels: Mapping[str, tuple[Sequence[str], Sequence[str], Sequence[Sequence[float]]]],
+) -> str:
+    """One heatmap per panel: (row names, column names, values in [0, 1]), shares written in cells."""
+
+    def draw() -> str:
+        names = list(panels)[:6]
+        fig = _figure(4.2 * len(names) + 0.6, 0.35 * max(len(panels[n][0]) for n in names) + 1.8)
+        for i, name in enumerate(names):
+            rows, cols, values = panels[name]
+            ax = fig.add_subplot(1, len(names), i + 1)
+            grid = np.asarray(values, dtype=float)
+            ax.imshow(grid, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+            ax.set_xticks(np.arange(len(cols)), list(cols))
+            ax.set_yticks(np.arange(len(rows)), list(rows) if i == 0 else [""] * len(rows))
+            for (r, c), v in np.ndenumerate(grid):
+                if len(cols) <= 10:
+                    ax.text(
+                        c,
+                        r,
+                        f"{v:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=6.5,
+                        color="white" if v > 0.6 else "#222222",
+                    )
+            ax.set_title(name, fontsize=8.5)
+        fig.suptitle(title, fontweight="bold", fontsize=10)
+        return _svg(fig, key)
+
+    return _styled(draw)
+
+
+def scatter(
+    key: str,
+    title: str,
+    groups: Sequence[tuple[str, Any, Any, str]],
+    highlight: Sequence[tuple[str, Any, Any]] = (),
+) -> str:
+    """Points per group ``(label, xs, ys, marker)`` coloured by group; ``highlight`` drawn on top."""
+
+    def draw() -> str:
+        fig = _figure(6.4, 5.0)
+        ax = fig.add_subplot()
+        for i, (label, xs, ys, marker) in enumerate(groups):
+            ax.scatter(xs, ys, s=9, marker=marker, color=_colour(i), alpha=0.7, label=label, linewidths=0)
+        for label, xs, ys in highlight:
+            ax.scatter(xs, ys, s=60, marker="*", color="#000000", label=label, zorder=3)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(title)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=7)
+        return _svg(fig, key)
+
+    return _styled(draw)

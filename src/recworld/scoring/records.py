@@ -1,0 +1,223 @@
+"""The records scoring reads and writes: one sample per question, and a run's metrics.
+
+They live here, below :mod:`recworld.evaluation`, because scoring must read
+them without importing the layer that writes them. The evaluation writes with
+these classes and every reader (scoring, report) validates with them, so a
+field can only change in one place, with a new schema version.
+
+``recworld.sample/2`` differs from ``/1`` in one rule: a sample whose request
+failed (``error`` set) is not scored, so its ``correct`` and ``missed`` are
+null. ``/1`` records still read: an errored ``/1`` sample is unscored too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from recworld.lrworld.catalogue import MEASURES_BY_ID
+from recworld.lrworld.schema import QuestionFormat
+
+SAMPLE_SCHEMA: Literal["recworld.sample/2"] = "recworld.sample/2"
+METRICS_SCHEMA: Literal["recworld.metrics/2"] = "recworld.metrics/2"
+
+__all__ = [
+    "METRICS_SCHEMA",
+    "SAMPLE_SCHEMA",
+    "GroupMetrics",
+    "MeasureMetrics",
+    "MetricsRecord",
+    "PositionBias",
+    "RankingMetrics",
+    "SampleRecord",
+    "SampleUsage",
+]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The on-disk form: field aliases (``schema``), JSON types."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class SampleUsage(_Record):
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+
+
+class SampleRecord(_Record):
+    """One question put to one model: a line of ``samples.jsonl``."""
+
+    schema_id: Literal["recworld.sample/1", "recworld.sample/2"] = Field(
+        default=SAMPLE_SCHEMA, alias="schema"
+    )
+    question_id: str
+    measure: str
+    dataset: str = ""
+    format: QuestionFormat
+    model: str | None = None
+    mode: str | None = None
+    variant: str | None = None
+    prompt: list[dict[str, Any]] = Field(default_factory=list)
+    labels: tuple[str, ...]
+    answer_index: int
+    response: str | None = None
+    # A label the backend could not score (-inf) is null, which keeps the file strict JSON.
+    choice_logprobs: list[float | None] | None = None
+    parsed_index: int | None
+    # Why the request failed after its retries; such a sample is not scored.
+    error: str | None = None
+    correct: bool | None = None
+    missed: bool | None = None
+    latency_s: float = 0.0
+    usage: SampleUsage | None = None
+    cache_hit: bool = False
+    attempts: int = 0
+    # Which seeded option order this is (--orders N: 0..N-1; 0 is the suite's own order).
+    order: int = Field(default=0, ge=0)
+    # The candidates' ids in the order shown: analyses (popularity, case study) join on them.
+    option_ids: tuple[str, ...] | None = None
+    # --mode rank: option indices best first, and whether the top score was shared (never broken to "A").
+    ranking: tuple[int, ...] | None = None
+    tie: bool | None = None
+
+    # Field validators (not one model validator) so an error names its field.
+    @field_validator("measure")
+    @classmethod
+    def _known_measure(cls, value: str) -> str:
+        if value not in MEASURES_BY_ID:
+            raise ValueError(f"unknown measure {value!r}")
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _label_count(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        fmt = info.data.get("format")
+        if isinstance(fmt, QuestionFormat) and len(value) != fmt.n_options:
+            raise ValueError(f"{fmt.value} needs {fmt.n_options} labels, got {len(value)}")
+        return value
+
+    @field_validator("answer_index", "parsed_index")
+    @classmethod
+    def _option_index(cls, value: int | None, info: ValidationInfo) -> int | None:
+        labels = info.data.get("labels")
+        if value is not None and labels is not None and not 0 <= value < len(labels):
+            raise ValueError(f"{value} is not an option index")
+        return value
+
+    @field_validator("correct")
+    @classmethod
+    def _correct_agrees(cls, value: bool | None, info: ValidationInfo) -> bool | None:
+        data = info.data
+        if value is None or data.get("error") is not None or "answer_index" not in data:
+            return value
+        parsed, answer = data.get("parsed_index"), data["answer_index"]
+        hit = parsed is not None and parsed == answer
+        if value != hit:
+            raise ValueError(f"is {value} but parsed_index {parsed} vs answer_index {answer} says {hit}")
+        return value
+
+    @property
+    def base_id(self) -> str:
+        """The suite question this sample asked, whatever option order it was asked in."""
+        return self.question_id.split("#o", 1)[0]
+
+    @property
+    def scored(self) -> bool:
+        """False for a sample whose request failed: it is counted as an error, never as wrong."""
+        return self.error is None
+
+    @property
+    def hit(self) -> bool:
+        return self.parsed_index is not None and self.parsed_index == self.answer_index
+
+
+class PositionBias(_Record):
+    labels: list[str]
+    gold: list[int]
+    parsed: list[int]
+    hits: list[int]
+    n: int
+    n_parsed: int
+    top_label: str | None
+    top_share: float | None
+    tv_distance: float | None
+
+
+class MeasureMetrics(_Record):
+    """One measure of one run; ``n`` counts scored samples, ``errors`` the failed ones."""
+
+    n: int
+    errors: int
+    correct: int
+    score: float | None
+    ci_low: float | None
+    ci_high: float | None
+    missed: int
+    missed_rate: float | None
+    missed_ci: tuple[float | None, float | None]
+    chance: float
+    format: str
+    scale: str
+    factor: str
+    labels: list[str]
+    positions: dict[str, list[int]]
+    position_bias: PositionBias
+
+
+class GroupMetrics(_Record):
+    """A macro average over measures (a factor, a scale, or all); ``score`` is null when none scored."""
+
+    measures: list[str]
+    n: int
+    errors: int
+    score: float | None
+    ci_low: float | None
+    ci_high: float | None
+    missed_rate: float | None
+    missed_ci: tuple[float | None, float | None]
+    chance: float
+    scale: str | None = None
+
+
+class RankingMetrics(_Record):
+    """One measure of a ``--mode rank`` run; ``ties`` counts samples whose top score was shared."""
+
+    n: int
+    hr_at_1: float
+    hr_at_3: float
+    ndcg_at_10: float
+    ties: int
+
+
+class MetricsRecord(_Record):
+    """``metrics.json``: what :func:`recworld.scoring.score_samples` computes from a run's samples.
+
+    ``status`` is ``errored`` when no sample could be scored: such a run has no
+    score at all, rather than a score of zero.
+    """
+
+    schema_id: Literal["recworld.metrics/2"] = Field(default=METRICS_SCHEMA, alias="schema")
+    status: Literal["ok", "errored"]
+    seed: int
+    n_resamples: int
+    confidence: float
+    interval: str
+    model: str | None
+    mode: str | None
+    variant: str | None
+    dataset: str | None
+    n: int
+    correct: int
+    missed: int
+    errors: int
+    measures: dict[str, MeasureMetrics]
+    factors: dict[str, GroupMetrics]
+    scales: dict[str, GroupMetrics]
+    overall: GroupMetrics | None
+    positions: dict[str, PositionBias]
+    # --mode rank only: HR@1, HR@3 and NDCG@10 per measure over the full candidate ranking.
+    ranking: dict[str, RankingMetrics] = Field(default_factory=dict)

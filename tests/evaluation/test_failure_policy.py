@@ -1,0 +1,221 @@
+"""The failure policy end to end: ``recworld eval`` against real loopback servers and fake backends.
+
+A failed request is an error, not a wrong answer; a rejected key or an
+unreachable server stops the run with exit 3 in seconds; too many failed
+samples exit 3 after writing them; a bug in our code is never swallowed.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _runner_fakes import FakeOpenAI, answer_for, write_suite
+
+from recworld.chat import Request
+from recworld.cli import main
+from recworld.evaluation import EvalConfig, evaluate
+from recworld.models.scripted import ScriptedModel
+from recworld.report import write_report
+from recworld.runner import RunnerConfig
+
+COUNTS = {"kg_movie_genre": 10, "mem_item_item": 10}
+FAKE_KEY = "sk-test-policy-0123456789"
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return None  # a client that hung up after the run stopped is not news
+
+
+class RejectingServer:
+    """Answers every POST with 401, counts them, and stops itself after ``lifetime_s``."""
+
+    def __init__(self, lifetime_s: float = 30.0) -> None:
+        self.requests = 0
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with owner._lock:
+                    owner.requests += 1
+                body = b'{"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}'
+                try:
+                    self.send_response(401)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    self.close_connection = True
+
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._timer = threading.Timer(lifetime_s, self._server.shutdown)
+        self._timer.daemon = True
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> RejectingServer:
+        self._thread.start()
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def refused_url() -> str:
+    """A loopback URL where nothing listens: the port was bound, then released."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture
+def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    return write_suite(tmp_path / "suite", COUNTS)
+
+
+def eval_args(suite: Path, url: str, out: Path, *extra: str) -> list[str]:
+    return [
+        "eval", str(suite), "--model", "openai:fake-model", "--base-url", url, "--out", str(out),
+        "--concurrency", "2", "--no-progress", "--max-retries", "2", "--backoff", "0.01",
+        "--backoff-max", "0.02", "--timeout", "5", *extra,
+    ]  # fmt: skip
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_rejected_key_stops_the_run_with_exit_3_and_no_score(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with RejectingServer() as server:
+        started = time.monotonic()
+        code = main(eval_args(suite, server.base_url, out))
+        elapsed = time.monotonic() - started
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 3 and elapsed < 10
+    assert len(err) == 1 and "401" in err[0] and FAKE_KEY not in err[0]
+    assert server.requests <= 4  # stopped at once: the requests in flight, not all 20
+    run = read_json(out / "run.json")
+    assert run["status"] == "stopped" and "401" in run["reason"]
+    metrics = read_json(out / "metrics.json")
+    assert metrics["status"] == "errored" and metrics["overall"]["score"] is None
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert samples and all(s["error"] and s["correct"] is None for s in samples)
+    # The report shows the errors, never a score of 0.000 for this model.
+    written = write_report([out], tmp_path / "report")
+    markdown = written["markdown"].read_text(encoding="utf-8")
+    assert "errors:" in markdown and "Failed requests" in markdown and "stopped" in markdown
+    table_row = next(line for line in markdown.splitlines() if line.startswith("| openai:fake-model"))
+    assert "0.000" not in table_row
+    csv_rows = written["metrics_csv"].read_text(encoding="utf-8").splitlines()
+    assert all(",," in row for row in csv_rows[1:])  # score cells are empty, not 0
+
+
+def test_a_refused_connection_stops_the_run_once_retries_are_spent(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    started = time.monotonic()
+    code = main(eval_args(suite, refused_url(), out))
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 3 and elapsed < 10
+    assert len(err) == 1 and "gave up after 3 attempts" in err[0] and "connect" in err[0]
+    run = read_json(out / "run.json")
+    assert run["status"] == "stopped" and run["counts"]["answered"] == 0
+    assert read_json(out / "metrics.json")["status"] == "errored"
+
+
+def half_fail(key: str) -> list[str]:
+    """Questions whose fake answer is A or B get HTTP 500 on every attempt: about half."""
+    return ["500"] * 10 if answer_for(key) in "AB" else []
+
+
+@pytest.mark.parametrize(("threshold", "code"), [("0.9", 0), ("0.05", 3)])
+def test_the_fail_on_error_threshold(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], threshold: str, code: int
+) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAI(plan=half_fail) as server:
+        assert main(eval_args(suite, server.base_url, out, "--fail-on-error", threshold)) == code
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    failed = [s for s in samples if s["error"]]
+    assert len(samples) == 20 and 0 < len(failed) < 20
+    assert all("HTTP 500" in s["error"] and s["missed"] is None for s in failed)
+    metrics = read_json(out / "metrics.json")
+    assert metrics["errors"] == len(failed) and metrics["n"] == 20 - len(failed)
+    run = read_json(out / "run.json")
+    assert run["status"] == ("finished" if code == 0 else "too_many_errors")
+    if code == 3:
+        assert "--fail-on-error 0.05" in capsys.readouterr().err
+    # A rerun sends only the failed samples, and succeeds once the server is healthy.
+    with FakeOpenAI() as healthy:
+        assert main(eval_args(suite, healthy.base_url, out, "--fail-on-error", threshold)) == 0
+    assert sum(healthy.counts.values()) == len(failed)
+    assert read_json(out / "run.json")["status"] == "finished"
+    assert read_json(out / "metrics.json")["errors"] == 0
+
+
+def test_a_bug_in_a_backend_propagates(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def buggy(request: Request) -> str:
+        return request.choices[0] + 1  # type: ignore[operator, return-value]
+
+    monkeypatch.setattr("recworld.models.registry.load_model", lambda spec, config=None: ScriptedModel(buggy))
+    config = EvalConfig(suite_dir=suite, model="scripted", runner=RunnerConfig(progress=False))
+    with pytest.raises(TypeError, match="can only concatenate str"):
+        evaluate(config)
+    journal = suite / "runs" / "scripted__generate__zero-shot" / ".samples.journal.jsonl"
+    assert not journal.exists() or journal.read_text() == ""  # never recorded as a sample error
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "named"),
+    [
+        ("--timeout", "0", "--timeout"),
+        ("--fail-on-error", "2", "--fail-on-error"),
+        ("--limit", "0", "--limit"),
+    ],
+)
+def test_bad_options_are_named_as_typed(
+    suite: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, named: str
+) -> None:
+    assert main(["eval", str(suite), "--model", "scripted", option, value]) == 2
+    err = capsys.readouterr().err
+    assert f"invalid value for {named}:" in err and "timeout_s" not in err
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_threads() -> Iterator[None]:
+    before = threading.active_count()
+    yield
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before + 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
