@@ -21,8 +21,6 @@ import pandas as pd
 
 from recworld.mining import InteractionMatrix, RuleTable, mine_pair_rules
 
-DEFAULT_INTER = Path("/tmp/pdl/recbole/dataset_example/ml-100k/ml-100k.inter")
-
 
 def _median_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     times, result = [], None
@@ -44,12 +42,16 @@ def _mlxtend(onehot: pd.DataFrame, min_support: float, min_confidence: float) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--inter", type=Path, default=DEFAULT_INTER)
+    parser.add_argument("--inter", type=Path, default=None, help="ml-100k.inter (default: fetched)")
     parser.add_argument("--min-support", type=float, default=0.02)
     parser.add_argument("--min-confidence", type=float, default=0.01)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
+    if args.inter is None:
+        from recworld.data.fetch import fetch_dataset
+
+        args.inter = fetch_dataset("ml-100k").path / "raw" / "ml-100k.inter"
     frame = pd.read_csv(args.inter, sep="\t")
     frame.columns = [c.split(":")[0] for c in frame.columns]
     m = InteractionMatrix.from_interactions(frame)

@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recworld.data.dataset import Dataset
-from recworld.lrworld.builders import BUILDERS
+from recworld.data.dataset import Dataset, Domain
 from recworld.lrworld.builders.base import draw_distinct
-from recworld.lrworld.catalogue import MEASURES_BY_ID
+from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, OptionKind
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.schema import Question
@@ -86,6 +85,8 @@ def basic_checks(q: Question) -> None:
     Question.model_validate(q.to_json())
     ids = [c.id for c in q.candidates]
     assert len(set(ids)) == len(ids) == q.format.n_options
+    folded = [" ".join(c.text.casefold().split()) for c in q.candidates]
+    assert len(set(folded)) == len(folded), "two options read the same"
 
 
 # --- per-measure brute-force checks -----------------------------------------------------------------
@@ -168,7 +169,9 @@ def check_attribute(field: str, level: str = "all", lead: int | None = None) -> 
             if v is None or (isinstance(v, float) and np.isnan(v)):
                 continue
             path = as_list(v)
-            part = {"root": path[:1], "leaf": path[-1:] if len(path) > 1 else [], "interm": path[1:-1]}
+            depth = ctx.config.taxo_level
+            interm = path[depth : depth + 1] if len(path) > depth + 1 else []
+            part = {"root": path[:1], "leaf": path[-1:] if len(path) > 1 else [], "interm": interm}
             vocabulary |= set(part.get(level, path[:lead] if lead else path))
         for q in qs:
             seq = seqs[q.target.id]
@@ -176,9 +179,10 @@ def check_attribute(field: str, level: str = "all", lead: int | None = None) -> 
             nxt = seq[pos]
             assert nxt == q.evidence["next_item"]
             assert pos >= ctx.config.min_history
-            assert [h.id for h in q.history] == seq[max(0, pos - ctx.config.history_length) : pos]
+            assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
             path = as_list(values[nxt])
-            allowed = {"root": path[:1], "leaf": path[-1:], "interm": path[1:-1]}.get(
+            depth = ctx.config.taxo_level
+            allowed = {"root": path[:1], "leaf": path[-1:], "interm": path[depth : depth + 1]}.get(
                 level, path[:lead] if lead else path
             )
             assert q.answer.id in allowed
@@ -197,7 +201,7 @@ def check_next_item(view: str) -> Callable[[BuildContext, list[Question]], None]
             seq = [i for i in seqs[q.target.id] if texts.get(i)]
             pos = q.evidence["position"]
             assert q.answer.id == seq[pos]
-            assert [h.id for h in q.history] == seq[max(0, pos - ctx.config.history_length) : pos]
+            assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
             assert all(h.text == texts[h.id] for h in q.history)
             for i, c in enumerate(q.candidates):
                 assert c.text == texts[c.id]
@@ -271,8 +275,11 @@ def test_music_measures_use_default_text_and_genres() -> None:
     assert set(built) == {"lastfm_next_artist", "lastfm_artist_genre"}
     check_attribute("genres")(ctx, built["lastfm_artist_genre"])
     seqs = sequences(music)
+    assert MEASURES_BY_ID["lastfm_next_artist"].factor.value == "lastfm next artist"
     for q in built["lastfm_next_artist"]:
-        assert q.format.n_options == 10
+        assert q.format.n_options == 20  # LLaRA: the next artist among 20 candidates
+        assert all(h.text == field_of(music, "title")[h.id] for h in q.history)  # names only
+        assert len(q.history) <= 10
         assert q.answer.id == seqs[q.target.id][q.evidence["position"]]
         assert all(c.id not in seqs[q.target.id] for i, c in enumerate(q.candidates) if i != q.answer_index)
 
@@ -299,8 +306,45 @@ def test_adding_a_measure_never_changes_another() -> None:
     assert [q.to_json() for q in alone["kg_movie_genre"]] == [q.to_json() for q in together["kg_movie_genre"]]
 
 
-def test_every_catalogue_measure_has_a_builder() -> None:
-    assert set(BUILDERS) == set(MEASURES_BY_ID)
+def _field_values(dataset: Dataset, name: str) -> set[str]:
+    values: set[str] = set()
+    for value in dataset.items[name]:
+        values.update([value] if isinstance(value, str) else [str(v) for v in value])
+    return values
+
+
+def check_declared_facts(dataset: Dataset, built: dict[str, list[Question]]) -> None:
+    """What the catalogue says about options and the target is what the builder produced."""
+    items = set(dataset.items["item_id"])
+    users = set(dataset.interactions["user_id"])
+    for measure_id, questions in built.items():
+        measure = MEASURES_BY_ID[measure_id]
+        for q in questions:
+            ids = {c.id for c in q.candidates}
+            if measure.options is OptionKind.ITEM:
+                assert ids <= items, measure_id
+            elif measure.options is OptionKind.USER:
+                assert ids <= users, measure_id
+            else:
+                assert q.evidence["field"] in measure.requires, measure_id
+                assert ids <= _field_values(dataset, q.evidence["field"]), measure_id
+            # A prompt shows either the target or the history (test_prompts checks the templates).
+            assert bool(q.history) is not measure.shows_target, measure_id
+            if not measure.shows_target:
+                assert q.target.kind == "user", measure_id
+
+
+def test_movie_measures_build_what_the_catalogue_declares(toy: Dataset, movie: Built) -> None:
+    _ctx, built = movie
+    assert set(built) == {m.id for m in MEASURES if Domain.MOVIE in m.domains}
+    check_declared_facts(toy, built)
+
+
+def test_product_measures_build_what_the_catalogue_declares(product: Built) -> None:
+    _ctx, built = product
+    check_declared_facts(product_dataset(), built)
+    kinds = {MEASURES_BY_ID[m].options for m in built}
+    assert kinds == set(OptionKind)
 
 
 # --- helpers -------------------------------------------------------------------------------------------

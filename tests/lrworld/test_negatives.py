@@ -10,23 +10,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recworld.baselines.classic import create
 from recworld.cli import main
-from recworld.data.dataset import Dataset
+from recworld.data.dataset import Dataset, Domain
 from recworld.lrworld.builders.base import draw_distinct, negative_weights
+from recworld.lrworld.catalogue import MEASURES, OptionKind
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import build_suite
-from recworld.models.baselines import create
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import rng
 
 from .conftest import make_movie_dataset
 from .test_builders import FAST_NEUMF, MOVIE_CHECKS, basic_checks, build
 
-HIT_MEASURES = ("assoc_rule", "mem_item_item", "mem_user_user", "neu_item2users", "neu_user2items")
-MCQ_MEASURES = ("kg_movie_cast", "kg_movie_director", "kg_movie_genre")
-NEXT_ITEM_MEASURES = ("mm_poster", "text_logline")
+_MOVIE = [m for m in MEASURES if Domain.MOVIE in m.domains]
+# Options that are items or users are drawn as negatives (the ``negatives`` knob);
+# attribute values are distractors (the ``distractors`` knob).
+DRAWN_MEASURES = tuple(m.id for m in _MOVIE if m.options is not OptionKind.ATTRIBUTE)
+ATTRIBUTE_MEASURES = tuple(m.id for m in _MOVIE if m.options is OptionKind.ATTRIBUTE)
 
 
 def cfg(**kw: Any) -> BuildConfig:
@@ -79,10 +82,10 @@ def test_default_build_is_uniform_and_popularity_changes_only_hit1(tmp_path: Pat
     popular = build_suite(data, cfg(negatives="popularity"), tmp_path / "popular")
     assert default["config"]["negatives"] == "uniform" and popular["config"]["negatives"] == "popularity"
     assert default["questions_sha256"] == uniform["questions_sha256"]
-    for measure in (*HIT_MEASURES, *NEXT_ITEM_MEASURES):
+    for measure in DRAWN_MEASURES:
         assert popular["questions_sha256"][measure] != default["questions_sha256"][measure], measure
     # Attribute MCQs have their own knob (``distractors``).
-    for measure in MCQ_MEASURES:
+    for measure in ATTRIBUTE_MEASURES:
         assert popular["questions_sha256"][measure] == default["questions_sha256"][measure], measure
 
 
@@ -90,7 +93,7 @@ def test_default_build_is_uniform_and_popularity_changes_only_hit1(tmp_path: Pat
 
 
 def test_popularity_negatives_still_avoid_every_positive() -> None:
-    measures = (*HIT_MEASURES, *NEXT_ITEM_MEASURES)
+    measures = DRAWN_MEASURES
     ctx, built = build(make_movie_dataset(), cfg(per_measure=25, negatives="popularity", measures=measures))
     for measure in measures:
         assert len(built[measure]) == 25, measure

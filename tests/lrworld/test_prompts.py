@@ -7,7 +7,7 @@ import re
 import pytest
 
 from recworld.errors import ConfigError
-from recworld.lrworld.catalogue import MEASURES
+from recworld.lrworld.catalogue import MEASURES, Measure
 from recworld.lrworld.prompts import VARIANTS, load_template, render_prompt
 from recworld.lrworld.schema import Entry, Question, QuestionFormat, Target
 
@@ -33,15 +33,12 @@ def question(measure: str, fmt: QuestionFormat, domain: str = "movie") -> Questi
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("measure", MEASURES, ids=lambda m: m.id)
-def test_every_measure_renders_options_in_order(measure: object, variant: str) -> None:
-    from recworld.lrworld.catalogue import Measure
-
-    assert isinstance(measure, Measure)
+def test_every_measure_renders_options_in_order(measure: Measure, variant: str) -> None:
     domain = sorted(d.value for d in measure.domains)[0]
     q = question(measure.id, measure.format, domain)
     rendered = render_prompt(q, variant, images={e.id: f"/img/{e.id}.png" for e in q.history})
     n = measure.format.n_options
-    assert rendered.labels == tuple("ABCDEFGHIJ"[:n])
+    assert rendered.labels == tuple("ABCDEFGHIJKLMNOPQRST"[:n])
     assert rendered.option_texts == tuple(c.text for c in q.candidates)
     (message,) = rendered.messages
     assert message.role == "user"
@@ -50,15 +47,8 @@ def test_every_measure_renders_options_in_order(measure: object, variant: str) -
         assert re.search(rf"\b{label}\. {text}\b", message.content), (label, text)
     offsets = [message.content.index(t) for t in rendered.option_texts]
     assert offsets == sorted(offsets)
-    shows_target = measure.id in {
-        "assoc_rule",
-        "mem_item_item",
-        "mem_user_user",
-        "neu_item2users",
-        "neu_user2items",
-    }
-    assert ("TARGET-TEXT" in message.content) == shows_target
-    assert ("HISTORY-0" in message.content) == (not shows_target)
+    assert ("TARGET-TEXT" in message.content) == measure.shows_target
+    assert ("HISTORY-0" in message.content) == (not measure.shows_target)
 
 
 def test_lastfm_prompt_is_the_papers_table_24() -> None:

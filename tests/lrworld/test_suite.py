@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +16,10 @@ import pytest
 from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError
-from recworld.lrworld import builders
+from recworld.io import OUTPUT_MARKER
+from recworld.lrworld import catalogue
 from recworld.lrworld.config import BuildConfig
+from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import MANIFEST_SCHEMA, build_suite
 
@@ -111,7 +117,8 @@ def test_failure_mid_build_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Mo
         def build(self, *args: object) -> list[Question]:
             raise RuntimeError("boom")
 
-    monkeypatch.setitem(builders.BUILDERS, "kg_movie_genre", Boom())
+    genre = catalogue.MEASURES_BY_ID["kg_movie_genre"]
+    monkeypatch.setitem(catalogue.MEASURES_BY_ID, genre.id, dataclasses.replace(genre, builder=Boom()))
     out = tmp_path / "suite"
     with pytest.raises(RuntimeError):
         build_suite(make_movie_dataset(), cfg(measures=("assoc_rule", "kg_movie_genre")), out)
@@ -135,9 +142,97 @@ def test_failed_rebuild_keeps_the_old_suite(tmp_path: Path, monkeypatch: pytest.
 
 def test_refuses_to_replace_a_foreign_directory(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(ConfigError, match="not a suite"):
+    with pytest.raises(ConfigError, match="not written by recworld"):
         build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def add_runs_and_report(out: Path) -> dict[str, bytes]:
+    """What a user adds beside a suite: eval runs, a report, their own notes."""
+    (out / "runs" / "scripted").mkdir(parents=True)
+    (out / "runs" / "scripted" / "samples.jsonl").write_bytes(b'{"question_id": "q"}\n')
+    (out / "report").mkdir()
+    (out / "report" / "report.md").write_text("# results\n")
+    (out / "NOTES.md").write_text("why this suite exists\n")
+    return {k: v for k, v in tree(out).items() if k.startswith(("runs", "report", "NOTES"))}
+
+
+def test_rebuild_keeps_runs_and_report_byte_identical(tmp_path: Path) -> None:
+    out = tmp_path / "suite"
+    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
+    kept = add_runs_and_report(out)
+    manifest = build_suite(make_movie_dataset(), cfg(measures=("kg_movie_genre",), seed=4), out)
+    after = tree(out)
+    assert {k: after[k] for k in kept} == kept
+    assert sorted(p.name for p in (out / "questions").iterdir()) == ["kg_movie_genre.jsonl"]
+    assert read_manifest(out).to_json() == manifest
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["suite"]
+
+
+def test_a_suite_built_before_markers_is_rebuilt(tmp_path: Path) -> None:
+    out = tmp_path / "suite"
+    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
+    (out / OUTPUT_MARKER).unlink()
+    kept = add_runs_and_report(out)
+    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
+    assert {k: tree(out)[k] for k in kept} == kept
+
+
+def test_force_writes_into_a_foreign_directory_keeping_its_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), tmp_path, force=True)
     assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert (tmp_path / "questions" / "assoc_rule.jsonl").is_file()
+
+
+KILL_MID_BUILD = """
+import os, signal, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from conftest import make_movie_dataset
+from recworld.data.dataset import Dataset
+from recworld.lrworld.config import BuildConfig
+from recworld.lrworld.suite import build_suite
+
+def killed(self, directory):
+    (Path(directory)).mkdir(parents=True, exist_ok=True)
+    (Path(directory) / "half.parquet").write_bytes(b"x")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+Dataset.save = killed
+build_suite(make_movie_dataset(), BuildConfig(measures=("kg_movie_genre",), seed=9), Path(sys.argv[1]))
+"""
+
+
+def test_a_kill_mid_build_leaves_the_old_suite_intact(tmp_path: Path) -> None:
+    out = tmp_path / "suite"
+    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
+    add_runs_and_report(out)
+    before = tree(out)
+    script = tmp_path / "kill.py"
+    script.write_text(KILL_MID_BUILD)
+    done = subprocess.run([sys.executable, str(script), str(out), str(Path(__file__).parent)], check=False)
+    assert done.returncode == -signal.SIGKILL
+    assert tree(out) == before
+    assert read_manifest(out).counts == {"assoc_rule": 15}
+
+
+def test_manifest_reader_validates_and_reads_version_1(
+    suite: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    out, manifest = suite
+    record = read_manifest(out)
+    assert record.schema_id == MANIFEST_SCHEMA and record.to_json() == manifest
+    old = {k: v for k, v in manifest.items() if k != "images"} | {"schema": "recworld.manifest/1"}
+    (tmp_path / "manifest.json").write_text(json.dumps(old))
+    assert read_manifest(tmp_path).images.roots == []
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest | {"counts": {"assoc_rule": "many"}}))
+    with pytest.raises(DataError, match=r"manifest\.json: field 'counts\.assoc_rule'"):
+        read_manifest(tmp_path)
 
 
 def test_nothing_buildable_is_a_data_error(tmp_path: Path) -> None:
@@ -192,3 +287,18 @@ def test_cli_bad_dataset_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["build", "--dataset", str(tmp_path / "missing"), "--out", str(out)]) == 2
     assert "missing" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_cli_refuses_a_foreign_out_with_one_line(
+    cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "photos"
+    out.mkdir()
+    (out / "holiday.jpg").write_bytes(b"precious")
+    argv = ["build", "--dataset", str(cache_dir), "--out", str(out), "--measures", "assoc_rule"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--force" in err[0]
+    assert tree(out) == {"holiday.jpg": b"precious"}
+    assert main([*argv, "--force", "--per-measure", "3"]) == 0
+    assert tree(out)["holiday.jpg"] == b"precious"

@@ -1,22 +1,30 @@
+"""NeuMF: determinism, learning, the per-user/per-item floors, early stopping, the weak-NeuMF guard."""
+
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 from mining_helpers import random_interactions
 
+from recworld.cli import main
+from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError
+from recworld.lrworld.builders.neural import WeakNeuMFError
+from recworld.lrworld.config import BuildConfig
+from recworld.lrworld.manifest import read_manifest
+from recworld.lrworld.suite import build_suite
 from recworld.mining import InteractionMatrix, NeuMFConfig, dense_cosine_topk, train_neumf
+from recworld.mining._neumf_sampler import Positives, epoch_examples, epoch_positives, floor_positions
+from recworld.mining.neumf import _Progress
 
-ML100K = Path("/tmp/pdl/recbole/dataset_example/ml-100k/ml-100k.inter")
 
-
-def _planted(
-    seed: int, groups: int = 4, users_per: int = 30, items_per: int = 15
-) -> tuple[InteractionMatrix, int]:
-    """Users of group g interact with most items of block g and a few random others."""
+def _planted_frame(seed: int, groups: int = 4, users_per: int = 30, items_per: int = 15) -> pd.DataFrame:
+    """Users of group g interact with most items of block g and one random other."""
     gen = np.random.default_rng(seed)
     n_items = groups * items_per
     users, items = [], []
@@ -27,11 +35,37 @@ def _planted(
             for i in (*own.tolist(), *noise.tolist()):
                 users.append(f"g{g}u{u:03d}")
                 items.append(f"i{i:03d}")
-    frame = pd.DataFrame({"user_id": users, "item_id": items})
-    return InteractionMatrix.from_interactions(frame), items_per
+    return pd.DataFrame({"user_id": users, "item_id": items}).drop_duplicates()
 
 
-FAST = NeuMFConfig(factors=8, mlp_layers=(16, 8), epochs=12, batch_size=256, lr=0.01, eval_users=50)
+def _planted(seed: int, **kw: int) -> tuple[InteractionMatrix, int]:
+    return InteractionMatrix.from_interactions(_planted_frame(seed, **kw)), kw.get("items_per", 15)
+
+
+def _popularity_only_frame(
+    seed: int, n_users: int = 400, n_items: int = 120, per_user: int = 12
+) -> pd.DataFrame:
+    """Every user draws items from one global popularity law: no user-item structure to learn."""
+    gen = np.random.default_rng(seed)
+    weights = 1.0 / (np.arange(n_items) + 5.0)
+    rows = [
+        (f"u{u}", f"i{i}")
+        for u in range(n_users)
+        for i in gen.choice(n_items, size=per_user, replace=False, p=weights / weights.sum()).tolist()
+    ]
+    return pd.DataFrame(rows, columns=["user_id", "item_id"])
+
+
+def _movie_dataset(frame: pd.DataFrame, name: str) -> Dataset:
+    inter = frame.assign(timestamp=np.arange(len(frame)) + 1_000)
+    item_ids = sorted(set(inter["item_id"]))
+    items = pd.DataFrame({"item_id": item_ids, "title": [f"Movie {i}" for i in item_ids]})
+    return Dataset.from_frames(name, "movie", inter, items)
+
+
+FAST = NeuMFConfig(
+    factors=8, mlp_layers=(16, 8), epochs=12, patience=12, batch_size=256, lr=0.01, eval_users=50
+)
 
 
 def test_same_seed_gives_identical_embeddings() -> None:
@@ -44,7 +78,7 @@ def test_same_seed_gives_identical_embeddings() -> None:
     other = train_neumf(m, config, seed=12)
     np.testing.assert_array_equal(first.user, second.user)
     np.testing.assert_array_equal(first.item, second.item)
-    assert first.info["loss_per_epoch"] == second.info["loss_per_epoch"]
+    assert first.info["curve"] == second.info["curve"]
     assert not np.array_equal(first.item, other.item)
     assert first.user.shape == (60, 4) and first.item.dtype == np.float32
 
@@ -53,7 +87,7 @@ def test_planted_structure_is_recovered_and_loss_decreases() -> None:
     m, items_per = _planted(0)
     result = train_neumf(m, FAST, seed=0)
     losses = result.info["loss_per_epoch"]
-    assert len(losses) == FAST.epochs
+    assert len(losses) == FAST.epochs == result.info["epochs_run"]
     assert losses[-1] < 0.7 * losses[0]
     user_group = np.array([int(u[1]) for u in m.user_ids])
     item_group = np.array([int(i[1:]) // items_per for i in m.item_ids])
@@ -64,14 +98,92 @@ def test_planted_structure_is_recovered_and_loss_decreases() -> None:
     assert result.info["embedding_space"] == "gmf_scaled"
 
 
-def test_budget_caps_examples_per_epoch() -> None:
-    m, _ = _planted(1)
-    config = NeuMFConfig(
-        factors=4, mlp_layers=(8, 4), epochs=2, negatives=3, max_train_samples=100, eval_users=0
+# --- which positives an epoch trains on --------------------------------------------------------------
+
+
+def _skewed_positives() -> tuple[Positives, np.ndarray, np.ndarray]:
+    """One heavy user holding every item, 300 light users with one or two items each."""
+    gen = np.random.default_rng(5)
+    n_items = 400
+    rows = [np.arange(n_items)] + [
+        gen.choice(n_items, size=int(gen.integers(1, 3)), replace=False) for _ in range(300)
+    ]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+    x = sp.csr_matrix(
+        (np.ones(indptr[-1], np.float32), np.concatenate(rows), indptr), shape=(len(rows), n_items)
     )
-    result = train_neumf(m, config, seed=0)
-    assert result.info["examples_seen"] == 2 * 100 * (1 + 3)
-    assert result.info["hr@10"] is None
+    pos = Positives.from_train(x)
+    return pos, np.diff(x.indptr), np.diff(sp.csc_matrix(x).indptr)
+
+
+def test_floor_positions_take_a_window_of_each_group() -> None:
+    ptr = np.array([0, 5, 5, 7, 20])
+    got = floor_positions(ptr, 3, np.random.default_rng(0))
+    groups = np.searchsorted(ptr, got, side="right") - 1
+    assert np.bincount(groups, minlength=4).tolist() == [3, 0, 2, 3]
+    assert len(set(got.tolist())) == len(got)  # no position twice, even when a window wraps
+
+
+def test_every_user_and_item_meets_its_floor_each_epoch() -> None:
+    pos, user_degree, item_degree = _skewed_positives()
+    budget = 150  # a uniform sample of 150 of ~850 positives would miss most light users
+    for epoch in range(3):
+        chosen = epoch_positives(pos, budget, 2, 1, np.random.default_rng(epoch))
+        per_user = np.bincount(pos.users[chosen], minlength=len(user_degree))
+        per_item = np.bincount(pos.items[chosen], minlength=len(item_degree))
+        assert (per_user >= np.minimum(user_degree, 2)).all()
+        assert (per_item >= np.minimum(item_degree, 1)).all()
+        assert len(np.unique(chosen)) == len(chosen)
+    # Every chosen positive reaches training with its negatives, for the same user.
+    u, i, y = epoch_examples(pos, chosen, 3, np.random.default_rng(9))
+    assert set(u.tolist()) == set(range(len(user_degree)))
+    assert len(y) == 4 * len(chosen) and y.sum() == len(chosen)
+    observed = set(zip(pos.users.tolist(), pos.items.tolist(), strict=True))
+    negatives = {(a, b) for a, b, label in zip(u.tolist(), i.tolist(), y.tolist(), strict=True) if label == 0}
+    # Clashes are redrawn (a user holding every item could not avoid them: check the light users).
+    assert not {(a, b) for a, b in negatives if a > 0} & observed
+
+
+def test_epoch_budget_fills_uniformly_and_full_passes_when_it_fits() -> None:
+    pos, _, _ = _skewed_positives()
+    n = len(pos)
+    np.testing.assert_array_equal(epoch_positives(pos, n, 2, 2, np.random.default_rng(0)), np.arange(n))
+    np.testing.assert_array_equal(epoch_positives(pos, None, 0, 0, np.random.default_rng(0)), np.arange(n))
+    sizes = [len(epoch_positives(pos, 400, 0, 0, np.random.default_rng(s))) for s in range(20)]
+    assert 380 < np.mean(sizes) < 420  # no floors: a uniform fill of the budget
+
+
+# --- early stopping -------------------------------------------------------------------------------------
+
+
+def test_progress_stops_after_patience_epochs_without_improvement() -> None:
+    import torch
+
+    model = torch.nn.Linear(1, 1)
+    progress = _Progress()
+    hrs = [0.1, 0.3, 0.5, 0.5, 0.4, 0.9]
+    stops = [
+        progress.record(model, {"epoch": e + 1, "hr@10_valid": hr}, patience=2)
+        for e, hr in enumerate(hrs[:5])
+    ]
+    assert stops == [False, False, False, False, True]
+    assert progress.best_epoch == 3 and progress.stopped_early
+
+
+def test_early_stopping_keeps_the_best_epoch_on_planted_data() -> None:
+    m, _ = _planted(2)
+    config = FAST.model_copy(update={"epochs": 60, "patience": 2, "lr": 0.05, "eval_users": 120})
+    stopped = train_neumf(m, config, seed=0)
+    info = stopped.info
+    valid = [row["hr@10_valid"] for row in info["curve"]]
+    assert info["stopped_early"] and info["epochs_run"] < 60
+    assert info["epochs_run"] == info["best_epoch"] + 2
+    assert valid[info["best_epoch"] - 1] == max(valid)
+    assert all(hr <= max(valid) for hr in valid[info["best_epoch"] :])
+    # The returned weights are the best epoch's: a run that stops there by budget gives the same space.
+    short = train_neumf(m, config.model_copy(update={"epochs": info["best_epoch"]}), seed=0)
+    np.testing.assert_array_equal(stopped.user, short.user)
+    np.testing.assert_array_equal(stopped.item, short.item)
 
 
 def test_config_validation() -> None:
@@ -87,32 +199,16 @@ def test_config_validation() -> None:
         train_neumf(empty, NeuMFConfig(), seed=0)
 
 
-@pytest.mark.slow
-def test_beats_popularity_on_ml100k() -> None:
-    if ML100K.exists():
-        frame = pd.read_csv(ML100K, sep="\t")
-        frame.columns = ["user_id", "item_id", "rating", "timestamp"]
-        m = InteractionMatrix.from_interactions(frame)
-        epochs = 8
-    else:  # no fetched data on this machine: a larger planted-structure set stands in
-        m, _ = _planted(2, groups=8, users_per=60, items_per=40)
-        epochs = 15
-    result = train_neumf(m, NeuMFConfig(epochs=epochs, eval_users=943), seed=0)
-    assert result.info["hr@10"] > result.info["hr@10_popularity"] + 0.05
-    # The published (GMF-scaled) space must carry signal well above chance (10 of 100).
-    assert result.info["hr@10_embedding"] > 0.25
-
-
 def test_lazy_adam_matches_torch_sparse_adam_bit_for_bit() -> None:
     import torch
 
-    from recworld.mining.neumf import _LazyAdam
+    from recworld.mining._lazy_adam import LazyAdam
 
     torch.manual_seed(0)
     ours = torch.nn.Embedding(50, 6, sparse=True)
     ref = torch.nn.Embedding(50, 6, sparse=True)
     ref.load_state_dict(ours.state_dict())
-    opt_ours = _LazyAdam(list(ours.parameters()), lr=0.01)
+    opt_ours = LazyAdam(list(ours.parameters()), lr=0.01)
     opt_ref = torch.optim.SparseAdam(list(ref.parameters()), lr=0.01)
     gen = torch.Generator().manual_seed(1)
     for _ in range(6):
@@ -124,3 +220,79 @@ def test_lazy_adam_matches_torch_sparse_adam_bit_for_bit() -> None:
             opt.step()
         assert torch.equal(ours.weight, ref.weight)
     assert not torch.equal(ours.weight, torch.nn.Embedding(50, 6).weight)
+
+
+# --- the weak-NeuMF guard and the manifest --------------------------------------------------------------
+
+
+def test_weak_neumf_fails_the_build_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = _movie_dataset(_popularity_only_frame(0), "flat").save(tmp_path / "flat")
+    out = tmp_path / "suite"
+    argv = [
+        "build",
+        "--dataset",
+        str(cache),
+        "--out",
+        str(out),
+        "--measures",
+        "neu_user2items",
+        "--per-measure",
+        "5",
+    ]
+    assert main(argv) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not beat popularity" in err[0] and "--allow-weak-neumf" in err[0]
+    assert not out.exists()
+    assert main([*argv, "--allow-weak-neumf"]) == 0
+    record = json.loads((out / "manifest.json").read_text())["neumf"]
+    assert record["verdict"] == "weak" and record["allowed_weak"] is True
+    assert record["hr_at_10"] <= record["hr_at_10_popularity"] + 2 * record["gap_se"]
+
+
+def test_weak_neumf_error_is_a_run_failure() -> None:
+    data = _movie_dataset(_popularity_only_frame(1), "flat")
+    with pytest.raises(WeakNeuMFError) as caught:
+        build_suite(
+            data, BuildConfig(measures=("neu_item2users",), per_measure=5), Path("/nonexistent/never")
+        )
+    assert caught.value.exit_code == 3
+
+
+def test_manifest_carries_the_curve_and_beats_popularity_on_planted_data(tmp_path: Path) -> None:
+    data = _movie_dataset(_planted_frame(3, users_per=40), "planted")
+    config = BuildConfig(measures=("neu_user2items", "neu_item2users"), per_measure=5, neumf=FAST)
+    manifest = build_suite(data, config, tmp_path / "a")
+    record = manifest["neumf"]
+    assert record["verdict"] == "beats_popularity" and record["allowed_weak"] is False
+    assert record["hr_at_10"] > record["hr_at_10_popularity"]
+    assert len(record["curve"]) == record["epochs_run"] == FAST.epochs
+    assert [row["epoch"] for row in record["curve"]] == list(range(1, FAST.epochs + 1))
+    assert all(row["loss"] > 0 and 0 <= row["hr_at_10"] <= 1 for row in record["curve"])
+    assert read_manifest(tmp_path / "a").neumf is not None  # typed on the way back in
+    again = build_suite(data, config, tmp_path / "b")
+    assert again["neumf"] == record and again["questions_sha256"] == manifest["questions_sha256"]
+    no_neural = build_suite(data, BuildConfig(measures=("assoc_rule",), per_measure=3), tmp_path / "c")
+    assert no_neural["neumf"] is None
+
+
+@pytest.mark.slow
+def test_beats_popularity_on_ml100k(ml100k_raw: Path) -> None:
+    frame = pd.read_csv(ml100k_raw / "ml-100k.inter", sep="\t")
+    frame.columns = ["user_id", "item_id", "rating", "timestamp"]
+    m = InteractionMatrix.from_interactions(frame)
+    result = train_neumf(m, NeuMFConfig(), seed=0)  # the build's defaults
+    info = result.info
+    print(
+        f"ML-100K NeuMF: test HR@10 {info['hr@10']:.3f}, popularity {info['hr@10_popularity']:.3f}, "
+        f"embedding {info['hr@10_embedding']:.3f}, {info['epochs_run']} epochs (best {info['best_epoch']}), "
+        f"{info['train_seconds']:.1f} s"
+    )
+    assert info["eval_users"] == 943  # every ML-100K user has at least 20 ratings
+    assert info["hr@10"] > info["hr@10_popularity"] + 0.15  # measured: 0.81 against 0.56
+    assert info["hr@10"] - info["hr@10_popularity"] > 5 * info["hr@10_gap_se"]
+    # ML-100K fits the budget: every epoch is a full pass over the training positives.
+    assert all(row["positives"] == info["positives"] for row in info["curve"])
+    # The published (GMF-scaled) space must carry signal well above chance (10 of 100).
+    assert info["hr@10_embedding"] > 0.25

@@ -8,7 +8,7 @@ import pytest
 from mining_helpers import random_interactions
 
 from recworld.errors import ConfigError
-from recworld.mining import InteractionMatrix, mine_pair_rules
+from recworld.mining import InteractionMatrix, RuleTable, mine_pair_rules
 from recworld.mining.rules import cooccurrence
 
 
@@ -110,3 +110,28 @@ def test_thresholds_are_checked(small_matrix: InteractionMatrix, bad: float) -> 
         mine_pair_rules(small_matrix, bad, 0.1)
     with pytest.raises(ConfigError, match="min_confidence"):
         mine_pair_rules(small_matrix, 0.1, bad)
+
+
+def test_lift_order_ranks_each_antecedents_rules_by_lift() -> None:
+    m = InteractionMatrix.from_interactions(random_interactions(seed=4, n_users=80, n_items=25))
+    by_conf = mine_pair_rules(m, 0.02, 0.05)
+    by_lift = mine_pair_rules(m, 0.02, 0.05, order_by="lift")
+    # The same rules, only ordered differently.
+
+    def key(t: RuleTable) -> list[tuple[int, int, float]]:
+        return sorted(
+            zip(t.antecedent.tolist(), t.consequent.tolist(), t.lift.round(12).tolist(), strict=True)
+        )
+
+    assert key(by_conf) == key(by_lift)
+    supp_c = np.asarray(m.matrix.sum(axis=0)).ravel() / m.matrix.shape[0]
+    np.testing.assert_allclose(by_lift.lift, by_lift.confidence / supp_c[by_lift.consequent])
+    differs = False
+    for a in np.unique(by_lift.antecedent):
+        rows = by_lift.antecedent == a
+        lifts = by_lift.lift[rows]
+        assert np.all(np.diff(lifts) <= 1e-12), "lift descending within an antecedent"
+        differs |= by_lift.consequent[rows][0] != by_conf.consequent[by_conf.antecedent == a][0]
+    assert differs, "on this data lift picks another top consequent than confidence somewhere"
+    with pytest.raises(ConfigError):
+        mine_pair_rules(m, 0.02, 0.05, order_by="support")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image, ImageDraw
 
+from recworld.chat import Request
 from recworld.data.dataset import Dataset
-from recworld.models.base import Request
 from recworld.models.scripted import ScriptedModel
 
 PALETTE: dict[str, tuple[int, int, int]] = {

@@ -83,6 +83,7 @@ def test_openai_requests_carry_png_data_urls_and_descriptions_land(tmp_path: Pat
     cache = saved_dataset(tmp_path, n_items=5, n_users=3, urls=1)
     argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test"]
     argv += ["--base-url", fake_vlm.url, "--no-progress", "--concurrency", "2"]
+    argv += ["--image-root", str(tmp_path / "posters")]
     assert main(argv) == 0
     assert len(fake_vlm.bodies) == 4  # the URL-only item is skipped
     for body in fake_vlm.bodies:
@@ -112,20 +113,49 @@ def test_in_place_rewrites_the_input_cache(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"*": "A colourful poster."}))
     argv = ["describe-images", "--dataset", str(cache), "--model", f"scripted:{script}"]
-    assert main([*argv, "--in-place", "--no-progress"]) == 0
+    (cache / "notes.txt").write_text("mine")
+    assert main([*argv, "--in-place", "--no-progress", "--image-root", str(tmp_path)]) == 0
+    assert (cache / "notes.txt").read_text() == "mine"  # --in-place keeps what it does not write
     items = Dataset.load(cache).items
     assert (items["image_description"] == "A colourful poster.").all()
     assert (cache / "descriptions.jsonl").exists()
 
 
-def test_a_broken_image_exits_2_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_non_image_is_skipped_with_one_warning_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cache = saved_dataset(tmp_path, n_items=3, n_users=2)
     (tmp_path / "posters" / "m02.png").write_bytes(b"not an image at all")
     argv = ["describe-images", "--dataset", str(cache), "--model", "scripted", "--no-progress"]
+    assert main([*argv, "--image-root", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "m02.png" in err[0] and "1 not an image" in err[0]
+    described = Dataset.load(tmp_path / "toy-described").items.set_index("item_id")["image_description"]
+    assert described.notna().tolist() == [True, True, False]
+
+
+def test_out_refuses_a_foreign_directory_and_keeps_its_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = saved_dataset(tmp_path, n_items=3, n_users=2)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work")
+    argv = ["describe-images", "--dataset", str(cache), "--model", "scripted", "--no-progress"]
+    argv += ["--image-root", str(tmp_path), "--out", str(out)]
     assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "m02.png" in err and "not a readable image" in err
-    assert not (tmp_path / "toy-described").exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--force" in err[0]
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+    # A dataset cache that describe-images did not write is refused the same way.
+    assert main([*argv[:-1], str(cache)]) == 2
+
+    # --force writes the output into it and still keeps the foreign file.
+    assert main([*argv, "--force"]) == 0
+    assert (out / "thesis.tex").read_text() == "years of work"
+    assert Dataset.load(out).has_item_field("image_description")
+    # Its own earlier output is replaced without --force.
+    assert main(argv) == 0
 
 
 def test_bad_kind_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

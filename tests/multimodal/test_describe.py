@@ -7,11 +7,9 @@ import hashlib
 import json
 from pathlib import Path
 
-import pytest
-
+from recworld.chat import Request
 from recworld.data.dataset import Dataset
-from recworld.errors import DataError
-from recworld.models.base import Request
+from recworld.data.image_refs import ImageRoots
 from recworld.models.scripted import ScriptedModel
 from recworld.multimodal.describe import (
     DescribeConfig,
@@ -42,7 +40,14 @@ def run(
         runner = Runner(model, QUIET, store)
         journal = DescriptionJournal(state / "journal.jsonl")
         try:
-            return await describe_dataset(dataset, runner, journal, model="scripted:looker", config=config)
+            return await describe_dataset(
+                dataset,
+                runner,
+                journal,
+                model="scripted:looker",
+                roots=ImageRoots.of([state.parent]),
+                config=config,
+            )
         finally:
             await runner.aclose()
             journal.close()
@@ -141,22 +146,26 @@ def test_the_cache_knows_images_by_content_not_path(tmp_path: Path) -> None:
     )
 
 
-def test_a_broken_image_is_a_data_error_naming_the_file(tmp_path: Path) -> None:
+def test_a_broken_image_is_skipped_counted_and_named(tmp_path: Path) -> None:
     dataset = make_dataset(tmp_path, n_items=5, n_users=3)
     broken = tmp_path / "posters" / "m03.png"
     broken.write_bytes(broken.read_bytes()[:40])  # truncated PNG
     model = looking_model()
-    with pytest.raises(DataError, match=r"m03\.png") as info:
-        run(dataset, model, tmp_path / "state")
-    assert info.value.field == "image"
-    assert model.calls == []  # checked before anything was sent
+    result = run(dataset, model, tmp_path / "state")
+    sent = sorted(Path(r.messages[0].images[0]).stem for r in model.calls)
+    assert sent == ["m00", "m01", "m02", "m04"]  # checked before anything was sent
+    assert result.report.refused == {"unreadable image": 1}
+    assert result.report.warning is not None and "m03.png" in result.report.warning
+    assert result.report.with_local_image == 4 and result.report.described == 4
 
 
-def test_a_missing_image_file_is_a_data_error_naming_it(tmp_path: Path) -> None:
+def test_a_missing_image_file_is_skipped_and_named(tmp_path: Path) -> None:
     dataset = make_dataset(tmp_path, n_items=5, n_users=3)
     (tmp_path / "posters" / "m01.png").unlink()
-    with pytest.raises(DataError, match=r"m01\.png.*item 'm01'"):
-        run(dataset, looking_model(), tmp_path / "state")
+    result = run(dataset, looking_model(), tmp_path / "state")
+    assert result.report.refused == {"missing": 1}
+    assert result.report.warning is not None and "m01.png" in result.report.warning
+    assert "item 'm01'" in result.report.warning
 
 
 def test_url_only_images_are_skipped_and_counted(tmp_path: Path) -> None:

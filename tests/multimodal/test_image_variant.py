@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from recworld.data.image_refs import ImageRoots
 from recworld.errors import ConfigError, DataError
+from recworld.lrworld.image_variant import VARIANT, item_images, suite_images
 from recworld.lrworld.prompts import VARIANTS, render_prompt
 from recworld.lrworld.schema import Entry, Question, QuestionFormat, Target
-from recworld.multimodal import VARIANT, item_images, suite_images
 from recworld.multimodal.describe import with_descriptions
 
 from .mm_helpers import expected_description, make_dataset
@@ -77,17 +78,24 @@ def test_item_images_keeps_local_files_only(tmp_path: Path) -> None:
 
 
 def test_eval_with_the_variant_sends_the_image(tmp_path: Path) -> None:
+    from recworld.evaluation import EvalConfig, evaluate
     from recworld.lrworld import BuildConfig, build_suite
-    from recworld.runner import EvalConfig, evaluate
+    from recworld.runner import RunnerConfig
 
     dataset = make_dataset(tmp_path, n_items=30, n_users=20)
     described = with_descriptions(dataset, {f"m{i:02d}": expected_description(i) for i in range(30)})
     suite = tmp_path / "suite"
-    build_suite(described, BuildConfig(measures=("mm_poster",), per_measure=4), suite)
+    roots = ImageRoots.of([tmp_path / "posters"])
+    manifest = build_suite(
+        described, BuildConfig(measures=("mm_poster",), per_measure=4), suite, image_roots=roots
+    )
+    assert manifest["images"] == {"roots": roots.to_json(), "checked": 30, "refused": {}, "warning": None}
     images = suite_images(suite)
     assert images == item_images(dataset)
 
-    run_dir = evaluate(EvalConfig(suite_dir=suite, model="scripted", variant=VARIANT, progress=False))
+    run_dir = evaluate(
+        EvalConfig(suite_dir=suite, model="scripted", variant=VARIANT, runner=RunnerConfig(progress=False))
+    )
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert samples
     for sample in samples:

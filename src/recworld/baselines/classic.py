@@ -6,11 +6,14 @@ They answer LRWorld questions from the structured :class:`~recworld.lrworld.sche
 LLMs a floor to compare against and check the ground truth: ``itemknn`` on
 ``mem_item_item`` uses the same cosine the builder does, so it must score about 1.0.
 
-How options are read (the suite contract):
+How options are read comes from the measure's catalogue entry
+(:class:`~recworld.lrworld.catalogue.Measure`), never from a list of ids here:
 
-* ``evidence["field"]`` present: options are attribute values of that item field.
-* ``mem_user_user`` / ``neu_item2users``: options are user ids.
-* otherwise options are item ids.
+* ``options`` is ``ATTRIBUTE``: values of the item field ``evidence["field"]``.
+* ``options`` is ``USER``: user ids; ``ITEM``: item ids.
+* ``shows_target`` with an item target: item options are ranked by similarity
+  to that item; otherwise by similarity to the history the question shows (or,
+  when it shows none, to the target user's own training items).
 
 Each baseline ranks the options; the answer is the top one and, in loglik mode,
 ``choice_logprobs`` is a log-softmax over negative ranks (a score order, not a
@@ -20,133 +23,33 @@ then by option id, so answers are deterministic.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import log_softmax
 
+from recworld.baselines.training import training_data
+from recworld.chat import AnswerMode, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError
-from recworld.models._common import log_softmax
-from recworld.models.base import AnswerMode, Request, Response, Usage
+from recworld.lrworld.catalogue import Measure, OptionKind, get_measure
+from recworld.lrworld.schema import Question
+from recworld.models.options import ItemKNNOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import rng
 
-if TYPE_CHECKING:
-    from recworld.data.dataset import Dataset
-    from recworld.lrworld.schema import Question
-
-USER_OPTION_MEASURES = frozenset({"mem_user_user", "neu_item2users"})
-# Item-option measures answered by similarity to the target item rather than to a history.
-TARGET_ITEM_MEASURES = frozenset({"mem_item_item", "assoc_rule"})
 # Neighbours per history item whose attribute values vote in itemknn.
 DEFAULT_VOTE_NEIGHBOURS = 50
 
 
-# -- fitted state -------------------------------------------------------------------------------
-
-
-@dataclass
-class TrainingData:
-    """The binary interaction matrix and item attributes of one suite, fitted once."""
-
-    fingerprint: str
-    matrix: sp.csr_matrix  # users x items, binary float64
-    by_item: sp.csr_matrix  # items x users (the transpose, CSR for row slicing)
-    user_index: dict[str, int]
-    item_index: dict[str, int]
-    user_sq: np.ndarray  # squared norms = interaction counts
-    item_sq: np.ndarray
-    items: Any  # pandas frame of item attributes, indexed by item_id
-    _values: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
-    _global: dict[str, Counter[str]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @classmethod
-    def from_dataset(cls, dataset: Dataset) -> TrainingData:
-        from recworld.mining import InteractionMatrix
-
-        m = InteractionMatrix.from_interactions(dataset.interactions)
-        matrix = sp.csr_matrix(m.matrix, dtype=np.float64)
-        return cls(
-            fingerprint=dataset.fingerprint(),
-            matrix=matrix,
-            by_item=sp.csr_matrix(matrix.T),
-            user_index=m.user_index(),
-            item_index=m.item_index(),
-            user_sq=np.asarray(matrix.sum(axis=1)).ravel(),
-            item_sq=np.asarray(matrix.sum(axis=0)).ravel(),
-            items=dataset.items.set_index("item_id", drop=False),
-        )
-
-    def item_cols(self, ids: Sequence[str]) -> np.ndarray:
-        """Matrix columns of the known ids among ``ids`` (unknown ids are dropped)."""
-        return np.array([self.item_index[i] for i in ids if i in self.item_index], dtype=np.int64)
-
-    def user_history(self, user_id: str) -> np.ndarray:
-        row = self.user_index.get(user_id)
-        if row is None:
-            return np.zeros(0, dtype=np.int64)
-        return np.asarray(self.matrix.indices[self.matrix.indptr[row] : self.matrix.indptr[row + 1]])
-
-    def values(self, name: str) -> list[tuple[str, ...]]:
-        """Per item column, the values of item field ``name`` (a list field gives several)."""
-        with self._lock:
-            if name not in self._values:
-                if name not in self.items.columns:
-                    raise ModelError(f"the suite's dataset has no item field {name!r}")
-                column = self.items[name]
-                out: list[tuple[str, ...]] = []
-                for item_id in sorted(self.item_index, key=self.item_index.__getitem__):
-                    out.append(_as_values(column.get(item_id)) if item_id in column.index else ())
-                self._values[name] = out
-                self._global[name] = Counter(v for value in column for v in _as_values(value))
-            return self._values[name]
-
-    def global_counts(self, name: str) -> Counter[str]:
-        """How many catalogue items carry each value of field ``name``."""
-        self.values(name)
-        return self._global[name]
-
-
-def _as_values(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,) if value else ()
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return tuple(str(v) for v in value if v is not None and str(v) != "")
-    try:
-        if bool(np.isnan(value)):
-            return ()
-    except TypeError:
-        pass
-    return (str(value),)
-
-
-_STATES: dict[tuple[Path, int], TrainingData] = {}
-_STATES_LOCK = threading.Lock()
-
-
-def training_data(suite_dir: Path) -> TrainingData:
-    """The fitted state of a suite, loaded once per process and directory.
-
-    The key includes the dataset's modification time, so a suite rebuilt in
-    place is refitted rather than answered from stale state.
-    """
-    from recworld.data.dataset import Dataset
-
-    root = Path(suite_dir).resolve()
-    meta = root / "dataset" / "dataset.json"
-    key = (root, meta.stat().st_mtime_ns if meta.exists() else 0)
-    with _STATES_LOCK:
-        if key not in _STATES:
-            _STATES[key] = TrainingData.from_dataset(Dataset.load(root / "dataset"))
-        return _STATES[key]
+def _option_field(question: Question) -> str:
+    """The item field whose values an attribute question offers, as its builder recorded it."""
+    name = question.evidence.get("field")
+    if not name:
+        raise ModelError(f"question {question.id}: attribute options but no evidence['field']")
+    return str(name)
 
 
 # -- scoring helpers ---------------------------------------------------------------------------------
@@ -195,7 +98,7 @@ class Baseline:
 
     async def complete(self, request: Request) -> Response:
         question = request.question
-        if question is None:
+        if not isinstance(question, Question):
             raise ModelError(f"the {self.name} baseline answers LRWorld questions only (Request.question)")
         labels = request.choices or tuple(chr(ord("A") + i) for i in range(len(question.candidates)))
         if len(labels) != len(question.candidates):
@@ -251,13 +154,13 @@ class DataBaseline(Baseline):
 
     def rank(self, question: Question) -> list[int]:
         ids = [c.id for c in question.candidates]
-        field_name = question.evidence.get("field")
-        if field_name:
-            keys = self.attribute_keys(question, str(field_name), ids)
-        elif question.measure in USER_OPTION_MEASURES:
+        measure = get_measure(question.measure)
+        if measure.options is OptionKind.ATTRIBUTE:
+            keys = self.attribute_keys(question, _option_field(question), ids)
+        elif measure.options is OptionKind.USER:
             keys = self.user_keys(question, ids)
         else:
-            keys = self.item_keys(question, ids)
+            keys = self.item_keys(question, measure, ids)
         return _rank(keys, ids)
 
     def history_cols(self, question: Question) -> np.ndarray:
@@ -286,7 +189,7 @@ class DataBaseline(Baseline):
         overall = self._data.global_counts(name)
         return [float(local[i]) for i in ids], [float(overall[i]) for i in ids]
 
-    def item_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def item_keys(self, question: Question, measure: Measure, ids: Sequence[str]) -> list[tuple[float, ...]]:
         raise NotImplementedError
 
     def user_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
@@ -301,7 +204,7 @@ class PopularityBaseline(DataBaseline):
 
     name = "popularity"
 
-    def item_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def item_keys(self, question: Question, measure: Measure, ids: Sequence[str]) -> list[tuple[float, ...]]:
         return [(p,) for p in self.item_popularity(ids)]
 
     def user_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
@@ -319,20 +222,18 @@ class ItemKNNBaseline(DataBaseline):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
-        self._k = int(config.extra.get("neighbours", DEFAULT_VOTE_NEIGHBOURS))
-        if self._k < 1:
-            raise ConfigError(f"extra.neighbours must be at least 1, got {self._k}")
+        self._k = parse_options(ItemKNNOptions, config.options, "itemknn").neighbours
 
     def _item_similarity(self, cols: np.ndarray, query: np.ndarray) -> np.ndarray:
         return _cosine_rows(self._data.by_item, self._data.item_sq, cols, query)
 
-    def item_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def item_keys(self, question: Question, measure: Measure, ids: Sequence[str]) -> list[tuple[float, ...]]:
         data = self._data
         known = [i for i in ids if i in data.item_index]
         cols = data.item_cols(known)
         sims = np.zeros(len(cols))
         target = data.item_index.get(question.target.id) if question.target.kind == "item" else None
-        if question.measure in TARGET_ITEM_MEASURES and target is not None:
+        if measure.shows_target and target is not None:
             sims = self._item_similarity(cols, _dense_row(data.by_item, target))
         else:
             for h in self.history_cols(question):

@@ -1,6 +1,14 @@
 """LRWorld: recommendation-knowledge questions built from real interaction logs."""
 
-from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Factor, Measure, Scale, get_measure
+from recworld.lrworld.catalogue import (
+    MEASURES,
+    MEASURES_BY_ID,
+    Factor,
+    Measure,
+    OptionKind,
+    Scale,
+    get_measure,
+)
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.prompts import VARIANTS, RenderedPrompt, render_prompt
 from recworld.lrworld.schema import QUESTION_SCHEMA, Entry, Question, QuestionFormat, Target
@@ -16,6 +24,7 @@ __all__ = [
     "Entry",
     "Factor",
     "Measure",
+    "OptionKind",
     "Question",
     "QuestionFormat",
     "RenderedPrompt",

@@ -1,81 +1,41 @@
-"""The LRWorld measure catalogue (paper Table 1): 3 scales, 10 factors.
+"""The LRWorld measure catalogue (paper Table 1): 3 scales, 10 factors, one entry per measure.
 
 The paper counts 31 measures as (measure × dataset) pairs; here a measure is
-defined once and built on every dataset that has the fields it needs.
+defined once and built on every dataset that has the fields it needs. This
+table is the only place that lists measure ids: each entry carries its
+builder, what its options are and whether its prompt shows the target, and
+every other module reads those facts from here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
-
 from recworld.data.dataset import Domain
+from recworld.errors import ConfigError
+from recworld.lrworld.builders.assoc import AssocRuleBuilder
+from recworld.lrworld.builders.attribute import AttributeBuilder
+from recworld.lrworld.builders.memory import MemoryBuilder
+from recworld.lrworld.builders.neural import NeuralBuilder
+from recworld.lrworld.builders.next_item import NextItemBuilder
+from recworld.lrworld.measure import FACTOR_SCALE, Factor, Measure, MeasureBuilder, OptionKind, Scale
 from recworld.lrworld.schema import QuestionFormat
 
-
-class Scale(StrEnum):
-    ASSOCIATION = "association"
-    PERSONALIZATION = "personalization"
-    KNOWLEDGEABILITY = "knowledgeability"
-
-
-class Factor(StrEnum):
-    ASSOCIATION_RULES = "association rules"
-    MEM_ITEM_ITEM = "memory item-item"
-    MEM_USER_USER = "memory user-user"
-    NEU_ITEM2USERS = "neural item->users"
-    NEU_USER2ITEMS = "neural user->items"
-    ENTITY_RELATION = "entity relation"
-    ENTITY_ATTRIBUTE = "entity attribute"
-    TAXONOMY = "taxonomy"
-    TEXT_KNOWLEDGE = "text knowledge"
-    MULTIMODAL_KNOWLEDGE = "multimodal knowledge"
-
-
-FACTOR_SCALE: dict[Factor, Scale] = {
-    Factor.ASSOCIATION_RULES: Scale.ASSOCIATION,
-    Factor.MEM_ITEM_ITEM: Scale.PERSONALIZATION,
-    Factor.MEM_USER_USER: Scale.PERSONALIZATION,
-    Factor.NEU_ITEM2USERS: Scale.PERSONALIZATION,
-    Factor.NEU_USER2ITEMS: Scale.PERSONALIZATION,
-    Factor.ENTITY_RELATION: Scale.KNOWLEDGEABILITY,
-    Factor.ENTITY_ATTRIBUTE: Scale.KNOWLEDGEABILITY,
-    Factor.TAXONOMY: Scale.KNOWLEDGEABILITY,
-    Factor.TEXT_KNOWLEDGE: Scale.KNOWLEDGEABILITY,
-    Factor.MULTIMODAL_KNOWLEDGE: Scale.KNOWLEDGEABILITY,
-}
+__all__ = [
+    "FACTOR_SCALE",
+    "MEASURES",
+    "MEASURES_BY_ID",
+    "Factor",
+    "Measure",
+    "MeasureBuilder",
+    "OptionKind",
+    "Scale",
+    "get_measure",
+]
 
 ALL_DOMAINS = frozenset({Domain.MOVIE, Domain.PRODUCT})
+# Top-billed cast members only: "main cast" in the paper's words.
+LEAD_CAST = 3
 
-
-@dataclass(frozen=True)
-class Measure:
-    """One question type: how it is asked, what it needs, where it applies."""
-
-    id: str
-    factor: Factor
-    format: QuestionFormat
-    domains: frozenset[Domain]
-    requires: tuple[str, ...]  # item fields the dataset must have
-    description: str
-
-    @property
-    def scale(self) -> Scale:
-        return FACTOR_SCALE[self.factor]
-
-
-def _m(
-    id: str,
-    factor: Factor,
-    fmt: QuestionFormat,
-    domains: frozenset[Domain],
-    requires: tuple[str, ...],
-    description: str,
-) -> Measure:
-    return Measure(id, factor, fmt, domains, requires, description)
-
-
-HIT, MCQ = QuestionFormat.HIT_AT_1, QuestionFormat.MCQ
+HIT, MCQ, HIT20 = QuestionFormat.HIT_AT_1, QuestionFormat.MCQ, QuestionFormat.HIT_AT_1_OF_20
 MOVIE, PRODUCT, MUSIC = (
     frozenset({Domain.MOVIE}),
     frozenset({Domain.PRODUCT}),
@@ -83,149 +43,203 @@ MOVIE, PRODUCT, MUSIC = (
 )
 
 MEASURES: tuple[Measure, ...] = (
-    _m(
-        "assoc_rule",
-        Factor.ASSOCIATION_RULES,
-        HIT,
-        ALL_DOMAINS,
-        (),
-        "pick the consequent of a mined association rule given its antecedent",
+    Measure(
+        id="assoc_rule",
+        factor=Factor.ASSOCIATION_RULES,
+        format=HIT,
+        domains=ALL_DOMAINS,
+        requires=(),
+        description="pick the consequent of a mined association rule given its antecedent",
+        builder=AssocRuleBuilder(),
+        options=OptionKind.ITEM,
+        shows_target=True,
     ),
-    _m(
-        "mem_item_item",
-        Factor.MEM_ITEM_ITEM,
-        HIT,
-        ALL_DOMAINS,
-        (),
-        "pick the item with the highest cosine to the target over binary user vectors",
+    Measure(
+        id="mem_item_item",
+        factor=Factor.MEM_ITEM_ITEM,
+        format=HIT,
+        domains=ALL_DOMAINS,
+        requires=(),
+        description="pick the item with the highest cosine to the target over binary user vectors",
+        builder=MemoryBuilder("item"),
+        options=OptionKind.ITEM,
+        shows_target=True,
     ),
-    _m(
-        "mem_user_user",
-        Factor.MEM_USER_USER,
-        HIT,
-        ALL_DOMAINS,
-        (),
-        "pick the user with the highest cosine to the target over binary item vectors",
+    Measure(
+        id="mem_user_user",
+        factor=Factor.MEM_USER_USER,
+        format=HIT,
+        domains=ALL_DOMAINS,
+        requires=(),
+        description="pick the user with the highest cosine to the target over binary item vectors",
+        builder=MemoryBuilder("user"),
+        options=OptionKind.USER,
+        shows_target=True,
     ),
-    _m(
-        "neu_item2users",
-        Factor.NEU_ITEM2USERS,
-        HIT,
-        ALL_DOMAINS,
-        (),
-        "pick the user closest to the target item in NeuMF embedding space",
+    Measure(
+        id="neu_item2users",
+        factor=Factor.NEU_ITEM2USERS,
+        format=HIT,
+        domains=ALL_DOMAINS,
+        requires=(),
+        description="pick the user closest to the target item in NeuMF embedding space",
+        builder=NeuralBuilder("item"),
+        options=OptionKind.USER,
+        shows_target=True,
     ),
-    _m(
-        "neu_user2items",
-        Factor.NEU_USER2ITEMS,
-        HIT,
-        ALL_DOMAINS,
-        (),
-        "pick the item closest to the target user in NeuMF embedding space",
+    Measure(
+        id="neu_user2items",
+        factor=Factor.NEU_USER2ITEMS,
+        format=HIT,
+        domains=ALL_DOMAINS,
+        requires=(),
+        description="pick the item closest to the target user in NeuMF embedding space",
+        builder=NeuralBuilder("user"),
+        options=OptionKind.ITEM,
+        shows_target=True,
     ),
-    _m(
-        "kg_movie_cast",
-        Factor.ENTITY_RELATION,
-        MCQ,
-        MOVIE,
-        ("cast",),
-        "infer the cast of the movie the user watches next",
+    Measure(
+        id="kg_movie_cast",
+        factor=Factor.ENTITY_RELATION,
+        format=MCQ,
+        domains=MOVIE,
+        requires=("cast",),
+        description="infer the cast of the movie the user watches next",
+        builder=AttributeBuilder("cast", lead=LEAD_CAST),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "kg_movie_director",
-        Factor.ENTITY_RELATION,
-        MCQ,
-        MOVIE,
-        ("director",),
-        "infer the director of the movie the user watches next",
+    Measure(
+        id="kg_movie_director",
+        factor=Factor.ENTITY_RELATION,
+        format=MCQ,
+        domains=MOVIE,
+        requires=("director",),
+        description="infer the director of the movie the user watches next",
+        builder=AttributeBuilder("director"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "kg_prod_brand",
-        Factor.ENTITY_RELATION,
-        MCQ,
-        PRODUCT,
-        ("brand",),
-        "infer the brand of the product the user buys next",
+    Measure(
+        id="kg_prod_brand",
+        factor=Factor.ENTITY_RELATION,
+        format=MCQ,
+        domains=PRODUCT,
+        requires=("brand",),
+        description="infer the brand of the product the user buys next",
+        builder=AttributeBuilder("brand"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "kg_movie_genre",
-        Factor.ENTITY_ATTRIBUTE,
-        MCQ,
-        MOVIE,
-        ("genres",),
-        "infer the genres of the movie the user watches next",
+    Measure(
+        id="kg_movie_genre",
+        factor=Factor.ENTITY_ATTRIBUTE,
+        format=MCQ,
+        domains=MOVIE,
+        requires=("genres",),
+        description="infer the genres of the movie the user watches next",
+        builder=AttributeBuilder("genres"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "kg_prod_color",
-        Factor.ENTITY_ATTRIBUTE,
-        MCQ,
-        PRODUCT,
-        ("color",),
-        "infer the colour of the product the user buys next",
+    Measure(
+        id="kg_prod_color",
+        factor=Factor.ENTITY_ATTRIBUTE,
+        format=MCQ,
+        domains=PRODUCT,
+        requires=("color",),
+        description="infer the colour of the product the user buys next",
+        builder=AttributeBuilder("color"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "taxo_leaf",
-        Factor.TAXONOMY,
-        MCQ,
-        PRODUCT,
-        ("categories",),
-        "infer the leaf category of the product the user buys next",
+    Measure(
+        id="taxo_leaf",
+        factor=Factor.TAXONOMY,
+        format=MCQ,
+        domains=PRODUCT,
+        requires=("categories",),
+        description="infer the leaf category of the product the user buys next",
+        builder=AttributeBuilder("categories", level="leaf"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "taxo_interm",
-        Factor.TAXONOMY,
-        MCQ,
-        PRODUCT,
-        ("categories",),
-        "infer an intermediate category of the product the user buys next",
+    Measure(
+        id="taxo_interm",
+        factor=Factor.TAXONOMY,
+        format=MCQ,
+        domains=PRODUCT,
+        requires=("categories",),
+        description="infer an intermediate category of the product the user buys next",
+        builder=AttributeBuilder("categories", level="interm"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "taxo_root",
-        Factor.TAXONOMY,
-        MCQ,
-        PRODUCT,
-        ("categories",),
-        "infer the root category of the product the user buys next",
+    Measure(
+        id="taxo_root",
+        factor=Factor.TAXONOMY,
+        format=MCQ,
+        domains=PRODUCT,
+        requires=("categories",),
+        description="infer the root category of the product the user buys next",
+        builder=AttributeBuilder("categories", level="root"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
-    _m(
-        "text_logline",
-        Factor.TEXT_KNOWLEDGE,
-        MCQ,
-        MOVIE,
-        ("logline",),
-        "pick the next movie when history and choices are shown as loglines only",
+    Measure(
+        id="text_logline",
+        factor=Factor.TEXT_KNOWLEDGE,
+        format=MCQ,
+        domains=MOVIE,
+        requires=("logline",),
+        description="pick the next movie when history and choices are shown as loglines only",
+        builder=NextItemBuilder("logline"),
+        options=OptionKind.ITEM,
+        shows_target=False,
     ),
-    _m(
-        "mm_poster",
-        Factor.MULTIMODAL_KNOWLEDGE,
-        MCQ,
-        MOVIE,
-        ("image_description",),
-        "pick the next movie when history and choices are shown as poster descriptions",
+    Measure(
+        id="mm_poster",
+        factor=Factor.MULTIMODAL_KNOWLEDGE,
+        format=MCQ,
+        domains=MOVIE,
+        requires=("image_description",),
+        description="pick the next movie when history and choices are shown as poster descriptions",
+        builder=NextItemBuilder("image_description"),
+        options=OptionKind.ITEM,
+        shows_target=False,
     ),
-    _m(
-        "mm_image",
-        Factor.MULTIMODAL_KNOWLEDGE,
-        MCQ,
-        PRODUCT,
-        ("image_description",),
-        "pick the next product when history and choices are shown as image descriptions",
+    Measure(
+        id="mm_image",
+        factor=Factor.MULTIMODAL_KNOWLEDGE,
+        format=MCQ,
+        domains=PRODUCT,
+        requires=("image_description",),
+        description="pick the next product when history and choices are shown as image descriptions",
+        builder=NextItemBuilder("image_description"),
+        options=OptionKind.ITEM,
+        shows_target=False,
     ),
-    _m(
-        "lastfm_next_artist",
-        Factor.ASSOCIATION_RULES,
-        HIT,
-        MUSIC,
-        (),
-        "LastFM (paper §5.5): pick the artist the user listens to next",
+    Measure(
+        id="lastfm_next_artist",
+        factor=Factor.LASTFM_NEXT_ARTIST,
+        format=HIT20,
+        domains=MUSIC,
+        requires=(),
+        description="LastFM (paper §5.5, as LLaRA): pick the next artist among 20 from up to 10 before",
+        builder=NextItemBuilder(None),
+        options=OptionKind.ITEM,
+        shows_target=False,
     ),
-    _m(
-        "lastfm_artist_genre",
-        Factor.ENTITY_ATTRIBUTE,
-        MCQ,
-        MUSIC,
-        ("genres",),
-        "LastFM (paper §5.5): infer the genre of the artist the user listens to next",
+    Measure(
+        id="lastfm_artist_genre",
+        factor=Factor.ENTITY_ATTRIBUTE,
+        format=MCQ,
+        domains=MUSIC,
+        requires=("genres",),
+        description="LastFM (paper §5.5): infer the genre of the artist the user listens to next",
+        builder=AttributeBuilder("genres"),
+        options=OptionKind.ATTRIBUTE,
+        shows_target=False,
     ),
 )
 
@@ -233,8 +247,6 @@ MEASURES_BY_ID: dict[str, Measure] = {m.id: m for m in MEASURES}
 
 
 def get_measure(measure_id: str) -> Measure:
-    from recworld.errors import ConfigError
-
     try:
         return MEASURES_BY_ID[measure_id]
     except KeyError:

@@ -2,39 +2,107 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from recworld.console import resumable
+from recworld.console.output import JsonOption, ProgressOption, emit_json, print_table
+from recworld.lrworld.build_view import BuildView
 
-def measures() -> None:
-    """List the LRWorld measure catalogue: id, scale, factor, format, domains, required fields."""
-    from rich.console import Console
-    from rich.table import Table
+if TYPE_CHECKING:
+    from recworld.lrworld.config import BuildConfig
 
+_log = logging.getLogger(__name__)
+
+
+MEASURE_COLUMNS = ("measure", "scale", "factor", "format", "domains", "requires")
+
+
+def measures(as_json: JsonOption = False) -> None:
+    """List the LRWorld measure catalogue: id, scale, factor, format, domains, required fields.
+
+    On a terminal too narrow for the table, or when piped, each measure is one
+    tab-separated line, so no id is ever cut short.
+    """
     from recworld.lrworld.catalogue import MEASURES
 
-    table = Table(title="LRWorld measures")
-    for column in ("measure", "scale", "factor", "format", "domains", "requires"):
-        table.add_column(column)
-    for m in MEASURES:
-        table.add_row(
-            m.id,
-            m.scale.value,
-            m.factor.value,
-            m.format.value,
-            ",".join(sorted(d.value for d in m.domains)),
-            ",".join(m.requires) or "-",
-        )
-    Console().print(table)
+    rows = [
+        {
+            "measure": m.id,
+            "scale": m.scale.value,
+            "factor": m.factor.value,
+            "format": m.format.value,
+            "domains": sorted(d.value for d in m.domains),
+            "requires": list(m.requires),
+        }
+        for m in MEASURES
+    ]
+    if as_json:
+        emit_json(rows)
+        return
+    cells = [[",".join(v) if isinstance(v, list) else v for v in row.values()] for row in rows]
+    print_table(MEASURE_COLUMNS, [[cell or "-" for cell in row] for row in cells], title="LRWorld measures")
+
+
+# The build's sampling options, named once here so the command's signature stays readable.
+NegativesOption = Annotated[
+    str,
+    typer.Option(
+        "--negatives",
+        help="hit@1 negatives: 'uniform' (the paper) or 'popularity' (weighted by interaction count).",
+    ),
+]
+DistractorsOption = Annotated[
+    str,
+    typer.Option(
+        "--distractors",
+        help="Attribute MCQ wrong values: 'uniform' (the paper) or 'popularity' (weighted by use).",
+    ),
+]
+TaxoLevelOption = Annotated[
+    int,
+    typer.Option("--taxo-level", help="taxo_interm: category depth asked (1 = under the root, the paper)."),
+]
+RulesOption = Annotated[
+    str,
+    typer.Option(
+        "--rules", help="assoc_rule ground truth: rank consequents by 'confidence' (the paper) or 'lift'."
+    ),
+]
+MinSupportOption = Annotated[
+    float, typer.Option("--min-support", help="assoc_rule: minimum rule support (the paper: 0.01).")
+]
+ImageRootOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--image-root", help="A folder item images may come from besides the dataset's (repeatable)."
+    ),
+]
+
+
+AllowWeakNeuMFOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-weak-neumf",
+        help="Build the neu_* measures even if NeuMF does not beat popularity on held-out HR@10 "
+        "(otherwise exit 3).",
+    ),
+]
 
 
 def build(
     dataset: Annotated[
         str, typer.Option("--dataset", help="A fetched dataset name, a dataset folder, or raw files.")
     ],
-    out: Annotated[Path, typer.Option("--out", help="Suite directory to write (replaced atomically).")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", help="Suite directory: new, empty, or a suite (rebuilt atomically; runs/ kept)."
+        ),
+    ],
     format: Annotated[
         str | None, typer.Option("--format", help="Source format (default: detect from the files).")
     ] = None,
@@ -48,38 +116,70 @@ def build(
     measures: Annotated[
         str | None, typer.Option("--measures", help="Comma-separated measure ids (default: all that apply).")
     ] = None,
-    negatives: Annotated[
-        str,
-        typer.Option(
-            "--negatives",
-            help="hit@1 negatives: 'uniform' (the paper) or 'popularity' (weighted by interaction count).",
-        ),
-    ] = "uniform",
+    negatives: NegativesOption = "uniform",
+    distractors: DistractorsOption = "uniform",
+    taxo_level: TaxoLevelOption = 1,
+    rules: RulesOption = "confidence",
+    min_support: MinSupportOption = 0.01,
+    image_root: ImageRootOption = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into an --out that is not a suite (its files are kept).")
+    ] = False,
+    allow_weak_neumf: AllowWeakNeuMFOption = False,
+    progress: ProgressOption = True,
+    as_json: JsonOption = False,
 ) -> None:
     """Build an LRWorld suite: questions/<measure>.jsonl, dataset/ and manifest.json."""
-    from pydantic import ValidationError
-    from rich.console import Console
-    from rich.table import Table
-
     from recworld.data import resolve_dataset
-    from recworld.errors import ConfigError
-    from recworld.lrworld.config import BuildConfig
+    from recworld.data.image_refs import ImageRoots, dataset_folder
     from recworld.lrworld.suite import build_suite
+
+    options = {"negatives": negatives, "distractors": distractors, "taxo_level": taxo_level, "rules": rules}
+    options |= {"min_support": min_support, "allow_weak_neumf": allow_weak_neumf}
+    config = _build_config(seed, per_measure, measures, options)
+    roots = ImageRoots.of([dataset_folder(dataset), *([metadata.parent] if metadata else [])])
+    roots += ImageRoots.of(image_root or (), check=True)
+    unchanged = f"nothing was written to {out} (a suite is replaced only when its build completes)"
+    with resumable(hint=unchanged), BuildView(enabled=progress) as view:
+        view.loading(dataset)
+        data = resolve_dataset(dataset, format, metadata)
+        manifest = build_suite(data, config, out, image_roots=roots, force=force, progress=view)
+    if metadata is not None:
+        from recworld.data.cli import echo_match_report
+
+        echo_match_report(data.source)
+    _print_manifest(manifest, out, as_json=as_json)
+
+
+def _build_config(seed: int, per_measure: int, measures: str | None, options: dict[str, Any]) -> BuildConfig:
+    from pydantic import ValidationError
+
+    from recworld.console.app import option_error
+    from recworld.lrworld.config import BuildConfig
 
     chosen = tuple(m.strip() for m in measures.split(",") if m.strip()) if measures else None
     try:
-        config = BuildConfig.model_validate(
-            {"seed": seed, "per_measure": per_measure, "measures": chosen, "negatives": negatives}
+        return BuildConfig.model_validate(
+            {"seed": seed, "per_measure": per_measure, "measures": chosen, **options}
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"option {field or 'config'}: {first['msg']}") from None
-    data = resolve_dataset(dataset, format, metadata)
-    manifest = build_suite(data, config, out)
+        raise option_error(exc) from None
 
+
+def _print_manifest(manifest: dict[str, Any], out: Path, *, as_json: bool = False) -> None:
+    """The per-measure table and stage timings on stdout (or the manifest as JSON); warnings logged."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    warning = manifest["images"]["warning"]
+    if warning:
+        _log.warning("%s", warning)
+    if as_json:
+        emit_json({"suite": str(out), **manifest})
+        return
     timings = manifest["timings"]
-    table = Table(title=f"LRWorld suite {manifest['dataset']} -> {out}")
+    table = Table(title=escape(f"LRWorld suite {manifest['dataset']} -> {out}"))
     for column in ("measure", "questions", "skipped", "seconds"):
         table.add_column(column, justify="right" if column in ("questions", "seconds") else "left")
     for measure_id, count in manifest["counts"].items():

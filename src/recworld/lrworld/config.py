@@ -10,10 +10,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.mining import NeuMFConfig
 
 # The paper's leave-one-out example is (i1..i5) -> i6: five items of history.
 PAPER_HISTORY_LENGTH = 5
+# LLaRA's LastFM test sequences (paper §5.5) hold up to ten artists before the next one.
+LLARA_HISTORY_LENGTH = 10
 
 
 class BuildConfig(BaseModel):
@@ -38,11 +41,18 @@ class BuildConfig(BaseModel):
         description="a user needs this many earlier items to be a question's user",
     )
     neumf: NeuMFConfig = Field(default_factory=NeuMFConfig)
+    allow_weak_neumf: bool = Field(
+        False,
+        description="neural measures: build even when NeuMF's held-out HR@10 does not beat popularity's "
+        "(the check is recorded in the manifest either way)",
+    )
     kmeans_clusters: int = Field(
         10, ge=1, description="neural measures: targets spread over k-means clusters"
     )
-    distractors: Literal["popularity", "uniform"] = Field(
-        "popularity", description="attribute MCQs: how wrong values are drawn"
+    distractors: Literal["uniform", "popularity"] = Field(
+        "uniform",
+        description="attribute MCQs: wrong values drawn uniformly (the paper, §4) or weighted by how "
+        "often users met items carrying them, so the answers' prior does not point at the answer",
     )
     negatives: Literal["uniform", "popularity"] = Field(
         "uniform",
@@ -50,13 +60,26 @@ class BuildConfig(BaseModel):
         "each candidate's interaction count, so popularity alone does not point at the answer",
     )
 
+    taxo_level: int = Field(
+        1,
+        ge=1,
+        description="taxo_interm: the category depth asked (0 = root; 1 = directly under the root, "
+        "the paper's Figure 2); answer and wrong options come from that one level",
+    )
+    rules: Literal["confidence", "lift"] = Field(
+        "confidence",
+        description="assoc_rule: rank an antecedent's consequents by confidence (the paper) or by lift "
+        "(rules still need min_support and min_confidence); the positive is the top one",
+    )
+    lastfm_history: int = Field(
+        LLARA_HISTORY_LENGTH, ge=1, description="LastFM measures: items of history shown (LLaRA: 10)"
+    )
+
     @field_validator("measures")
     @classmethod
     def _known_measures(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
         if value is None:
             return None
-        from recworld.lrworld.catalogue import MEASURES_BY_ID
-
         unknown = [m for m in value if m not in MEASURES_BY_ID]
         if unknown:
             raise ValueError(f"unknown measure(s) {unknown}; known: {', '.join(MEASURES_BY_ID)}")

@@ -9,11 +9,11 @@ expensive stage is timed once under its own name.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -21,9 +21,14 @@ import scipy.sparse as sp
 
 from recworld import mining
 from recworld.data.dataset import Dataset, Domain
-from recworld.lrworld.config import BuildConfig
+from recworld.data.llara import CANDIDATES_COLUMN, LLARA_FORMAT, parse_candidates
+from recworld.lrworld.options import OptionGuard
 from recworld.lrworld.schema import Entry
 from recworld.seeding import child_seed
+
+if TYPE_CHECKING:
+    # A type only: config imports the catalogue, whose builders import this module.
+    from recworld.lrworld.config import BuildConfig
 
 # How many neighbours to ask the miner for: enough to see every item tied with the top score
 # in all but degenerate rows (those are skipped as ambiguous rather than guessed).
@@ -68,8 +73,14 @@ class Sequences:
 
 
 def describe_item(row: Mapping[Hashable, Any], domain: Domain) -> str:
-    """The default text of an item: ``Title (Year), Genre|Genre`` for movies, title and key fields else."""
+    """The default text of an item: ``Title (Year), Genre|Genre`` for movies, title and key fields else.
+
+    A music artist is its name only, as in LLaRA's LastFM prompts (paper Table 24):
+    a genre word inside a comma-joined artist history would read as one more artist.
+    """
     title = str(row.get("title") or row["item_id"])
+    if domain is Domain.MUSIC:
+        return title
     year = row.get("year")
     if year is not None and not pd.isna(year):
         title = f"{title} ({int(year)})"
@@ -91,10 +102,20 @@ def describe_item(row: Mapping[Hashable, Any], domain: Domain) -> str:
 class BuildContext:
     """The dataset in the miner's index space plus lazily mined signals, shared by all builders."""
 
-    def __init__(self, dataset: Dataset, config: BuildConfig) -> None:
+    def __init__(
+        self,
+        dataset: Dataset,
+        config: BuildConfig,
+        *,
+        on_stage: Callable[[str, bool], None] | None = None,
+        on_epoch: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.dataset = dataset
         self.config = config
         self.timings: dict[str, float] = {}
+        # Progress hooks (the command line draws them): a stage starts/ends, a NeuMF epoch ends.
+        self.on_stage = on_stage
+        self.on_epoch = on_epoch
         with self.stage("matrix"):
             self.matrix = mining.InteractionMatrix.from_interactions(dataset.interactions)
             self.sequences = self._sequences()
@@ -105,6 +126,7 @@ class BuildContext:
                 describe_item(row, dataset.domain) for row in self.items.to_dict("records")
             ]
         self._user_texts: dict[int, str] = {}
+        self._catalogue: pd.DataFrame | None = None
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -112,10 +134,14 @@ class BuildContext:
     def stage(self, name: str) -> Iterator[None]:
         """Time a stage; repeated names add up."""
         start = time.perf_counter()
+        if self.on_stage is not None:
+            self.on_stage(name, True)
         try:
             yield
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+            if self.on_stage is not None:
+                self.on_stage(name, False)
 
     @property
     def n_users(self) -> int:
@@ -124,6 +150,45 @@ class BuildContext:
     @property
     def n_items(self) -> int:
         return len(self.matrix.item_ids)
+
+    @property
+    def history_length(self) -> int:
+        """Items of history a next-item question shows: LLaRA's 10 on LastFM, else the paper's 5."""
+        if self.dataset.domain is Domain.MUSIC:
+            return self.config.lastfm_history
+        return self.config.history_length
+
+    @property
+    def imported_sequences(self) -> bool:
+        """True for LLaRA-style test sequences: each is asked once, about its last item."""
+        return self.dataset.source.get("format") == LLARA_FORMAT
+
+    def windows(self, seq: Sequences, next_ok: np.ndarray) -> np.ndarray:
+        """Flat positions a next-item question may ask about (see :meth:`Sequences.windows`)."""
+        if not self.imported_sequences:
+            return seq.windows(self.config.min_history, next_ok)
+        last = seq.ptr[1:] - 1
+        keep = (seq.lengths >= 2) & next_ok[seq.items[np.maximum(last, 0)]]
+        return np.asarray(last[keep], dtype=np.int64)
+
+    def given_candidates(self) -> dict[int, list[str]]:
+        """User row -> the candidate item ids an imported sequence file fixed (empty when none)."""
+        users = self.dataset.users
+        if not self.imported_sequences or CANDIDATES_COLUMN not in users.columns:
+            return {}
+        rows = self.matrix.user_index()
+        fixed: dict[int, list[str]] = {}
+        for user_id, value in zip(users["user_id"], users[CANDIDATES_COLUMN], strict=True):
+            if isinstance(value, str) and value and str(user_id) in rows:
+                fixed[rows[str(user_id)]] = parse_candidates(value)
+        return fixed
+
+    def catalogue_entry(self, item_id: str) -> Entry:
+        """Any catalogue item (interacted with or not) as an option, by its default text."""
+        if self._catalogue is None:
+            self._catalogue = self.dataset.items.set_index("item_id", drop=False)
+        row = self._catalogue.loc[item_id]
+        return Entry(id=item_id, text=describe_item(row.to_dict(), self.dataset.domain))
 
     def _sequences(self) -> Sequences:
         inter = self.dataset.interactions
@@ -154,6 +219,13 @@ class BuildContext:
 
     def entity_entry(self, kind: EntityKind, index: int) -> Entry:
         return self.item_entry(index) if kind == "item" else self.user_entry(index)
+
+    def entity_text(self, kind: EntityKind, index: int) -> str:
+        return self.item_texts[index] if kind == "item" else self.user_text(index)
+
+    def option_guard(self, kind: EntityKind, shown: Iterable[int]) -> OptionGuard:
+        """A guard over ``kind`` options that rejects texts reading like any of ``shown``."""
+        return OptionGuard(lambda j: self.entity_text(kind, j), [self.entity_text(kind, j) for j in shown])
 
     def field_values(self, field: str) -> list[Any]:
         """Raw values of an item field in item-column order (None where absent)."""
@@ -192,7 +264,9 @@ class BuildContext:
     @cached_property
     def rules(self) -> mining.RuleTable:
         with self.stage("rules"):
-            return mining.mine_pair_rules(self.matrix, self.config.min_support, self.config.min_confidence)
+            return mining.mine_pair_rules(
+                self.matrix, self.config.min_support, self.config.min_confidence, order_by=self.config.rules
+            )
 
     def neighbours(self, kind: EntityKind, rows: np.ndarray) -> mining.Neighbours:
         """Cosine top-k over binary vectors for the given rows only (items by users, users by items)."""
@@ -205,7 +279,7 @@ class BuildContext:
     def neumf(self) -> mining.NeuMFEmbeddings:
         with self.stage("neumf"):
             seed = child_seed(self.config.seed, "build", "neumf")
-            return mining.train_neumf(self.matrix, self.config.neumf, seed)
+            return mining.train_neumf(self.matrix, self.config.neumf, seed, self.on_epoch)
 
 
 def _positions(ids: np.ndarray, column: pd.Series) -> np.ndarray:

@@ -7,24 +7,25 @@ that picture to an already rendered ``mm_*`` prompt; every other measure is
 left as rendered, so a whole suite can be run under this variant.
 
 Image paths come from the suite's own dataset copy (``SUITE/dataset``), where
-``image`` holds local paths; :func:`suite_images` maps item ids to them once
-per run.
+``image`` holds local paths. :func:`suite_images` maps item ids to them, and
+checks each image it hands out: inside ``SUITE/dataset`` or an image root the
+build recorded, and a real image under the size caps
+(:func:`recworld.data.image_refs.check_image`). A dataset can name any path;
+only such images are ever attached to a prompt.
 """
 
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
+from recworld.data.image_refs import ImageRoots, check_image, is_remote, local_references, resolve_local
 from recworld.errors import ConfigError, DataError
-from recworld.multimodal.images import is_remote, resolve_local
 
 if TYPE_CHECKING:
     from recworld.data.dataset import Dataset
@@ -36,30 +37,62 @@ IMAGE_MEASURES = frozenset({"mm_poster", "mm_image"})
 
 
 def item_images(dataset: Dataset, base_dir: Path | None = None) -> dict[str, str]:
-    """Absolute local image path by item id (URL-only and missing images left out)."""
-    if "image" not in dataset.items.columns:
-        return {}
-    out: dict[str, str] = {}
-    for item_id, value in zip(dataset.items["item_id"], dataset.items["image"], strict=True):
-        if value is None or (isinstance(value, float) and pd.isna(value)):
-            continue
-        reference = str(value).strip()
-        if reference and not is_remote(reference):
-            out[str(item_id)] = str(resolve_local(reference, base_dir))
-    return out
+    """Absolute local image path by item id (URL-only and missing images left out); nothing is checked."""
+    return {
+        item_id: str(resolve_local(reference, base_dir))
+        for item_id, reference in local_references(dataset)
+        if reference is not None and not is_remote(reference)
+    }
 
 
-def suite_images(suite_dir: Path) -> dict[str, str]:
-    """The local item images of the dataset a suite was built from (``SUITE/dataset``)."""
+class CheckedImages(Mapping[str, str]):
+    """Item id -> local image path, each checked (roots, signature, size, Pillow) when first looked up.
+
+    Only the images a prompt attaches are checked, once each; a refused image
+    raises :class:`~recworld.data.image_refs.RefusedImageError` naming the file and why.
+    """
+
+    def __init__(self, references: Mapping[str, str], roots: ImageRoots, base_dir: Path | None) -> None:
+        self._references = dict(references)
+        self._roots = roots
+        self._base_dir = base_dir
+        self._checked: dict[str, str] = {}
+
+    def __getitem__(self, item_id: str) -> str:
+        if item_id not in self._checked:
+            reference = self._references[item_id]
+            image = check_image(reference, self._roots, self._base_dir, item_id=item_id)
+            self._checked[item_id] = str(image.path)
+        return self._checked[item_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._references)
+
+    def __len__(self) -> int:
+        return len(self._references)
+
+
+def suite_images(suite_dir: Path) -> CheckedImages:
+    """The local item images of a suite's dataset copy (``SUITE/dataset``), checked on use.
+
+    Images may come from ``SUITE/dataset`` and the image roots the build recorded.
+    """
     from recworld.data.dataset import Dataset
+    from recworld.lrworld.manifest import read_manifest
 
     folder = Path(suite_dir) / "dataset"
-    return item_images(Dataset.load(folder), folder)
+    roots = ImageRoots.of([folder, *read_manifest(suite_dir).images.roots])
+    references = {
+        item_id: reference
+        for item_id, reference in local_references(Dataset.load(folder))
+        if reference is not None and not is_remote(reference)
+    }
+    return CheckedImages(references, roots, folder)
 
 
 @cache
 def _note() -> string.Template:
-    text = resources.files("recworld.multimodal.instructions").joinpath("attached_image.txt")
+    text = resources.files("recworld.lrworld.templates").joinpath("attached_image.txt")
     return string.Template(text.read_text(encoding="utf-8").strip())
 
 

@@ -13,24 +13,34 @@ prompt can be read and edited without touching code. The placeholders are:
 ``options_inline``          lettered options on one line ("A. ...; B. ...")
 ``labels``                  the option letters as words ("A, B, C or D")
 
-A later variant (few-shot, chain of thought, noisy profile) is one more
-:class:`Variant` entry and one more template folder; its transforms hook in
-:func:`render_prompt` without changing the question files.
+Variants reuse the zero-shot templates and change what is around them:
+``cot`` swaps the closing "reply with a letter" line for the paper's "Let's
+think step by step." (the answer is read from the last answer statement);
+``few-shot-K`` puts K solved questions before the question as earlier chat
+turns (which ones is the evaluation's business: :mod:`recworld.evaluation.variants`);
+``noisy`` asks a question whose history the evaluation has corrupted. In rank
+mode (``rank=True``) the options are listed without letters and the model is
+asked for the option itself, so that each option's text can be scored as the
+continuation.
 """
 
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from recworld.chat import Message
 from recworld.errors import ConfigError
 from recworld.lrworld.schema import Entry, Question
-from recworld.models.base import Message
 
-LETTERS = "ABCDEFGHIJ"
+LETTERS = "ABCDEFGHIJKLMNOPQRST"  # up to 20 options (LastFM, as LLaRA)
+# The paper's chain-of-thought trigger (Kojima et al.), after an instruction that fixes the answer format.
+COT_SUFFIX = 'End your reply with "Answer: " and the letter of your choice.\nLet\'s think step by step.'
+RANK_SUFFIX = "Reply with the chosen option, copied exactly."
+_REPLY_LINE = "Reply with a single letter"
 
 
 @dataclass(frozen=True)
@@ -44,17 +54,29 @@ class RenderedPrompt:
 
 @dataclass(frozen=True)
 class Variant:
-    """A prompting variant: where its templates live (later: examples, suffixes, profile noise)."""
+    """A prompting variant: its templates, and what it changes around them."""
 
     name: str
     template_dir: str
-    # Attach the last history item's own image to mm_* prompts (recworld.multimodal.variant).
+    # Attach the last history item's own image to mm_* prompts (recworld.lrworld.image_variant).
     attach_image: bool = False
+    chain_of_thought: bool = False
+    shots: int = 0  # solved examples before the question
+    noisy: bool = False  # one history item replaced by an item the user never had
+
+    @property
+    def default_max_tokens(self) -> int:
+        """Room for the reply: a letter, or reasoning and then a letter."""
+        return 512 if self.chain_of_thought else 16
 
 
+MAX_SHOTS = 5
 _VARIANTS: dict[str, Variant] = {
     "zero-shot": Variant("zero-shot", "zero-shot"),
     "describe+image": Variant("describe+image", "zero-shot", attach_image=True),
+    "cot": Variant("cot", "zero-shot", chain_of_thought=True),
+    "noisy": Variant("noisy", "zero-shot", noisy=True),
+    **{f"few-shot-{k}": Variant(f"few-shot-{k}", "zero-shot", shots=k) for k in range(1, MAX_SHOTS + 1)},
 }
 VARIANTS: tuple[str, ...] = tuple(_VARIANTS)
 
@@ -99,17 +121,18 @@ def _label_words(labels: tuple[str, ...]) -> str:
     return ", ".join(labels[:-1]) + f" or {labels[-1]}" if len(labels) > 1 else labels[0]
 
 
-def render_prompt(
-    question: Question, variant: str = "zero-shot", *, images: Mapping[str, str] | None = None
-) -> RenderedPrompt:
-    """The prompt a model sees for ``question``: history/target, lettered options, ask for one letter.
-
-    ``images`` (item id -> local image path) is needed by variants that attach images.
-    """
+def _content(question: Question, variant: str, *, rank: bool) -> str:
+    """One question's user turn under ``variant``."""
     template = load_template(variant, question.measure)
     labels = tuple(LETTERS[: len(question.candidates)])
     texts = tuple(c.text for c in question.candidates)
     vocab = _VOCABULARY.get(question.domain, _VOCABULARY["product"])
+    if rank:
+        options = "\n".join(f"- {text}" for text in texts)
+        inline = "; ".join(texts)
+    else:
+        options = "\n".join(f"{label}. {text}" for label, text in zip(labels, texts, strict=True))
+        inline = "; ".join(f"{label}. {text}" for label, text in zip(labels, texts, strict=True))
     content = template.substitute(
         item=vocab.item,
         items=vocab.items,
@@ -118,17 +141,52 @@ def render_prompt(
         target=question.target.text,
         history=_numbered(question.history),
         history_inline=", ".join(e.text for e in question.history),
-        options="\n".join(f"{label}. {text}" for label, text in zip(labels, texts, strict=True)),
-        options_inline="; ".join(f"{label}. {text}" for label, text in zip(labels, texts, strict=True)),
+        options=options,
+        options_inline=inline,
         labels=_label_words(labels),
-    )
+    ).strip()
+    if rank:
+        return _replace_reply_line(content, RANK_SUFFIX)
+    if get_variant(variant).chain_of_thought:
+        return _replace_reply_line(content, COT_SUFFIX)
+    return content
+
+
+def _replace_reply_line(content: str, instruction: str) -> str:
+    """``content`` with its closing "Reply with a single letter" line replaced (or ``instruction`` added)."""
+    lines = content.split("\n")
+    kept = [line for line in lines if not line.startswith(_REPLY_LINE)]
+    return "\n".join(kept).rstrip() + "\n\n" + instruction
+
+
+def render_prompt(
+    question: Question,
+    variant: str = "zero-shot",
+    *,
+    images: Mapping[str, str] | None = None,
+    examples: Sequence[Question] = (),
+    rank: bool = False,
+) -> RenderedPrompt:
+    """The prompt a model sees for ``question``: history/target, lettered options, ask for one letter.
+
+    ``images`` (item id -> local image path) is needed by variants that attach images.
+    ``examples`` are solved questions shown first, each as a user turn answered by
+    its letter (or, with ``rank``, its option text) in an assistant turn.
+    """
+    turns: list[Message] = []
+    for example in examples:
+        answer = example.answer
+        reply = answer.text if rank else LETTERS[example.answer_index]
+        turns.append(Message(role="user", content=_content(example, "zero-shot", rank=rank)))
+        turns.append(Message(role="assistant", content=reply))
+    content = _content(question, variant, rank=rank)
     rendered = RenderedPrompt(
-        messages=(Message(role="user", content=content.strip()),),
-        labels=labels,
-        option_texts=texts,
+        messages=(*turns, Message(role="user", content=content)),
+        labels=tuple(LETTERS[: len(question.candidates)]),
+        option_texts=tuple(c.text for c in question.candidates),
     )
     if not get_variant(variant).attach_image:
         return rendered
-    from recworld.multimodal.variant import attach_last_image
+    from recworld.lrworld.image_variant import attach_last_image  # same package; a cycle only for typing
 
     return attach_last_image(rendered, question, images)

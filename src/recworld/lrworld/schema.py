@@ -17,10 +17,11 @@ QUESTION_SCHEMA = "recworld.question/1"
 class QuestionFormat(StrEnum):
     HIT_AT_1 = "hit@1"  # 1 positive + 9 negatives; HitRatio@1
     MCQ = "mcq"  # 1 correct + 3 distractors; accuracy
+    HIT_AT_1_OF_20 = "hit@1/20"  # LLaRA's LastFM protocol (paper §5.5): 1 positive + 19 negatives
 
     @property
     def n_options(self) -> int:
-        return 10 if self is QuestionFormat.HIT_AT_1 else 4
+        return {"hit@1": 10, "mcq": 4, "hit@1/20": 20}[self.value]
 
     @property
     def chance(self) -> float:

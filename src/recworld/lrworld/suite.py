@@ -1,9 +1,12 @@
 """``build_suite``: turn a dataset and a build config into a suite directory, atomically.
 
 The suite is assembled in a temporary sibling and renamed into place, so a
-failure leaves no partial directory. Question files are canonical JSON lines
-and depend only on (data, config, seed); everything that varies between runs
-(timings) is confined to ``manifest.json``.
+failure or a kill leaves no partial directory and an old suite intact.
+Rebuilding over a suite keeps what the build does not write (``runs/``,
+``report/``, a user's notes); any other non-empty directory is refused unless
+``force``. Question files are canonical JSON lines and depend only on (data,
+config, seed); everything that varies between runs (timings) is confined to
+``manifest.json`` (:class:`~recworld.lrworld.manifest.SuiteManifest`).
 """
 
 from __future__ import annotations
@@ -11,24 +14,53 @@ from __future__ import annotations
 import hashlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from recworld import __version__
 from recworld.data.dataset import Dataset
-from recworld.errors import ConfigError, DataError
-from recworld.io import atomic_directory, atomic_write_json, dumps_canonical
-from recworld.lrworld.builders import BUILDERS
+from recworld.data.image_refs import ImageRoots, screen_images
+from recworld.data.metadata_match import REPORT_NAME, read_report
+from recworld.errors import DataError
+from recworld.io import atomic_write_json, claim_output_dir, dumps_canonical, output_directory
+from recworld.lrworld.builders.neural import neumf_record
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Measure
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.context import BuildContext
+from recworld.lrworld.embeddings import FOLDER as EMBEDDINGS_FOLDER
+from recworld.lrworld.embeddings import SavedSpace, save_space
+from recworld.lrworld.image_variant import IMAGE_MEASURES
+from recworld.lrworld.manifest import (
+    MANIFEST_NAME,
+    MANIFEST_SCHEMA,
+    ImageCheck,
+    SuiteManifest,
+    UsersSkipped,
+    is_suite,
+)
 from recworld.lrworld.schema import Question
 from recworld.seeding import rng
 
-MANIFEST_SCHEMA = "recworld.manifest/1"
+OUTPUT_KIND = "lrworld-suite"  # the marker kind of a suite directory
+__all__ = ["MANIFEST_SCHEMA", "BuildProgress", "build_questions", "build_suite", "plan_measures"]
 # Bump when a builder change alters the questions produced for the same data, config and seed.
 # 2: neu_* targets come from k-means fitted on a 20k-point sample when more than 20k users or
 #    items qualify (recworld.mining.clusters); smaller datasets give the same questions as 1.
-GENERATOR_VERSION = "lrworld-builder/2"
+# 3: the paper's defaults (uniform distractors, taxo_interm at one depth), options that never
+#    read alike, LastFM as LLaRA (20 candidates, 10 of history, names only), ties in file order.
+GENERATOR_VERSION = "lrworld-builder/3"
+
+
+class BuildProgress(Protocol):
+    """What :func:`build_suite` reports while it works; the command line draws it on stderr."""
+
+    def stage(self, name: str, started: bool) -> None:
+        """A shared stage (``matrix``, ``rules``, ``cosine_items``, ``neumf``, ``write_*``) starts or ends."""
+
+    def measure(self, measure_id: str | None, done: int, total: int) -> None:
+        """Measure ``measure_id`` starts after ``done`` of ``total``; ``None`` once all are built."""
+
+    def epoch(self, epoch: int, epochs: int) -> None:
+        """NeuMF finished ``epoch`` of at most ``epochs``."""
 
 
 def plan_measures(dataset: Dataset, config: BuildConfig) -> tuple[list[Measure], dict[str, str]]:
@@ -46,20 +78,23 @@ def plan_measures(dataset: Dataset, config: BuildConfig) -> tuple[list[Measure],
         missing = [f for f in measure.requires if not dataset.has_item_field(f)]
         if missing:
             skipped[measure.id] = f"dataset has no item field {', '.join(missing)}"
-        elif measure.id not in BUILDERS:
-            skipped[measure.id] = "no builder registered"
         else:
             planned.append(measure)
     return planned, skipped
 
 
 def build_questions(
-    ctx: BuildContext, planned: list[Measure], skipped: dict[str, str]
+    ctx: BuildContext,
+    planned: list[Measure],
+    skipped: dict[str, str],
+    progress: BuildProgress | None = None,
 ) -> dict[str, list[Question]]:
     """Run each planned builder with its own child RNG; record skips and exclusive timings."""
     built: dict[str, list[Question]] = {}
-    for measure in planned:
-        builder = BUILDERS[measure.id]
+    for done, measure in enumerate(planned):
+        if progress is not None:
+            progress.measure(measure.id, done, len(planned))
+        builder = measure.builder
         before = sum(ctx.timings.values())
         start = time.perf_counter()
         reason = builder.unavailable(ctx)
@@ -73,60 +108,122 @@ def build_questions(
             skipped[measure.id] = "no target qualified (see docs/lrworld.md for the rules)"
         else:
             built[measure.id] = questions
+    if progress is not None:
+        progress.measure(None, len(planned), len(planned))
     return built
 
 
-def _check_out_dir(out_dir: Path) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(f"{out_dir}: exists and is not a directory")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "manifest.json").exists():
-        raise ConfigError(f"{out_dir}: exists, is not empty and is not a suite; refusing to replace it")
+def check_images(
+    dataset: Dataset, built: dict[str, list[Question]], roots: ImageRoots, out_dir: Path
+) -> ImageCheck:
+    """Screen the item images the ``describe+image`` variant may attach (when an image measure is built).
+
+    Nothing is decoded here (eval checks each image it attaches in full); the
+    counts go to the manifest so a refused image is known before any eval.
+    """
+    if not IMAGE_MEASURES & built.keys():
+        return ImageCheck(roots=roots.to_json())
+    allowed = ImageRoots.of([out_dir / "dataset"]) + roots
+    screen = screen_images(dataset, allowed, out_dir / "dataset", decode=False)
+    return ImageCheck(
+        roots=roots.to_json(),
+        checked=len(screen.kept) + len(screen.refused),
+        refused=screen.reasons(),
+        warning=screen.warning(),
+    )
 
 
-def build_suite(dataset: Dataset, config: BuildConfig, out_dir: Path) -> dict[str, Any]:
-    """Build every applicable measure of ``dataset`` into ``out_dir``; returns the manifest."""
-    out_dir = Path(out_dir)
-    _check_out_dir(out_dir)
+def build_suite(
+    dataset: Dataset,
+    config: BuildConfig,
+    out_dir: Path,
+    *,
+    image_roots: ImageRoots | None = None,
+    force: bool = False,
+    progress: BuildProgress | None = None,
+) -> dict[str, Any]:
+    """Build every applicable measure of ``dataset`` into ``out_dir``; returns the manifest as written.
+
+    ``image_roots`` are the folders (besides ``SUITE/dataset``) item images may
+    come from at eval time; the build records them and counts refused images.
+    ``progress`` hears of each stage, measure and NeuMF epoch as it happens.
+    """
+    out_dir = Path(out_dir).expanduser().absolute()
+    claim_output_dir(out_dir, OUTPUT_KIND, force=force, recognise=is_suite)
     started = time.perf_counter()
     planned, skipped = plan_measures(dataset, config)
     if not planned:
         raise DataError(f"dataset {dataset.name!r}: no measure can be built: {skipped}")
-    ctx = BuildContext(dataset, config)
-    built = build_questions(ctx, planned, skipped)
+    ctx = BuildContext(
+        dataset,
+        config,
+        on_stage=progress.stage if progress is not None else None,
+        on_epoch=progress.epoch if progress is not None else None,
+    )
+    built = build_questions(ctx, planned, skipped, progress)
     if not built:
         raise DataError(f"dataset {dataset.name!r}: every measure was skipped: {skipped}")
-
-    short = int((ctx.sequences.lengths < config.min_history + 1).sum())
-    manifest: dict[str, Any] = {
-        "schema": MANIFEST_SCHEMA,
-        "dataset": dataset.name,
-        "domain": dataset.domain.value,
-        "fingerprint": dataset.fingerprint(),
-        "summary": dataset.summary(),
-        "config": config.model_dump(mode="json"),
-        "seed": config.seed,
-        "counts": {m: len(qs) for m, qs in built.items()},
-        "skipped": dict(sorted(skipped.items())),
-        "users_skipped": {
-            "too_short_history": short,
-            "rule": f"a user needs at least {config.min_history + 1} interactions "
-            f"({config.min_history} earlier items and a next item) to be a question's user",
-        },
-        "created_by": f"recworld {__version__}",
-        "generator": GENERATOR_VERSION,
-    }
-    with atomic_directory(out_dir) as tmp:
-        hashes: dict[str, str] = {}
+    images = check_images(dataset, built, image_roots or ImageRoots(), out_dir)
+    with output_directory(out_dir, OUTPUT_KIND, force=force, recognise=is_suite) as tmp:
         with ctx.stage("write_questions"):
-            (tmp / "questions").mkdir()
-            for measure_id, questions in built.items():
-                data = "".join(dumps_canonical(q.to_json()) + "\n" for q in questions).encode("utf-8")
-                (tmp / "questions" / f"{measure_id}.jsonl").write_bytes(data)
-                hashes[measure_id] = hashlib.sha256(data).hexdigest()
+            hashes = _write_questions(tmp / "questions", built)
         with ctx.stage("write_dataset"):
             dataset.save(tmp / "dataset")
-        manifest["questions_sha256"] = hashes
-        manifest["timings"] = {k: round(v, 4) for k, v in ctx.timings.items()}
-        manifest["timings"]["total"] = round(time.perf_counter() - started, 4)
-        atomic_write_json(tmp / "manifest.json", manifest)
-    return manifest
+        if "neumf" in ctx.__dict__:  # trained for a neural measure: keep the space it ranked in
+            emb = ctx.neumf
+            space = SavedSpace(emb.user, emb.item, ctx.matrix.user_ids, ctx.matrix.item_ids)
+            save_space(tmp / EMBEDDINGS_FOLDER, space)
+        timings = {k: round(v, 4) for k, v in ctx.timings.items()}
+        timings["total"] = round(time.perf_counter() - started, 4)
+        manifest = _manifest(dataset, config, ctx, built, skipped, images, hashes, timings)
+        match = read_report(dataset.source)
+        if match is not None:  # the item-metadata join: full report beside the manifest, summary in it
+            atomic_write_json(tmp / REPORT_NAME, match.to_json())
+            manifest = manifest.model_copy(update={"metadata": match.summary()})
+        atomic_write_json(tmp / MANIFEST_NAME, manifest.to_json())
+    return manifest.to_json()
+
+
+def _write_questions(folder: Path, built: dict[str, list[Question]]) -> dict[str, str]:
+    """One canonical JSON-lines file per measure; returns the SHA-256 of each."""
+    folder.mkdir()
+    hashes: dict[str, str] = {}
+    for measure_id, questions in built.items():
+        data = "".join(dumps_canonical(q.to_json()) + "\n" for q in questions).encode("utf-8")
+        (folder / f"{measure_id}.jsonl").write_bytes(data)
+        hashes[measure_id] = hashlib.sha256(data).hexdigest()
+    return hashes
+
+
+def _manifest(
+    dataset: Dataset,
+    config: BuildConfig,
+    ctx: BuildContext,
+    built: dict[str, list[Question]],
+    skipped: dict[str, str],
+    images: ImageCheck,
+    hashes: dict[str, str],
+    timings: dict[str, float],
+) -> SuiteManifest:
+    short = int((ctx.sequences.lengths < config.min_history + 1).sum())
+    return SuiteManifest(
+        dataset=dataset.name,
+        domain=dataset.domain.value,
+        fingerprint=dataset.fingerprint(),
+        summary=dataset.summary(),
+        config=config.model_dump(mode="json"),
+        seed=config.seed,
+        counts={m: len(qs) for m, qs in built.items()},
+        skipped=dict(sorted(skipped.items())),
+        users_skipped=UsersSkipped(
+            too_short_history=short,
+            rule=f"a user needs at least {config.min_history + 1} interactions "
+            f"({config.min_history} earlier items and a next item) to be a question's user",
+        ),
+        created_by=f"recworld {__version__}",
+        generator=GENERATOR_VERSION,
+        questions_sha256=hashes,
+        timings=timings,
+        images=images,
+        neumf=neumf_record(ctx),
+    )

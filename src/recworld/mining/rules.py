@@ -1,7 +1,8 @@
 """Pair association rules {a} -> {c} over users' histories.
 
-Each user's set of items is one transaction. With ``max_len=2`` (how LRWorld
-uses mlxtend's Apriori) only frequent single items and frequent pairs matter,
+Each user's set of items is one transaction. Pair rules are this project's
+reading of the paper, which names mlxtend's Apriori but no ``max_len``: with
+``max_len=2`` only frequent single items and frequent pairs matter,
 so Apriori reduces to: drop items below ``min_support`` (anti-monotonicity:
 no pair containing them can be frequent), count pair co-occurrence on the
 remaining columns with one matrix product, and keep pairs that clear both
@@ -29,7 +30,9 @@ _DENSE_BLOCK_BYTES = 64 * 2**20
 
 @dataclass(frozen=True)
 class RuleTable:
-    """Pair rules, sorted by antecedent, then confidence descending, then consequent.
+    """Pair rules, sorted by antecedent, then the ranking metric descending, then consequent.
+
+    The metric is confidence unless the miner was asked for ``order_by="lift"``.
 
     Indices are item columns of the :class:`InteractionMatrix` the rules came from.
     """
@@ -99,12 +102,18 @@ def mine_pair_rules(
     min_confidence: float = 0.01,
     *,
     method: str = "auto",
+    order_by: str = "confidence",
 ) -> RuleTable:
     """All rules {a} -> {c} with support({a,c}) >= ``min_support`` and confidence >= ``min_confidence``.
 
     support = share of users holding both items; confidence = supp(a,c) / supp(a);
     lift = confidence / supp(c). Defaults are the paper's 0.01 / 0.01.
+    Each antecedent's rules come best first by ``order_by`` ("confidence" or
+    "lift"): lift discounts a consequent that is frequent anyway, so the top
+    rule is not simply the most popular co-item.
     """
+    if order_by not in ("confidence", "lift"):
+        raise ConfigError(f"order_by must be 'confidence' or 'lift', got {order_by!r}")
     _check_fraction("min_support", min_support)
     _check_fraction("min_confidence", min_confidence)
     x = sp.csr_matrix(m.matrix, copy=False)
@@ -130,13 +139,14 @@ def mine_pair_rules(
     support, confidence, supp_c = support[keep], confidence[keep], supp_c[keep]
     antecedent = frequent[a_local]
     consequent = frequent[c_local]
-    order = np.lexsort((consequent, -confidence, antecedent))
+    lift = confidence / supp_c
+    order = np.lexsort((consequent, -(lift if order_by == "lift" else confidence), antecedent))
     return RuleTable(
         antecedent=antecedent[order],
         consequent=consequent[order],
         support=support[order].astype(np.float64),
         confidence=confidence[order].astype(np.float64),
-        lift=(confidence / supp_c)[order].astype(np.float64),
+        lift=lift[order].astype(np.float64),
     )
 
 

@@ -2,10 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
+
+if TYPE_CHECKING:
+    from recworld.multimodal.describe import DescribeJob, DescribeReport, KindChoice
+
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Dataset cache to write: new, empty or an earlier output (default: the input + '-described').",
+    ),
+]
+StateDirOption = Annotated[
+    Path | None,
+    typer.Option("--state-dir", help="Journal and response cache (default: .OUT.describe beside OUT)."),
+]
+ImageRootOption = Annotated[
+    list[Path] | None,
+    typer.Option("--image-root", help="A folder images may be read from besides the dataset's (repeatable)."),
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Write into an --out that another command wrote (its files are kept).")
+]
 
 
 def describe_images(
@@ -19,10 +42,7 @@ def describe_images(
     api_key_env: Annotated[
         str, typer.Option("--api-key-env", help="Name of the env var holding the API key.")
     ] = "OPENAI_API_KEY",
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Dataset cache to write (default: the input cache + '-described')."),
-    ] = None,
+    out: OutOption = None,
     in_place: Annotated[
         bool, typer.Option("--in-place", help="Rewrite the input dataset cache instead of a new one.")
     ] = False,
@@ -32,45 +52,74 @@ def describe_images(
         str, typer.Option("--kind", help="poster, product, or auto (posters for movie datasets).")
     ] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Longest description in tokens.")] = 512,
-    state_dir: Annotated[
-        Path | None,
-        typer.Option("--state-dir", help="Journal and response cache (default: .OUT.describe beside OUT)."),
-    ] = None,
+    instructions: Annotated[
+        str,
+        typer.Option(
+            "--instructions",
+            help="'paper' (describe the image, never copy printed titles, names or brands) or 'transcribe'.",
+        ),
+    ] = "paper",
+    state_dir: StateDirOption = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request attempt.")] = 300.0,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on a TTY.")] = True,
+    image_root: ImageRootOption = None,
+    force: ForceOption = False,
 ) -> None:
     """Describe every local item image with a vision model; rerun the same command to resume."""
-    from pydantic import ValidationError
-
-    from recworld.errors import ConfigError
-    from recworld.multimodal.describe import DescribeConfig, DescribeJob, KindChoice, run_describe
+    from recworld.multimodal.describe import DescribeConfig, DescribeJob, run_describe
     from recworld.runner import RunnerConfig
 
-    if kind not in ("auto", "poster", "product"):
-        raise ConfigError(f"option --kind: {kind!r} is not one of auto, poster, product")
-    chosen = cast(KindChoice, kind)
-    try:
-        job = DescribeJob(
+    job = _validated(
+        lambda: DescribeJob(
             dataset=dataset,
             model=model,
             base_url=base_url,
             api_key_env=api_key_env,
             out=out,
             in_place=in_place,
+            force=force,
+            image_roots=tuple(image_root or ()),
             state_dir=state_dir,
-            config=DescribeConfig(kind=chosen, limit=limit, max_tokens=max_tokens),
+            config=DescribeConfig.model_validate(
+                {"kind": _kind(kind), "limit": limit, "max_tokens": max_tokens, "instructions": instructions}
+            ),
             runner=RunnerConfig(concurrency=concurrency, timeout_s=timeout, progress=progress),
         )
+    )
+    _print_report(run_describe(job))
+
+
+def _kind(kind: str) -> KindChoice:
+    from recworld.errors import ConfigError
+
+    if kind not in ("auto", "poster", "product"):
+        raise ConfigError(f"option --kind: {kind!r} is not one of auto, poster, product")
+    return cast("KindChoice", kind)
+
+
+def _validated(make: Callable[[], DescribeJob]) -> DescribeJob:
+    """``make()``, with a pydantic error in an option turned into one ConfigError line."""
+    from pydantic import ValidationError
+
+    from recworld.errors import ConfigError
+
+    try:
+        return make()
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"option {field or 'config'}: {first['msg']}") from None
-    report = run_describe(job)
+
+
+def _print_report(report: DescribeReport) -> None:
+    """The summary on stdout; skipped images and failures on stderr (exit 1 when any image failed)."""
+    if report.warning:
+        typer.echo(report.warning, err=True)
     typer.echo(
         f"{report.dataset}: {report.described} described ({report.kind}), "
         f"{report.sent} sent, {report.cache_hits} from cache, {report.resumed} resumed, "
         f"{report.skipped_remote} skipped (URL only), {report.without_image} without image, "
-        f"{len(report.failed)} failed -> {report.out_dir}"
+        f"{sum(report.refused.values())} refused, {len(report.failed)} failed -> {report.out_dir}"
     )
     if report.failed:
         item, error = next(iter(sorted(report.failed.items())))

@@ -5,20 +5,22 @@ detailed text descriptions of posters / product images written by a large
 multimodal model, because most such models take one image per prompt. This
 module produces that field:
 
-1. plan: every item whose ``image`` is a local file is verified (Pillow) and
-   hashed; URLs are counted and skipped, since nothing here downloads;
+1. plan: every item whose ``image`` is a local file inside the allowed image
+   roots is checked (signature, size caps, Pillow verify and decode; see
+   :mod:`recworld.data.image_refs`) and hashed; refused files are skipped and
+   counted, URLs are counted and skipped, since nothing here downloads;
 2. send: one request per image (the instruction for its kind, the image in
    ``Message.images``) through :class:`~recworld.runner.Runner`, so the shared
    response cache, bounded concurrency and retries apply;
 3. journal: each non-empty description is appended (fsynced) to a journal
    keyed by item, image SHA-256 and model setup, so a killed run resumes
    without re-sending what it already has;
-4. write: a new canonical dataset cache (``Dataset.save``, atomic) with the
-   field filled in, plus ``descriptions.jsonl`` beside it.
+4. write: a new canonical dataset cache with the field filled in, plus
+   ``descriptions.jsonl``, as one atomic, marked output
+   (:func:`recworld.io.output_directory`: never over a folder another command wrote).
 
 The journal and response cache live in a state folder next to the output
-(``.<out>.describe/``), because ``Dataset.save`` replaces the output folder
-as a whole.
+(``.<out>.describe/``), because the output folder is replaced as a whole.
 """
 
 from __future__ import annotations
@@ -37,11 +39,11 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from recworld import paths
+from recworld.chat import AnswerMode, Message, Request
 from recworld.data.dataset import Dataset, Domain
-from recworld.errors import ConfigError, DataError
-from recworld.io import atomic_write_jsonl, dumps_canonical
-from recworld.models.base import AnswerMode, Message, Request
-from recworld.multimodal.images import ImageFile, is_remote, resolve_local, verify_image
+from recworld.data.image_refs import ImageFile, ImageRoots, ImageScreen, dataset_folder, screen_images
+from recworld.errors import ConfigError, DataError, RunError
+from recworld.io import atomic_write_jsonl, dumps_canonical, output_directory
 from recworld.multimodal.journal import DescriptionJournal
 from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
 
@@ -49,6 +51,7 @@ DESCRIPTIONS_NAME = "descriptions.jsonl"
 JOURNAL_NAME = "journal.jsonl"
 CACHE_NAME = "cache.sqlite"
 FIELD = "image_description"
+OUTPUT_KIND = "described-dataset"  # the marker kind of a describe-images output
 
 
 class ImageKind(StrEnum):
@@ -59,13 +62,18 @@ class ImageKind(StrEnum):
 
 
 KindChoice = Literal["auto", "poster", "product"]
+# ``paper``: describe the image only, never transcribing titles, names or brands printed on it
+# (the paper's poster description is "without" them, so the option text does not give the
+# item away); ``transcribe``: the earlier instructions, which copy printed text verbatim.
+InstructionStyle = Literal["paper", "transcribe"]
 
 
 @cache
-def instruction(kind: ImageKind) -> str:
-    """The instruction text sent with every image of ``kind`` (``instructions/<kind>.txt``)."""
+def instruction(kind: ImageKind, style: InstructionStyle = "paper") -> str:
+    """The instruction sent with every image of ``kind``: ``instructions/<kind>[-transcribe].txt``."""
     folder = resources.files("recworld.multimodal.instructions")
-    return folder.joinpath(f"{kind.value}.txt").read_text(encoding="utf-8").strip()
+    name = kind.value if style == "paper" else f"{kind.value}-{style}"
+    return folder.joinpath(f"{name}.txt").read_text(encoding="utf-8").strip()
 
 
 def kind_for(choice: KindChoice, domain: Domain) -> ImageKind:
@@ -83,6 +91,9 @@ class DescribeConfig(BaseModel):
     kind: KindChoice = "auto"
     limit: int | None = Field(default=None, ge=1, description="describe at most N images (first by item id)")
     max_tokens: int = Field(default=512, ge=1, description="longest description, in tokens")
+    instructions: InstructionStyle = Field(
+        default="paper", description="'paper' describes the image only; 'transcribe' copies printed text"
+    )
 
 
 @dataclass(frozen=True)
@@ -94,48 +105,24 @@ class ImageJob:
     image: ImageFile
 
 
-@dataclass(frozen=True)
-class ImagePlan:
-    jobs: list[ImageJob]
-    remote: list[str]  # item ids whose image is a URL (skipped)
-    without_image: int
+def plan_jobs(screen: ImageScreen) -> list[ImageJob]:
+    """One job per usable local image, by item order."""
+    return [ImageJob(item_id, reference, image) for item_id, (reference, image) in screen.kept.items()]
 
 
-def plan_images(dataset: Dataset, base_dir: Path | None, limit: int | None = None) -> ImagePlan:
-    """Verify and hash every local item image (by item id order); count the URL-only ones.
-
-    Every file is checked before anything is sent: one unreadable image raises
-    :class:`DataError` naming it, rather than failing a paid run half-way.
-    """
-    if "image" not in dataset.items.columns:
-        raise DataError(f"dataset {dataset.name!r} has no item images", field="image")
-    jobs: list[ImageJob] = []
-    remote: list[str] = []
-    missing = 0
-    for item_id, value in zip(dataset.items["item_id"], dataset.items["image"], strict=True):
-        if value is None or (isinstance(value, float) and pd.isna(value)) or str(value).strip() == "":
-            missing += 1
-            continue
-        reference = str(value).strip()
-        if is_remote(reference):
-            remote.append(str(item_id))
-            continue
-        if limit is not None and len(jobs) >= limit:
-            continue
-        path = resolve_local(reference, base_dir)
-        jobs.append(ImageJob(str(item_id), reference, verify_image(path, item_id=str(item_id))))
-    return ImagePlan(jobs, remote, missing)
-
-
-def setup_key(identity: Mapping[str, str], kind: ImageKind, max_tokens: int) -> str:
+def setup_key(
+    identity: Mapping[str, str], kind: ImageKind, max_tokens: int, style: InstructionStyle = "paper"
+) -> str:
     """Names everything besides the image that shapes a description; a journal hit must match it."""
-    document = {"model": dict(identity), "instruction": instruction(kind), "max_tokens": max_tokens}
+    document = {"model": dict(identity), "instruction": instruction(kind, style), "max_tokens": max_tokens}
     return hashlib.sha256(dumps_canonical(document).encode("utf-8")).hexdigest()
 
 
-def describe_request(job: ImageJob, kind: ImageKind, max_tokens: int) -> Request:
+def describe_request(
+    job: ImageJob, kind: ImageKind, max_tokens: int, style: InstructionStyle = "paper"
+) -> Request:
     """The request for one image: the kind's instruction with the local file attached."""
-    message = Message(role="user", content=instruction(kind), images=(str(job.image.path),))
+    message = Message(role="user", content=instruction(kind, style), images=(str(job.image.path),))
     return Request(messages=(message,), mode=AnswerMode.GENERATE, max_tokens=max_tokens, temperature=0.0)
 
 
@@ -150,6 +137,8 @@ class DescribeReport:
     with_local_image: int
     skipped_remote: int
     without_image: int
+    refused: dict[str, int] = field(default_factory=dict)  # reason -> images skipped for it
+    warning: str | None = None  # one line naming the counts and the first refused image
     described: int = 0  # items holding a description from this model after the run
     sent: int = 0  # requests that reached the model in this run (not answered by the cache)
     resumed: int = 0  # taken from the journal without a request
@@ -182,39 +171,55 @@ def _record(job: ImageJob, model: str, kind: ImageKind, setup: str, text: str) -
     }
 
 
+def _new_report(dataset: Dataset, kind: ImageKind, model: str, screen: ImageScreen) -> DescribeReport:
+    return DescribeReport(
+        dataset=dataset.name,
+        kind=kind.value,
+        model=model,
+        items=len(dataset.items),
+        with_local_image=len(screen.kept),
+        skipped_remote=len(screen.remote),
+        without_image=screen.without_image,
+        refused=screen.reasons(),
+        warning=screen.warning(),
+    )
+
+
 async def describe_dataset(
     dataset: Dataset,
     runner: Runner,
     journal: DescriptionJournal,
     *,
     model: str,
+    roots: ImageRoots,
     config: DescribeConfig | None = None,
     base_dir: Path | None = None,
 ) -> DescribeResult:
-    """Describe every local item image not already in ``journal``; returns the updated dataset."""
+    """Describe every usable local item image not already in ``journal``; returns the updated dataset.
+
+    Only images inside ``roots`` that pass :func:`~recworld.data.image_refs.check_image`
+    are sent; the rest are skipped and counted in the report.
+    """
     config = config or DescribeConfig()
     if AnswerMode.GENERATE not in runner.model.supports:
         raise ConfigError(f"model {model!r} cannot generate text, so it cannot describe images")
     kind = kind_for(config.kind, dataset.domain)
-    plan = plan_images(dataset, base_dir, config.limit)
-    setup = setup_key(runner.model.identity, kind, config.max_tokens)
-    report = DescribeReport(
-        dataset=dataset.name,
-        kind=kind.value,
-        model=model,
-        items=len(dataset.items),
-        with_local_image=len(plan.jobs),
-        skipped_remote=len(plan.remote),
-        without_image=plan.without_image,
-    )
+    if "image" not in dataset.items.columns:
+        raise DataError(f"dataset {dataset.name!r} has no item images", field="image")
+    screen = screen_images(dataset, roots, base_dir, limit=config.limit)
+    if screen.refused and not screen.kept:
+        raise RunError(f"nothing to describe: every local image was refused: {screen.summary()}")
+    jobs = plan_jobs(screen)
+    setup = setup_key(runner.model.identity, kind, config.max_tokens, config.instructions)
+    report = _new_report(dataset, kind, model, screen)
     done = journal.load()
 
     def reusable(job: ImageJob) -> bool:
         old = done.get(job.item_id)
         return old is not None and old.get("sha256") == job.image.sha256 and old.get("setup") == setup
 
-    todo = [job for job in plan.jobs if not reusable(job)]
-    report.resumed = len(plan.jobs) - len(todo)
+    todo = [job for job in jobs if not reusable(job)]
+    report.resumed = len(jobs) - len(todo)
 
     def on_result(index: int, completion: Completion) -> None:
         job = todo[index]
@@ -226,17 +231,28 @@ async def describe_dataset(
         done[job.item_id] = record
         journal.append(record)
 
-    requests = [describe_request(job, kind, config.max_tokens) for job in todo]
-    completions = await runner.map(requests, description=f"describe {dataset.name}", on_result=on_result)
+    requests = [describe_request(job, kind, config.max_tokens, config.instructions) for job in todo]
+    completions = (
+        await runner.map(requests, description=f"describe {dataset.name}", on_result=on_result)
+        if requests
+        else []
+    )
     report.cache_hits = sum(1 for c in completions if c.cache_hit)
     report.sent = len(completions) - report.cache_hits
 
-    records = [done[j.item_id] for j in plan.jobs if j.item_id in done and reusable(j)]
+    records = [done[j.item_id] for j in jobs if j.item_id in done and reusable(j)]
     report.described = len(records)
+    return DescribeResult(_described(dataset, records, model, kind, setup), records, report)
+
+
+def _described(
+    dataset: Dataset, records: list[dict[str, Any]], model: str, kind: ImageKind, setup: str
+) -> Dataset:
+    """``dataset`` with the descriptions filled in and their provenance in ``source``."""
     described = with_descriptions(dataset, {r["item_id"]: r["description"] for r in records})
     source = dict(described.source)
     source["image_descriptions"] = {"model": model, "kind": kind.value, "setup": setup, "count": len(records)}
-    return DescribeResult(replace(described, source=source), records, report)
+    return replace(described, source=source)
 
 
 def with_descriptions(dataset: Dataset, descriptions: Mapping[str, str]) -> Dataset:
@@ -290,6 +306,8 @@ class DescribeJob:
     api_key_env: str = "OPENAI_API_KEY"
     out: Path | None = None
     in_place: bool = False
+    force: bool = False
+    image_roots: tuple[Path, ...] = ()
     state_dir: Path | None = None
     config: DescribeConfig = field(default_factory=DescribeConfig)
     runner: RunnerConfig = field(default_factory=RunnerConfig)
@@ -300,22 +318,29 @@ def run_describe(job: DescribeJob) -> DescribeReport:
     return asyncio.run(run_describe_async(job))
 
 
-async def run_describe_async(job: DescribeJob) -> DescribeReport:
-    from recworld.data import resolve_dataset
-    from recworld.models.registry import ModelConfig, ModelSpec, load_model
-
+def _out_dir(job: DescribeJob, dataset: Dataset) -> Path:
     source = cache_dir_of(job.dataset)
     if job.in_place and job.out is not None:
         raise ConfigError("--in-place and --out exclude each other")
-    if job.in_place and source is None:
-        raise ConfigError(f"--in-place needs a dataset cache folder; {job.dataset!r} is not one")
+    if job.in_place:
+        if source is None:
+            raise ConfigError(f"--in-place needs a dataset cache folder; {job.dataset!r} is not one")
+        return source
+    return Path(job.out or default_out_dir(job.dataset, dataset)).expanduser().resolve()
+
+
+async def run_describe_async(job: DescribeJob) -> DescribeReport:
+    from recworld.data import resolve_dataset
+    from recworld.io import claim_output_dir
+    from recworld.models.registry import ModelConfig, ModelSpec, load_model
+
     dataset = resolve_dataset(job.dataset)
-    out_dir = (
-        source if job.in_place and source is not None else job.out or default_out_dir(job.dataset, dataset)
-    )
-    out_dir = Path(out_dir).expanduser().resolve()
+    out_dir = _out_dir(job, dataset)
+    if not job.in_place:  # --in-place names the input cache itself; its other files are kept
+        claim_output_dir(out_dir, OUTPUT_KIND, force=job.force, recognise=_is_old_output)
+    base_dir = dataset_folder(job.dataset)
+    roots = ImageRoots.of([base_dir]) + ImageRoots.of(job.image_roots, check=True)
     state = (job.state_dir or state_dir_for(out_dir)).expanduser()
-    base_dir = source if source is not None else Path(job.dataset).expanduser().resolve()
 
     spec = str(ModelSpec.parse(job.model))
     model = load_model(spec, ModelConfig(base_url=job.base_url, api_key_env=job.api_key_env))
@@ -325,20 +350,30 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     runner = Runner(model, job.runner, cache)
     try:
         result = await describe_dataset(
-            dataset, runner, journal, model=spec, config=job.config, base_dir=base_dir
+            dataset, runner, journal, model=spec, roots=roots, config=job.config, base_dir=base_dir
         )
     finally:
         await runner.aclose()
         cache.close()
         journal.close()
-    write_described(result, out_dir)
+    write_described(result, out_dir, force=True if job.in_place else job.force)
     result.report.out_dir = out_dir
     return result.report
 
 
-def write_described(result: DescribeResult, out_dir: Path) -> Path:
-    """Save the dataset cache atomically, then ``descriptions.jsonl`` inside it."""
-    result.dataset.save(out_dir)
+def _is_old_output(folder: Path) -> bool:
+    """A describe output written before outputs carried a marker: a dataset cache plus descriptions."""
+    return (folder / "dataset.json").is_file() and (folder / DESCRIPTIONS_NAME).is_file()
+
+
+def write_described(result: DescribeResult, out_dir: Path, *, force: bool = False) -> Path:
+    """Write the dataset cache and ``descriptions.jsonl`` as one atomic, marked output.
+
+    ``out_dir`` must be new, empty, or an earlier describe output (else ``force``);
+    files in it that this does not write are kept.
+    """
     public = ("item_id", "image", "sha256", "model", "kind", "description")
-    atomic_write_jsonl(out_dir / DESCRIPTIONS_NAME, ({k: r[k] for k in public} for r in result.records))
+    with output_directory(out_dir, OUTPUT_KIND, force=force, recognise=_is_old_output) as staging:
+        result.dataset.save(staging)
+        atomic_write_jsonl(staging / DESCRIPTIONS_NAME, ({k: r[k] for k in public} for r in result.records))
     return out_dir

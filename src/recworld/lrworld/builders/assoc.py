@@ -2,10 +2,12 @@
 
 Ground truth: pair rules {a} -> {c} mined from users' histories taken as
 transactions (support and confidence at least the configured minimum). The
-positive is the consequent with the highest confidence for the antecedent
-(ties: lowest item index, the miner's order). Every consequent of any rule
-from that antecedent counts as a positive, so none of them is ever a negative.
-Negatives: the other items, uniform or popularity-weighted (``negatives``).
+positive is the consequent ranked first for the antecedent by ``rules``
+(confidence, the paper's metric, or lift; ties: lowest item index, the
+miner's order). Every consequent of any rule from that antecedent counts as a
+positive, so none of them is ever a negative. Negatives: the other items,
+uniform or popularity-weighted (``negatives``), never reading like the target,
+the positive or another consequent (:mod:`recworld.lrworld.options`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
-from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext
+from recworld.lrworld.measure import Measure
+from recworld.lrworld.options import OptionGuard
 from recworld.lrworld.schema import Question, Target
 
 
@@ -40,10 +43,12 @@ class AssocRuleBuilder:
                 break
             a, lo, hi = int(antecedents[pick]), int(starts[pick]), int(ends[pick])
             consequents = rules.consequent[lo:hi]
-            negatives = draw_distinct(rng, pool, n_negatives, {a, *consequents.tolist()}, weights)
+            best = int(consequents[0])
+            texts = ctx.item_texts
+            guard = OptionGuard(texts.__getitem__, [texts[a], *(texts[int(c)] for c in consequents)])
+            negatives = draw_distinct(rng, pool, n_negatives, {a, *consequents.tolist()}, weights, guard)
             if negatives is None:
                 continue
-            best = int(consequents[0])
             maker.add(
                 rng,
                 target=Target(kind="item", id=str(ctx.matrix.item_ids[a]), text=ctx.item_texts[a]),
@@ -54,6 +59,7 @@ class AssocRuleBuilder:
                     "confidence": round(float(rules.confidence[lo]), 6),
                     "lift": round(float(rules.lift[lo]), 6),
                     "rules_from_antecedent": hi - lo,
+                    "ranked_by": ctx.config.rules,
                 },
             )
         return maker.questions

@@ -7,16 +7,21 @@ earlier items, the item at ``p`` is the next item and the up to
 of one field of the next item.
 
 * The correct option is drawn uniformly from the next item's eligible values
-  (all genres; the first ``lead`` cast members; the root, an intermediate, or
-  the leaf of the category path), not always the first listed one, so that
-  "the primary genre" is not the answer by construction.
+  (all genres; the first ``lead`` cast members; the root, the leaf, or the
+  category at depth ``taxo_level`` of the category path), not always the first
+  listed one, so that "the primary genre" is not the answer by construction.
+* ``taxo_interm`` asks for one level: depth ``taxo_level`` (default 1, directly
+  under the root as in the paper's Figure 2), on items whose path goes deeper
+  (so the value is an intermediate, not the leaf). Its wrong options are
+  values seen at that same depth.
 * Windows whose next item is already in the shown history are skipped: the
   answer would be on screen.
 * Distractors are three values of the same kind (same taxonomy level) that
-  the next item does not have at all (no value anywhere on its path),
-  drawn by popularity (how often users met items carrying the value) or
-  uniformly (``distractors``). Popularity-weighted distractors follow the same
-  prior as the answers, so "pick the most common value" gains little.
+  the next item does not have at all (no value anywhere on its path, compared
+  case- and space-folded, so "black" is no distractor to "Black"), drawn
+  uniformly (``distractors``, the paper's default) or by popularity (how often
+  users met items carrying the value), which follows the same prior as the
+  answers, so "pick the most common value" gains little.
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from typing import Any, Literal
 import numpy as np
 
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, sliding_windows
-from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext
+from recworld.lrworld.measure import Measure
+from recworld.lrworld.options import OptionGuard
 from recworld.lrworld.schema import Entry, Question, Target
 
 Level = Literal["all", "root", "interm", "leaf"]
@@ -48,6 +54,7 @@ class _ValueTable:
     vocabulary: list[str]
     answers: list[np.ndarray]  # per item: value ids that may be the correct option
     owned: list[set[int]]  # per item: value ids it has (never distractors)
+    owned_texts: list[list[str]]  # per item: every value it has, as text (none may be read again)
     weights: np.ndarray  # per value id: sampling weight of a distractor
 
 
@@ -57,18 +64,18 @@ class AttributeBuilder:
     level: Level = "all"
     lead: int | None = None  # only the first `lead` values may be the answer (top-billed cast)
 
-    def _split(self, values: Sequence[str]) -> list[str]:
+    def _split(self, values: Sequence[str], depth: int) -> list[str]:
         if self.level == "root":
             return list(values[:1])
         if self.level == "leaf":
             return list(values[-1:]) if len(values) >= 2 else []
         if self.level == "interm":
-            return list(values[1:-1])
+            return list(values[depth : depth + 1]) if len(values) > depth + 1 else []
         return list(values[: self.lead] if self.lead else values)
 
     def _table(self, ctx: BuildContext) -> _ValueTable:
         raw = [_as_list(v) for v in ctx.field_values(self.field)]
-        eligible = [self._split(values) for values in raw]
+        eligible = [self._split(values, ctx.config.taxo_level) for values in raw]
         vocabulary = sorted({v for values in eligible for v in values})
         ids = {v: i for i, v in enumerate(vocabulary)}
         weights = np.zeros(len(vocabulary), dtype=np.float64)
@@ -82,6 +89,7 @@ class AttributeBuilder:
             vocabulary=vocabulary,
             answers=[np.asarray(sorted({ids[v] for v in values}), dtype=np.int64) for values in eligible],
             owned=[{ids[v] for v in values if v in ids} for values in raw],
+            owned_texts=raw,
             weights=np.maximum(weights, 1e-12),
         )
 
@@ -103,14 +111,15 @@ class AttributeBuilder:
             dtype=bool,
         )
         seq = ctx.sequences
-        windows = seq.windows(ctx.config.min_history, next_ok)
+        windows = ctx.windows(seq, next_ok)
         pool = np.arange(size, dtype=np.int64)
         maker = QuestionMaker(ctx, measure)
         for window in sliding_windows(ctx, seq, windows, rng, maker):
             user, item, shown = window.user, window.item, window.shown
             answers = table.answers[item]
             answer = int(answers[rng.integers(len(answers))])
-            distractors = draw_distinct(rng, pool, n_distractors, table.owned[item], table.weights)
+            guard = OptionGuard(table.vocabulary.__getitem__, table.owned_texts[item])
+            distractors = draw_distinct(rng, pool, n_distractors, table.owned[item], table.weights, guard)
             if distractors is None:
                 continue
             user_id = str(ctx.matrix.user_ids[user])
@@ -123,6 +132,7 @@ class AttributeBuilder:
                 evidence={
                     "field": self.field,
                     "level": self.level,
+                    **({"depth": ctx.config.taxo_level} if self.level == "interm" else {}),
                     "next_item": str(ctx.matrix.item_ids[item]),
                     "next_item_text": ctx.item_texts[item],
                     "position": window.position,

@@ -1,31 +1,24 @@
-"""The builder protocol and the two helpers every builder shares: drawing negatives, placing the positive."""
+"""The helpers every builder shares: drawing negatives, placing the positive.
+
+The protocol builders meet, :class:`~recworld.lrworld.measure.MeasureBuilder`,
+lives beside :class:`~recworld.lrworld.measure.Measure`, whose entries carry them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext, EntityKind, Sequences
+from recworld.lrworld.measure import Measure
+from recworld.lrworld.options import OptionGuard, distinct_texts
 from recworld.lrworld.schema import Entry, Question, Target
 
 # Rejection rounds before falling back to an explicit complement (only hit when few values remain).
 _MAX_ROUNDS = 8
-
-
-class MeasureBuilder(Protocol):
-    """Builds one measure's questions. Registered once in :data:`recworld.lrworld.builders.BUILDERS`."""
-
-    def unavailable(self, ctx: BuildContext) -> str | None:
-        """Why this dataset cannot give this measure (beyond missing fields), or None."""
-        ...
-
-    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
-        """Up to ``ctx.config.per_measure`` questions, drawing only from ``rng``."""
-        ...
 
 
 def draw_distinct(
@@ -34,38 +27,63 @@ def draw_distinct(
     k: int,
     exclude: Collection[int],
     weights: np.ndarray | None = None,
+    guard: OptionGuard | None = None,
 ) -> np.ndarray | None:
     """``k`` distinct values of ``pool`` outside ``exclude``, uniform or weighted; None if too few exist.
 
-    Rejection sampling keeps the cost O(k) on large pools; the complement is
-    only materialised when rejection keeps failing (tiny or nearly excluded pools).
+    With a ``guard``, a value whose text reads like an option already in the
+    question (:mod:`recworld.lrworld.options`) is skipped as well. Rejection
+    sampling keeps the cost O(k) on large pools; the complement is only
+    materialised when rejection keeps failing (tiny or nearly excluded pools).
     """
     if k == 0:
         return np.empty(0, dtype=np.int64)
-    excluded = set(int(x) for x in exclude)
     probs = None if weights is None else weights / weights.sum()
     chosen: list[int] = []
-    seen = set(excluded)
+    seen = set(int(x) for x in exclude)
     for _ in range(_MAX_ROUNDS):
         picks = rng.choice(len(pool), size=2 * k + 4, p=probs)
         for pick in picks:
             value = int(pool[pick])
-            if value not in seen:
-                seen.add(value)
+            if value in seen:
+                continue
+            seen.add(value)
+            if guard is None or guard.admit(value):
                 chosen.append(value)
                 if len(chosen) == k:
                     return np.asarray(chosen, dtype=np.int64)
+    return _draw_from_rest(rng, pool, k - len(chosen), seen, weights, guard, chosen)
+
+
+def _draw_from_rest(
+    rng: np.random.Generator,
+    pool: np.ndarray,
+    need: int,
+    seen: set[int],
+    weights: np.ndarray | None,
+    guard: OptionGuard | None,
+    chosen: list[int],
+) -> np.ndarray | None:
+    """The explicit-complement fallback of :func:`draw_distinct`."""
     # Vectorised: a neural target may exclude ~100k seen keys from a pool of similar size.
     keep = ~np.isin(pool, np.fromiter(seen, dtype=np.int64, count=len(seen)))
     if weights is not None:
         keep &= weights > 0
     rest = pool[keep]
-    need = k - len(chosen)
     if len(rest) < need:
         return None
     rest_probs = None if weights is None else weights[keep] / weights[keep].sum()
-    extra = rng.choice(rest, size=need, replace=False, p=rest_probs)
-    return np.asarray([*chosen, *(int(x) for x in extra)], dtype=np.int64)
+    if guard is None:
+        extra = rng.choice(rest, size=need, replace=False, p=rest_probs)
+        return np.asarray([*chosen, *(int(x) for x in extra)], dtype=np.int64)
+    # A seeded (weighted) order over the whole rest, admitting values that read differently.
+    for value in rng.choice(rest, size=len(rest), replace=False, p=rest_probs).tolist():
+        if guard.admit(int(value)):
+            chosen.append(int(value))
+            need -= 1
+            if need == 0:
+                return np.asarray(chosen, dtype=np.int64)
+    return None
 
 
 def negative_weights(ctx: BuildContext, kind: EntityKind, pool: np.ndarray) -> np.ndarray | None:
@@ -85,12 +103,19 @@ def negative_weights(ctx: BuildContext, kind: EntityKind, pool: np.ndarray) -> n
 
 
 class QuestionMaker:
-    """Numbers one measure's questions and places each positive at a seeded position."""
+    """Numbers one measure's questions and places each positive at a seeded position.
+
+    It is also the last line of the rule that no two options read the same
+    (:mod:`recworld.lrworld.options`): builders draw negatives through an
+    :class:`OptionGuard`, and a question that still shows two options reading
+    alike (a builder that drew without one) is dropped here, never written.
+    """
 
     def __init__(self, ctx: BuildContext, measure: Measure) -> None:
         self.ctx = ctx
         self.measure = measure
         self.questions: list[Question] = []
+        self.dropped = 0  # questions whose options read alike (see the class docstring)
 
     @property
     def full(self) -> bool:
@@ -105,10 +130,13 @@ class QuestionMaker:
         negatives: list[Entry],
         history: list[Entry] | None = None,
         evidence: dict[str, Any] | None = None,
-    ) -> Question:
+    ) -> Question | None:
         n = self.measure.format.n_options
         if len(negatives) != n - 1:
             raise ValueError(f"{self.measure.id}: need {n - 1} negatives, got {len(negatives)}")
+        if not distinct_texts([positive.text, *(e.text for e in negatives)]):
+            self.dropped += 1
+            return None
         position = int(rng.integers(n))
         candidates = [*negatives[:position], positive, *negatives[position:]]
         dataset = self.ctx.dataset
@@ -162,6 +190,8 @@ def sliding_windows(
 ) -> Iterator[Window]:
     """A seeded sample of ``windows`` (positions in ``seq``), until ``maker`` is full.
 
+    Each shows up to :attr:`BuildContext.history_length` items (10 on LastFM, as LLaRA).
+
     A window whose next item is already in the shown history is skipped: the
     answer would be on screen.
     """
@@ -171,7 +201,7 @@ def sliding_windows(
         p = int(windows[pick])
         user = int(seq.user_of(np.array([p]))[0])
         item = int(seq.items[p])
-        start = max(int(seq.ptr[user]), p - ctx.config.history_length)
+        start = max(int(seq.ptr[user]), p - ctx.history_length)
         shown = seq.items[start:p]
         if item in shown:
             continue

@@ -8,7 +8,9 @@ shown, the others never appear as negatives. A target whose top cosine is
 below ``min_similarity`` (the paper's 0.01 threshold), or whose ties run past
 the neighbours the miner returned, is skipped. Users need ``min_history``
 interactions to be targets. Negatives: the other entities, uniform or
-popularity-weighted (``negatives``).
+popularity-weighted (``negatives``), never reading like the target or a tied
+positive (:mod:`recworld.lrworld.options`): a same-title variant of the
+target item is not a negative.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
-from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import TIE_TOLERANCE, BuildContext, EntityKind
+from recworld.lrworld.measure import Measure
 from recworld.lrworld.schema import Question, Target
 
 
@@ -80,10 +82,13 @@ class MemoryBuilder:
                 continue
             index, score = nb.index[row], nb.score[row]
             tied = index[(index >= 0) & (score >= top[row] - TIE_TOLERANCE)]
-            negatives = draw_distinct(rng, pool, measure.format.n_options - 1, {t, *tied.tolist()}, weights)
+            entry = ctx.entity_entry(self.kind, t)
+            guard = ctx.option_guard(self.kind, [t, *tied.tolist()])
+            negatives = draw_distinct(
+                rng, pool, measure.format.n_options - 1, {t, *tied.tolist()}, weights, guard
+            )
             if negatives is None:
                 continue
-            entry = ctx.entity_entry(self.kind, t)
             maker.add(
                 rng,
                 target=Target(kind=self.kind, id=entry.id, text=entry.text),

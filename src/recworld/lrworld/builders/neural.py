@@ -10,23 +10,95 @@ user already has) are neither the answer nor negatives. Positive set: the
 unseen keys tied with the top cosine. Negatives: the remaining unseen keys,
 uniform or popularity-weighted (``negatives``). Users need ``min_history``
 interactions to be targets.
+
+The ground truth is only as good as the NeuMF behind it, so before any
+question is made its held-out check must beat popularity (``check_neumf``):
+otherwise the build stops with :class:`WeakNeuMFError` (exit 3) unless
+``allow_weak_neumf``. ``neumf_record`` puts the check and the training curve
+into the manifest.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from recworld import mining
+from recworld.errors import RunError
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights
-from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, EntityKind
+from recworld.lrworld.manifest import NeuMFCheck, NeuMFEpoch
+from recworld.lrworld.measure import Measure
 from recworld.lrworld.schema import Question, Target
 from recworld.seeding import child_seed
 
 # Targets retrieved per dense_cosine_topk call: bounds the (targets x keys) score block.
 _CHUNK = 128
+# NeuMF "beats popularity" when its held-out HR@10 exceeds popularity's by more than this many
+# standard errors of the paired per-user gap (about 2.3 % one-sided false-pass rate on noise).
+WEAK_NEUMF_Z = 2.0
+
+
+class WeakNeuMFError(RunError):
+    """NeuMF trained but does not beat popularity on held-out items: its neighbours would be noise."""
+
+
+def check_neumf(info: dict[str, Any], allow_weak: bool) -> NeuMFCheck:
+    """The manifest record of a NeuMF run, with its verdict against popularity."""
+    model, popularity, se = info.get("hr@10"), info.get("hr@10_popularity"), info.get("hr@10_gap_se")
+    if model is None or popularity is None:
+        verdict = "unchecked"
+    elif model - popularity > WEAK_NEUMF_Z * (se if se is not None else 0.0):
+        verdict = "beats_popularity"
+    else:
+        verdict = "weak"
+    curve = [
+        NeuMFEpoch(
+            epoch=row["epoch"],
+            loss=round(row["loss"], 6),
+            positives=row["positives"],
+            examples=row["examples"],
+            hr_at_10=row["hr@10_valid"],
+            hr_at_10_embedding=row["hr@10_valid_embedding"],
+        )
+        for row in info.get("curve", [])
+    ]
+    return NeuMFCheck(
+        eval_users=info.get("eval_users", 0),
+        eval_candidates=info.get("eval_candidates"),
+        epochs_run=len(curve),
+        best_epoch=info.get("best_epoch", len(curve)),
+        stopped_early=bool(info.get("stopped_early", False)),
+        curve=curve,
+        hr_at_10=model,
+        hr_at_10_popularity=popularity,
+        hr_at_10_embedding=info.get("hr@10_embedding"),
+        gap_se=se,
+        verdict=verdict,
+        allowed_weak=allow_weak and verdict == "weak",
+    )
+
+
+def require_useful_neumf(info: dict[str, Any], allow_weak: bool) -> NeuMFCheck:
+    """The check, or :class:`WeakNeuMFError` when NeuMF is weak and weakness is not allowed."""
+    check = check_neumf(info, allow_weak)
+    if check.verdict == "weak" and not allow_weak:
+        raise WeakNeuMFError(
+            f"NeuMF does not beat popularity on held-out items: HR@10 {check.hr_at_10:.3f} against "
+            f"{check.hr_at_10_popularity:.3f} over {check.eval_users} users (needs a gap above "
+            f"{WEAK_NEUMF_Z:g} standard errors, {WEAK_NEUMF_Z * (check.gap_se or 0.0):.3f}), so the neu_* "
+            "ground truth would be noise; train longer (BuildConfig.neumf) or pass --allow-weak-neumf"
+        )
+    return check
+
+
+def neumf_record(ctx: BuildContext) -> NeuMFCheck | None:
+    """The NeuMF check for the manifest, or None when this build never trained NeuMF."""
+    if "neumf" not in vars(ctx):  # ``BuildContext.neumf`` is a cached_property: trained on first use
+        return None
+    return check_neumf(ctx.neumf.info, ctx.config.allow_weak_neumf)
 
 
 @dataclass(frozen=True)
@@ -44,6 +116,7 @@ class NeuralBuilder:
 
     def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
         emb = ctx.neumf
+        require_useful_neumf(emb.info, ctx.config.allow_weak_neumf)
         queries, keys = (emb.item, emb.user) if self.kind == "item" else (emb.user, emb.item)
         eligible = np.arange(len(queries), dtype=np.int64)
         if self.kind == "user":

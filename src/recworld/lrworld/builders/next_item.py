@@ -10,10 +10,12 @@ before it are the history. History and options are shown by that field only
 Positive set: the next item. Negatives: items with the field, uniform or
 popularity-weighted (``negatives``), excluding every item the user ever
 interacted with (any of them could be a plausible "next" item) and any item
-whose shown text equals the answer's.
-Items sharing a text with another item are never negatives, so options are
-always distinguishable. Windows whose next item is already in the shown
-history are skipped.
+whose shown text reads like another option (:mod:`recworld.lrworld.options`).
+Windows whose next item is already in the shown history are skipped.
+
+Sequences imported from LLaRA (:mod:`recworld.data.llara`) are asked at their
+last position only, and when the file gives a sequence's candidates those are
+the options (LLaRA draws 19 negatives per sequence; the paper reuses its set).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, sliding_windows
-from recworld.lrworld.catalogue import Measure
 from recworld.lrworld.context import BuildContext
+from recworld.lrworld.measure import Measure
+from recworld.lrworld.options import OptionGuard
 from recworld.lrworld.schema import Entry, Question, Target
 
 
@@ -46,16 +49,12 @@ class NextItemBuilder:
     def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
         texts = self._texts(ctx)
         has = np.array([t is not None for t in texts], dtype=bool)
-        by_text: dict[str, list[int]] = {}
-        for j, text in enumerate(texts):
-            if text is not None:
-                by_text.setdefault(text, []).append(j)
-        pool = np.array([js[0] for js in by_text.values() if len(js) == 1], dtype=np.int64)
-        pool.sort()
+        pool = np.flatnonzero(has).astype(np.int64)
         weights = negative_weights(ctx, "item", pool)
         seq = ctx.sequences.restricted(has) if self.view is not None else ctx.sequences
-        windows = seq.windows(ctx.config.min_history, has)
+        windows = ctx.windows(seq, has)
         n_negatives = measure.format.n_options - 1
+        fixed = ctx.given_candidates()
 
         def entry(j: int) -> Entry:
             return Entry(id=str(ctx.matrix.item_ids[j]), text=str(texts[j]))
@@ -63,9 +62,15 @@ class NextItemBuilder:
         maker = QuestionMaker(ctx, measure)
         for window in sliding_windows(ctx, seq, windows, rng, maker):
             user, item, shown = window.user, window.item, window.shown
-            exclude = {*ctx.observed("user", user).tolist(), *by_text[str(texts[item])]}
-            negatives = draw_distinct(rng, pool, n_negatives, exclude, weights)
-            if negatives is None:
+            if user in fixed:
+                answer_id = str(ctx.matrix.item_ids[item])
+                negatives = [ctx.catalogue_entry(c) for c in fixed[user] if c != answer_id]
+            else:
+                guard = OptionGuard(lambda j: str(texts[j]), [str(texts[item])])
+                exclude = {item, *ctx.observed("user", user).tolist()}
+                drawn = draw_distinct(rng, pool, n_negatives, exclude, weights, guard)
+                negatives = [] if drawn is None else [entry(int(j)) for j in drawn]
+            if len(negatives) != n_negatives:
                 continue
             user_id = str(ctx.matrix.user_ids[user])
             maker.add(
@@ -73,7 +78,7 @@ class NextItemBuilder:
                 target=Target(kind="user", id=user_id, text=f"user {user_id}"),
                 history=[entry(int(j)) for j in shown],
                 positive=entry(item),
-                negatives=[entry(int(j)) for j in negatives],
+                negatives=negatives,
                 evidence={
                     "view": self.view or "text",
                     "next_item_text": ctx.item_texts[item],

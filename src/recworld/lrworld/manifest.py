@@ -1,0 +1,120 @@
+"""``manifest.json``: the versioned record of how a suite was built, written and read by one class.
+
+``recworld.manifest/2`` adds the image roots the build was given (the
+``describe+image`` variant resolves item images against them at eval time)
+and the count of item images the build refused. A ``/1`` manifest still reads:
+its suite allows images from ``SUITE/dataset`` only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from recworld.data.metadata_match import MetadataSummary
+from recworld.errors import DataError, from_validation
+from recworld.io import read_json_object
+
+MANIFEST_NAME = "manifest.json"
+MANIFEST_SCHEMA: Literal["recworld.manifest/2"] = "recworld.manifest/2"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class UsersSkipped(_Record):
+    too_short_history: int = Field(ge=0)
+    rule: str
+
+
+class ImageCheck(_Record):
+    """What the build found among the item images the ``describe+image`` variant may attach."""
+
+    roots: list[str] = Field(default_factory=list)  # folders images may come from, besides SUITE/dataset
+    checked: int = Field(default=0, ge=0)  # local image references checked (0 when no image measure)
+    refused: dict[str, int] = Field(default_factory=dict)  # reason -> count
+    warning: str | None = None  # one line: counts and the first refusal in full
+
+
+class NeuMFEpoch(_Record):
+    """One training epoch: mean loss, what it trained on, and the validation HR@10 early stopping watched."""
+
+    epoch: int = Field(ge=1)
+    loss: float
+    positives: int = Field(ge=0)
+    examples: int = Field(ge=0)
+    hr_at_10: float | None = None  # validation items, the model's own scores
+    hr_at_10_embedding: float | None = None  # validation items, cosine in the published space
+
+
+class NeuMFCheck(_Record):
+    """How well the NeuMF behind the neu_* ground truth learned, against popularity on held-out items.
+
+    ``verdict``: ``beats_popularity`` when the test HR@10 exceeds popularity's
+    by more than ``WEAK_NEUMF_Z`` standard errors of the paired per-user gap;
+    ``weak`` otherwise (the build fails unless ``allow_weak_neumf``);
+    ``unchecked`` when no user could be held out (``eval_users=0`` or tiny data).
+    """
+
+    eval_users: int = Field(ge=0)
+    eval_candidates: int | None = None
+    epochs_run: int = Field(ge=0)
+    best_epoch: int = Field(ge=0)
+    stopped_early: bool
+    curve: list[NeuMFEpoch] = Field(default_factory=list)
+    hr_at_10: float | None = None  # test items, kept apart from early stopping
+    hr_at_10_popularity: float | None = None
+    hr_at_10_embedding: float | None = None
+    gap_se: float | None = None
+    verdict: Literal["beats_popularity", "weak", "unchecked"]
+    allowed_weak: bool = False
+
+
+class SuiteManifest(_Record):
+    """One suite's build record: data identity, config, counts, skips, hashes and timings."""
+
+    schema_id: Literal["recworld.manifest/1", "recworld.manifest/2"] = Field(
+        default=MANIFEST_SCHEMA, alias="schema"
+    )
+    dataset: str
+    domain: str
+    fingerprint: str
+    summary: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any]
+    seed: int
+    counts: dict[str, int]
+    skipped: dict[str, str] = Field(default_factory=dict)
+    users_skipped: UsersSkipped
+    created_by: str = ""
+    generator: str = ""
+    questions_sha256: dict[str, str] = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict)
+    images: ImageCheck = Field(default_factory=ImageCheck)
+    neumf: NeuMFCheck | None = None  # None when no neural measure trained NeuMF
+    metadata: MetadataSummary | None = None  # --metadata coverage; full report: metadata_match.json
+
+    def to_json(self) -> dict[str, Any]:
+        """The on-disk form (``schema`` key, JSON types)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def read_manifest(suite_dir: str | Path) -> SuiteManifest:
+    """The manifest of ``suite_dir``; a missing or malformed one is one DataError naming the field."""
+    path = Path(suite_dir) / MANIFEST_NAME
+    data = read_json_object(path, missing=f"{MANIFEST_NAME} not found: is this a suite directory?")
+    try:
+        return SuiteManifest.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(exc, path=path) from None
+
+
+def is_suite(folder: Path) -> bool:
+    """True when ``folder`` holds a readable LRWorld manifest (suites built before output markers)."""
+    try:
+        read_manifest(folder)
+    except DataError:
+        return False
+    return True
