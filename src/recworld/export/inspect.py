@@ -1,0 +1,104 @@
+"""``--to inspect``: a task file for inspect_ai over JSON-lines files in the export.
+
+``recworld_inspect.py`` holds one ``@task`` per measure. By default a sample's
+input is recworld's own prompt (zero-shot), the solver is inspect's
+``generate()`` and the scorer is inspect's ``pattern()`` with the regex of
+:mod:`recworld.export.answer_regex`, so the reply is read as our extractor
+reads it. ``-T solver=multiple_choice`` switches to inspect's
+``multiple_choice()`` solver and ``choice()`` scorer over the option texts
+(inspect's own prompt template, so the prompt then differs from recworld's).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from recworld.export.answer_regex import answer_pattern
+from recworld.export.common import Suite, question_row, task_slug, write_jsonl, write_text
+from recworld.export.lm_eval import MAX_GEN_TOKENS
+
+TASK_FILE = "recworld_inspect.py"
+
+_HEAD = '''"""inspect_ai tasks for a RecWorld suite export (written by `recworld export`; do not edit).
+
+Run one measure:  inspect eval {task_file}@<task> --model <provider/model>
+Options:          -T solver=multiple_choice  (inspect's own multiple-choice prompt and choice() scorer)
+"""
+
+import json
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, json_dataset
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import choice, pattern
+from inspect_ai.solver import generate, multiple_choice
+
+HERE = Path(__file__).resolve().parent
+PROVENANCE = json.loads({provenance})
+MAX_TOKENS = {max_tokens}
+
+
+def _sample(record):
+    return Sample(
+        id=record["id"],
+        input=record["prompt"],
+        target=record["answer"],
+        choices=record["options"],
+        metadata={{"measure": record["measure"], "format": record["format"], "scale": record["scale"]}},
+    )
+
+
+def _task(measure, answer_pattern, solver):
+    dataset = json_dataset(str(HERE / "data" / f"{{measure}}.jsonl"), sample_fields=_sample, name=measure)
+    if solver == "multiple_choice":
+        return Task(dataset=dataset, solver=multiple_choice(), scorer=choice(), metadata=PROVENANCE)
+    if solver != "generate":
+        raise ValueError(f"solver must be generate or multiple_choice, got {{solver!r}}")
+    return Task(
+        dataset=dataset,
+        solver=generate(),
+        scorer=pattern(answer_pattern, ignore_case=False),
+        config=GenerateConfig(max_tokens=MAX_TOKENS, temperature=0.0),
+        metadata=PROVENANCE,
+    )
+'''
+
+_TASK = '''
+
+@task
+def {name}(solver="generate"):
+    """{description}"""
+    return _task({measure}, {pattern}, solver)
+'''
+
+
+def task_file(suite: Suite, meta: dict[str, Any], labels: dict[str, list[str]]) -> str:
+    """The Python source of the task file (deterministic: measures in sorted order)."""
+    provenance = json.dumps(json.dumps(meta, sort_keys=True, ensure_ascii=True))
+    parts = [_HEAD.format(task_file=TASK_FILE, provenance=provenance, max_tokens=MAX_GEN_TOKENS)]
+    prefix = f"recworld_{task_slug(suite.manifest.dataset)}"
+    for measure in suite.measures:
+        parts.append(
+            _TASK.format(
+                name=f"{prefix}_{measure}",
+                description=f"RecWorld {suite.manifest.dataset} / {measure}",
+                measure=json.dumps(measure),
+                pattern=json.dumps(answer_pattern(labels[measure]), ensure_ascii=True),
+            )
+        )
+    return "".join(parts)
+
+
+def write(suite: Suite, out: Path, meta: dict[str, Any]) -> list[str]:
+    """Write the data and the task file; returns the task names."""
+    labels: dict[str, list[str]] = {}
+    for measure in suite.measures:
+        rows = [question_row(q) for q in suite.questions[measure]]
+        write_jsonl(out / "data" / f"{measure}.jsonl", rows)
+        labels[measure] = list(rows[0]["labels"])
+    write_text(out / TASK_FILE, task_file(suite, meta, labels))
+    prefix = f"recworld_{task_slug(suite.manifest.dataset)}"
+    return [f"{prefix}_{m}" for m in suite.measures]

@@ -1,0 +1,253 @@
+"""Cross-harness check: lm-eval on our export and ``recworld eval`` agree on the same GGUF and questions.
+
+lm-eval and inspect_ai live in their own venv (tests/export/harness.py); RecWorld
+never imports them. The model is Gemma 3 270M (base, GGUF) served by
+``llama_cpp.server``. lm-eval's own API models need echoed prompt log-probs, which
+llama-cpp-python 0.3.36's server computes far too slowly (and
+misaligns without a BOS token), so lm-eval runs with a small model class that
+reads first-token log-probs from the server (docs/export.md has the detail).
+Gemma's GGUF adds a BOS and has no chat template, so both harnesses score the
+same completion prompt and the same " A".." D" continuations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recworld.cli import main
+from recworld.export.run import export_suite
+
+from .harness import ensure_venv, venv_python
+
+pytestmark = [pytest.mark.slow, pytest.mark.model]
+
+HARNESS_VENV = Path(__file__).resolve().parents[1] / ".data" / "harness-venv"
+MEASURE = "kg_movie_genre"
+TASK = f"recworld_ml_100k_{MEASURE}"
+MODEL = "gemma3-270m"
+TOLERANCE = 0.02
+# Questions compared. The server must compute logits for every prompt token (logprobs need
+# logits_all) and Gemma's output layer is 262k wide: about 10 s per new prompt on 2 busy cores, so
+# 50 questions would take ~9 min (15 took 400 s). 10 keep it near 4 min; every choice must match.
+N_QUESTIONS = 10
+
+
+@pytest.fixture(scope="session")
+def harness() -> Path:
+    seconds = ensure_venv(HARNESS_VENV)
+    print(f"\nharness venv: {f'created in {seconds:.0f} s' if seconds else 'cached'}")
+    return venv_python(HARNESS_VENV)
+
+
+def _offline_env(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HF_HOME=str(tmp / "hf"), HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", NO_COLOR="1")
+    env.update(INSPECT_LOG_DIR=str(tmp / "inspect-logs"), INSPECT_DISPLAY="none")
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def gguf_server(tmp_path: Path) -> Iterator[str]:
+    from recworld.models.llamacpp import resolve_model_path
+
+    port = _free_port()
+    log = (tmp_path / "server.log").open("wb")
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_model_path(MODEL))]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"]
+    command += ["--n_threads_batch", "2", "--logits_all", "True"]
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert server.poll() is None, (tmp_path / "server.log").read_text()[-2000:]
+            try:
+                urllib.request.urlopen(f"{url}/v1/models", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "llama_cpp.server did not start in 120 s"
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+# lm-eval's built-in API models score by echoing the prompt's log-probs. llama_cpp.server computes
+# those with a Python sort over the whole vocabulary per prompt token (about 30 s per request for
+# Gemma's 262k vocabulary) and misaligns them when the prompt does not start with BOS. Every option
+# label is one token here, so this lm-eval model reads the first generated token's log-probs from
+# the same server instead: lm-eval still builds the requests (prompt, delimiter, choices) and the score.
+_LM_EVAL_DRIVER = """
+import json, math, sys, urllib.request
+import lm_eval
+from lm_eval.api.model import LM
+from lm_eval.api.registry import register_model
+from lm_eval.tasks import TaskManager
+
+@register_model("first-token-server")
+class FirstToken(LM):
+    def __init__(self, base_url, top=40, **_):
+        super().__init__()
+        self.url, self.top = base_url, int(top)
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        out = []
+        for request in requests:
+            context, continuation = request.args
+            body = {"prompt": context, "max_tokens": 1, "logprobs": self.top, "temperature": 0}
+            req = urllib.request.Request(self.url + "/v1/completions", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+            reply = json.load(urllib.request.urlopen(req, timeout=300))
+            top = reply["choices"][0]["logprobs"]["top_logprobs"][0]
+            # Below the top-k: lower than every listed option, so it can never be the argmax.
+            out.append((float(top.get(continuation, -math.inf)), continuation == max(top, key=top.get)))
+        return out
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+    def generate_until(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+url, include, task = sys.argv[1:4]
+res = lm_eval.simple_evaluate(model="first-token-server", model_args=f"base_url={url}", tasks=[task],
+                              task_manager=TaskManager(include_path=include), log_samples=True,
+                              limit=int(sys.argv[4]))
+picks = {}
+for sample in res["samples"][task]:
+    scores = [float(r[0]) for r in sample["filtered_resps"]]
+    picks[sample["doc"]["id"]] = scores.index(max(scores))
+print(json.dumps({"acc": res["results"][task]["acc,none"], "picks": picks}))
+"""
+
+
+def _lm_eval_accuracy(python: Path, export: Path, url: str, tmp: Path) -> tuple[float, dict[str, int]]:
+    command = [str(python), "-c", _LM_EVAL_DRIVER, url, str(export), TASK, str(N_QUESTIONS)]
+    done = subprocess.run(
+        command, env=_offline_env(tmp), capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(result["acc"]), {str(k): int(v) for k, v in result["picks"].items()}
+
+
+def _recworld_accuracy(suite: Path, tmp: Path) -> tuple[float, dict[str, int]]:
+    run = tmp / "recworld-run"
+    argv = ["eval", str(suite), "--model", f"llamacpp:{MODEL}", "--mode", "loglik"]
+    argv += ["--measures", MEASURE, "--out", str(run), "--concurrency", "1", "--no-progress"]
+    argv += ["--limit", str(N_QUESTIONS)]
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == N_QUESTIONS and all(r["error"] is None for r in rows)
+    return sum(bool(r["correct"]) for r in rows) / len(rows), {
+        r["question_id"]: r["parsed_index"] for r in rows
+    }
+
+
+def test_lm_eval_and_recworld_agree_in_loglik(
+    harness: Path, ml100k_suite: Path, gguf_server: str, tmp_path: Path
+) -> None:
+    export = tmp_path / "lm-eval"
+    export_suite(ml100k_suite, "lm-eval", export, measures=(MEASURE,))
+    started = time.perf_counter()
+    theirs, their_picks = _lm_eval_accuracy(harness, export, gguf_server, tmp_path)
+    ours, our_picks = _recworld_accuracy(ml100k_suite, tmp_path)
+    same = sum(their_picks[q] == our_picks[q] for q in our_picks)
+    print(
+        f"\nagreement on {len(our_picks)} {MEASURE} questions: lm-eval acc {theirs:.3f}, "
+        f"recworld acc {ours:.3f}, same choice on {same}/{len(our_picks)} "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
+    assert set(their_picks) == set(our_picks)
+    assert abs(theirs - ours) <= TOLERANCE
+    assert same == len(our_picks), "the two harnesses chose differently on some questions"
+
+
+def test_inspect_runs_the_export_with_mockllm(harness: Path, ml100k_suite: Path, tmp_path: Path) -> None:
+    """Plumbing: inspect loads the task file, runs every sample and scores the reply with our pattern."""
+    export = tmp_path / "inspect"
+    export_suite(ml100k_suite, "inspect", export, measures=(MEASURE,))
+    # mockllm counts tokens with tiktoken (a download) unless an output carries usage: give it scripted ones.
+    driver = f"""
+import json, sys
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+out = ModelOutput.from_content("mockllm/model", "The answer is (B).")
+out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+model = get_model("mockllm/model", custom_outputs=[out] * 50)
+[log] = eval("{export / "recworld_inspect.py"}@{TASK}", model=model, log_dir="{tmp_path / "logs"}",
+             log_format="json", display="none")
+print(json.dumps({{"status": log.status, "samples": len(log.samples),
+    "accuracy": log.results.scores[0].metrics["accuracy"].value}}))
+"""
+    done = subprocess.run(
+        [str(harness), "-c", driver],
+        env=_offline_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    answers = [json.loads(line)["answer"] for line in (export / "data" / f"{MEASURE}.jsonl").open()]
+    assert result["status"] == "success" and result["samples"] == 50
+    assert result["accuracy"] == pytest.approx(answers.count("B") / 50)
+
+
+def test_lm_eval_runs_both_variants_and_groups(harness: Path, ml100k_suite: Path, tmp_path: Path) -> None:
+    """Plumbing: every exported task and group loads and runs (lm-eval's dummy model answers)."""
+    export = tmp_path / "lm-eval"
+    export_suite(ml100k_suite, "lm-eval", export)
+    # One run may not hold a task twice, so the scale groups here are the generate ones.
+    tasks = "recworld_ml_100k,recworld_ml_100k_knowledgeability_gen,recworld_ml_100k_personalization_gen"
+    command = [str(harness), "-m", "lm_eval", "--model", "dummy", "--include_path", str(export)]
+    command += ["--tasks", tasks, "--limit", "3", "--output_path", str(tmp_path / "out")]
+    done = subprocess.run(
+        command, env=_offline_env(tmp_path), capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]
+    for name in ("recworld_ml_100k_kg_movie_genre", "recworld_ml_100k_mem_item_item_gen"):
+        assert name in results
+
+
+def test_datasets_loads_each_config(harness: Path, ml100k_suite: Path, tmp_path: Path) -> None:
+    export = tmp_path / "hf"
+    export_suite(ml100k_suite, "hf", export)
+    code = (
+        "import datasets, json, sys; d = datasets.load_dataset(sys.argv[1], sys.argv[2]); "
+        "print(json.dumps([d['test'].num_rows, d['test'][0]['answer'], d['test'][0]['prompt'][:40]]))"
+    )
+    for config in ("mem_item_item", "kg_movie_genre"):
+        done = subprocess.run(
+            [str(harness), "-c", code, str(export), config],
+            env=_offline_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        rows, answer, prompt = json.loads(done.stdout.strip().splitlines()[-1])
+        first = json.loads((export / "recworld-export.json").read_text())
+        assert rows == first["counts"][config] == 50
+        assert answer in "ABCDEFGHIJ" and prompt
