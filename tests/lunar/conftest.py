@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pandas as pd
 import pytest
 
 from recworld.data import Dataset
-
-ML100K = Path("/tmp/pdl/recbole/dataset_example/ml-100k")
 
 
 def _strip(name: str) -> str:
@@ -17,18 +18,38 @@ def _strip(name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def ml100k_small() -> Dataset:
+def ml100k_small(ml100k_raw: Path) -> Dataset:
     """Three real ML-100K users (all their ratings), read from the RecBole atomic files."""
-    if not (ML100K / "ml-100k.inter").exists():
-        pytest.skip("ML-100K raw files not present")
-    inter = pd.read_csv(ML100K / "ml-100k.inter", sep="\t")
+    inter = pd.read_csv(ml100k_raw / "ml-100k.inter", sep="\t")
     inter.columns = [_strip(c) for c in inter.columns]
     inter = inter[inter["user_id"].isin([1, 2, 3])]
-    items = pd.read_csv(ML100K / "ml-100k.item", sep="\t")
+    items = pd.read_csv(ml100k_raw / "ml-100k.item", sep="\t")
     items.columns = [_strip(c) for c in items.columns]
     items = items.rename(columns={"movie_title": "title", "release_year": "year", "class": "genres"})
     items["genres"] = items["genres"].fillna("").str.split(" ")
     items = items[items["item_id"].isin(inter["item_id"])]
-    users = pd.read_csv(ML100K / "ml-100k.user", sep="\t", dtype=str)
+    users = pd.read_csv(ml100k_raw / "ml-100k.user", sep="\t", dtype=str)
     users.columns = [_strip(c) for c in users.columns]
     return Dataset.from_frames("ml-100k", "movie", inter, items, users)
+
+
+@pytest.fixture(scope="session")
+def irrcac_raw() -> ModuleType:
+    """``irrCAC.raw``, the independent Gwet's AC1 implementation the agreement tests compare with.
+
+    irrCAC pins ``scipy==1.12.0`` (and with it numpy < 2, which breaks pyarrow), so it is
+    never installed into the venv: its pure-Python package goes into ``tests/.data/irrcac``
+    with ``--no-deps`` and runs on the venv's own pandas and scipy.
+    """
+    target = Path(__file__).resolve().parents[1] / ".data" / "irrcac"
+    if not (target / "irrCAC").is_dir():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+             "irrCAC==0.4.4"],
+            check=True,
+        )  # fmt: skip
+    if str(target) not in sys.path:
+        sys.path.append(str(target))
+    import importlib
+
+    return importlib.import_module("irrCAC.raw")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,13 @@ import pytest
 from lunar_helpers import lunar_responder
 from typer.testing import CliRunner
 
+from recworld import lunar
 from recworld.cli import app
 from recworld.data import Dataset
 from recworld.lunar import embed, session
+from recworld.lunar import store as lunar_store
+from recworld.lunar.config import SessionConfig, SynthOptions
+from recworld.lunar.outputs import EvalRun, QueriesRun
 from recworld.models.scripted import ScriptedModel
 
 
@@ -72,7 +75,7 @@ def test_synth_queries_eval_report(
     )
     assert r.exit_code == 0, r.output
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["schema"] == "recworld.lunar.manifest/1" and manifest["counts"]["users"] == 2
+    assert manifest["schema"] == "recworld.lunar.manifest/2" and manifest["counts"]["users"] == 2
     r = cli.invoke(app, ["lunar", "queries", str(out), "--model", "scripted:x", "--per-user", "2"])
     assert r.exit_code == 0, r.output
     queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
@@ -110,7 +113,7 @@ def test_synth_queries_eval_report(
     # target averages (3.5·2 + 2.0·2)/4 = 2.75 per context.
     assert all(float(row["avg"]) == pytest.approx(2.75) for row in rows)
     md = (out / "report.md").read_text()
-    assert "| scripted:a | rag | 4 / 4 |" in md and "JSD type vs real (with anchors)" in md
+    assert "| scripted:a | rag | 4 / 4 | 0 | 0 |" in md and "JSD type vs real (with anchors)" in md
     # Rerunning eval is served from the cache: no new model calls.
     before = sum(len(m.calls) for m in scripted)
     r = cli.invoke(
@@ -131,42 +134,66 @@ def test_bad_anchor_file_exits_2(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("flag", "expected"),
-    [([], {"llamacpp:m": True, "openai:m": False}), (["--compact"], True), (["--no-compact"], False)],
-)
-def test_compact_flag_reaches_the_session_config(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: list[str], expected: bool | dict[str, bool]
+def test_cli_builds_one_session_per_model_with_its_own_key_and_records_the_configs(
+    ml100k_small: Dataset, tmp_path: Path, scripted: list[ScriptedModel]
 ) -> None:
-    seen: list[tuple[str, bool | None, bool]] = []
+    """Each model (answer, judge) gets its own spec, server and key variable; the configs land in run.json."""
+    out = _synth_and_queries(ml100k_small, tmp_path)
+    args = ["lunar", "eval", str(out), "--model", "scripted:a", "--judge", "scripted:j", "--context", "none"]
+    args += [
+        "--api-key-env",
+        "ANSWER_KEY",
+        "--judge-api-key-env",
+        "JUDGE_KEY",
+        "--judge-base-url",
+        "http://j",
+    ]
+    args += ["--compact", "--max-retries", "2", "--timeout", "7", "--fail-on-error", "0.5"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    run = EvalRun.model_validate_json((out / "eval" / "scripted_a" / "none" / "run.json").read_text())
+    answer, judge = run.config.answer, run.config.judge
+    assert (answer.model, answer.api_key_env, answer.base_url) == ("scripted:a", "ANSWER_KEY", None)
+    assert (judge.model, judge.api_key_env, judge.base_url) == ("scripted:j", "JUDGE_KEY", "http://j")
+    assert answer.compact and judge.compact and answer.max_retries == 2 and judge.timeout_s == 7
+    assert run.config.fail_on_error == 0.5 and run.counts.judged == 4
 
-    @contextlib.asynccontextmanager
-    async def recording_open_llm(
-        spec: str, root: Path, config: session.SessionConfig
-    ) -> AsyncIterator[object]:
-        # Records the config and yields a dummy: the command then fails on first use of it,
-        # after every session (eval opens two: answers and judge) has been opened.
-        seen.append((spec, config.compact, config.compact_for(spec)))
-        yield object()
 
-    monkeypatch.setattr(session, "open_llm", recording_open_llm)
-    events = tmp_path / "events.jsonl"
-    events.write_text('{"user_id": "u1", "timestamp": 1700000000, "domain": "dining", "type": "order"}\n')
-    root = tmp_path / "run"
-    root.mkdir()
-    for name in ("profiles", "records", "queries", "rubrics"):
-        (root / f"{name}.jsonl").write_text("")
-    cli = CliRunner()
-    for spec in ("llamacpp:m", "openai:m"):
-        commands = [
-            ["lunar", "synth", "--anchors", str(events), "--out", str(root), "--model", spec],
-            ["lunar", "queries", str(root), "--model", spec],
-            ["lunar", "eval", str(root), "--model", spec, "--judge", f"{spec}j", "--context", "none"],
-        ]
-        for command in commands:
-            seen.clear()
-            r = cli.invoke(app, command + flag)
-            want = expected if isinstance(expected, bool) else expected[spec]
-            explicit = None if not flag else want
-            specs = [spec, f"{spec}j"] if command[1] == "eval" else [spec]
-            assert seen == [(s, explicit, want) for s in specs], (command, r.output)
+def _synth_and_queries(ml100k_small: Dataset, tmp_path: Path) -> Path:
+    """A small folder with queries, made through the library API (the scripted model behind the Runner)."""
+    out = tmp_path / "lunar"
+    llm = SessionConfig(model="scripted:x")
+    options = SynthOptions(weeks=1, max_slots_per_day=1)
+    anchors = str(ml100k_small.save(tmp_path / "ml"))
+    lunar.synthesize(lunar.SynthConfig(anchors=anchors, out_dir=out, users=2, llm=llm, options=options))
+    lunar.make_queries(lunar.QueriesConfig(root=out, llm=llm))
+    return out
+
+
+def test_compact_default_follows_the_model_spec() -> None:
+    assert SessionConfig(model="llamacpp:m").compact_decoding
+    assert not SessionConfig(model="openai:m").compact_decoding
+    assert SessionConfig(model="openai:m", compact=True).compact_decoding
+    assert not SessionConfig(model="llamacpp:m", compact=False).compact_decoding
+
+
+def test_library_api_writes_configs_into_the_run(
+    ml100k_small: Dataset, tmp_path: Path, scripted: list[ScriptedModel]
+) -> None:
+    out = _synth_and_queries(ml100k_small, tmp_path)
+    manifest = lunar_store.manifest(out)
+    assert manifest.config.llm.model == "scripted:x" and manifest.config.users == 2
+    assert manifest.counts.users == 2 and manifest.counts.asked > 0 and manifest.counts.failures == 0
+    qrun = QueriesRun.model_validate_json((out / "queries_run.json").read_text())
+    assert qrun.counts.queries == 4 and qrun.config.root == out
+    config = lunar.LunarEvalConfig(
+        root=out,
+        answer=SessionConfig(model="scripted:a"),
+        judge=SessionConfig(model="scripted:j"),
+        contexts=(lunar.ContextSetting.NONE, lunar.ContextSetting.CURATED),
+    )
+    runs = lunar.evaluate(config)
+    assert [r.context for r in runs] == ["none", "curated"] and all(r.config == config for r in runs)
+    assert all((r.counts.answered, r.counts.judged, r.counts.failures) == (4, 4, 0) for r in runs)
+    result = lunar.write_report(lunar.ReportConfig(root=out))
+    assert [row["judged"] for row in result["rows"]] == [4, 4]

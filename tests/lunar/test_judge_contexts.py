@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from lunar_helpers import make_llm
 
+from recworld.chat import Request
 from recworld.errors import ConfigError
 from recworld.lunar.contexts import (
     ContextSetting,
@@ -33,7 +34,6 @@ from recworld.lunar.schemas import (
     Query,
     Rubric,
 )
-from recworld.models.base import Request
 
 
 def _query(n: int) -> Query:
@@ -165,11 +165,11 @@ def test_rag_returns_top_k_by_cosine() -> None:
     assert rag.build(user, _query(0), _rubric(0)).startswith("Retrieved behaviour records:")
 
 
-def test_settings_parse_and_memory_is_reserved() -> None:
+def test_settings_parse_and_memory_needs_an_embedder() -> None:
     assert parse_settings("none, full,rag") == [ContextSetting.NONE, ContextSetting.FULL, ContextSetting.RAG]
     with pytest.raises(ConfigError, match="unknown context 'web'"):
         parse_settings("none,web")
-    with pytest.raises(ConfigError, match="not implemented"):
+    with pytest.raises(ConfigError, match="memory context needs an embedder"):
         make_builder(ContextSetting.MEMORY)
     with pytest.raises(ConfigError, match="embedder"):
         make_builder(ContextSetting.RAG)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from lunar_helpers import lunar_responder, make_llm
 
+from recworld.chat import Request
 from recworld.lunar.llm import inline_schema, parse_json_object
 from recworld.lunar.synth.trajectory import SlotsDraft, WeekDraft
-from recworld.models.base import Request
 
 
 def test_parse_json_object_tolerates_fences_and_chatter() -> None:
@@ -90,8 +90,8 @@ def test_compact_schema_bounds_strings_and_fixes_array_lengths() -> None:
 
 
 def test_compact_llm_sends_the_compact_schema_and_still_validates() -> None:
+    from recworld.lunar.config import SessionConfig
     from recworld.lunar.llm import StructuredLLM, compact_schema
-    from recworld.lunar.session import SessionConfig
 
     llm, model = make_llm(lambda r: '{"theme": "ab"}')
     compact = StructuredLLM(llm.completer, max_attempts=1, compact=True)
@@ -99,10 +99,10 @@ def test_compact_llm_sends_the_compact_schema_and_still_validates() -> None:
     assert model.calls[0].json_schema == compact_schema(inline_schema(WeekDraft))
     assert compact.failures and compact.failures[0].stage == "week"  # full pydantic validation still applies
     assert compact.with_system("x").compact
-    assert SessionConfig().compact_for("llamacpp:smollm2-135m") and not SessionConfig().compact_for(
-        "openai:x"
-    )
-    assert not SessionConfig(compact=False).compact_for("llamacpp:smollm2-135m")
+    assert SessionConfig(model="llamacpp:smollm2-135m").compact_decoding
+    assert not SessionConfig(model="openai:x").compact_decoding
+    assert not SessionConfig(model="llamacpp:smollm2-135m", compact=False).compact_decoding
+    assert SessionConfig(model="openai:x", compact=True).compact_decoding
 
 
 def test_narrow_schema_puts_enums_on_strings_through_arrays() -> None:

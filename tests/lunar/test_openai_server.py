@@ -23,8 +23,8 @@ import pytest
 from lunar_helpers import lunar_responder
 from typer.testing import CliRunner
 
+from recworld.chat import Message, Request
 from recworld.cli import app
-from recworld.models.base import Message, Request
 
 EMBED_DIM = 16
 
@@ -212,7 +212,7 @@ def test_four_commands_against_an_openai_compatible_server(tmp_path: Path, serve
 
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["users"] == 2 and manifest["counts"]["failures"] == 0
-    records = _lines(out / "records.jsonl")
+    records = _lines(out / "dataset" / "records.jsonl")
     assert records and all(r["schema"] == "recworld.lunar.record/1" for r in records)
     queries, rubrics = _lines(out / "queries.jsonl"), _lines(out / "rubrics.jsonl")
     assert len(queries) == 4 and len(rubrics) == 4

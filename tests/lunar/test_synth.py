@@ -10,8 +10,9 @@ from lunar_helpers import lunar_responder, make_llm
 
 from recworld.data import Dataset
 from recworld.lunar.anchors import WEEK_S, anchors_from_dataset
+from recworld.lunar.config import SessionConfig, SynthConfig, SynthOptions
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category, Provenance
-from recworld.lunar.synth.pipeline import SynthConfig, synthesize, write_dataset
+from recworld.lunar.synth.pipeline import synthesize, write_dataset
 from recworld.lunar.synth.records import remove_anchors
 from recworld.lunar.synth.validate import combine
 
@@ -53,7 +54,8 @@ def test_remove_anchors_drops_anchor_rows_and_copies() -> None:
         }
     )
     kept = remove_anchors([*anchors, copy_in_time, copy_fields, fresh, other_type], anchors)
-    assert [r.record_id for r in kept] == ["s3", "s4"]
+    # By content (tests/lunar/test_anchor_removal.py): same time, other content stays; a repeated title goes.
+    assert [r.record_id for r in kept] == ["s1", "s4"]
 
 
 def test_combined_consistency_score() -> None:
@@ -67,12 +69,15 @@ def test_pipeline_end_to_end_removes_anchors_and_deidentifies(ml100k_small: Data
     anchors = anchors_from_dataset(ml100k_small, 2, seed=3)
     assert all(r.provenance is Provenance.ANCHOR for a in anchors for r in a.records)
     llm, _ = make_llm(lunar_responder(), tmp_path)
-    config = SynthConfig(weeks=2, max_slots_per_day=1, max_records_per_slot=3)
-    result = asyncio.run(synthesize(llm, anchors, config))
+    options = SynthOptions(weeks=2, max_slots_per_day=1, max_records_per_slot=3)
+    result = asyncio.run(synthesize(llm, anchors, options))
     assert not result.dropped_users and len(result.users) == 2
-    manifest = write_dataset(tmp_path / "out", result, llm, config, {}, 0.0)
+    config = SynthConfig(
+        anchors="ml", out_dir=tmp_path / "out", llm=SessionConfig(model="scripted"), options=options
+    )
+    manifest = write_dataset(tmp_path / "out", result, llm, config, 0.0).to_json()
     out = tmp_path / "out"
-    rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / "dataset" / "records.jsonl").read_text().splitlines()]
     assert rows and manifest["counts"]["records"] == len(rows)
     assert all(r["provenance"] == "synthetic" for r in rows)
     # The scripted model copies up to two anchors verbatim into each slot: none may survive.
@@ -82,13 +87,15 @@ def test_pipeline_end_to_end_removes_anchors_and_deidentifies(ml100k_small: Data
     anchor_titles = {str(r.fields["title"]) for a in anchors for r in a.records}
     assert not any(r["fields"].get("title") in anchor_titles for r in rows)
     # Source ids never leave the run; identifiers are tokens.
-    text = (out / "records.jsonl").read_text() + (out / "profiles.jsonl").read_text()
+    text = (out / "dataset" / "records.jsonl").read_text() + (out / "dataset" / "profiles.jsonl").read_text()
     assert all(f'"user_id":"{a.user_id}"' not in text for a in anchors)
     assert "Alice Jones" not in text and "a@b.com" not in text and "555-123-4567" not in text
     assert "12 Oak Street" not in text and "Smith" not in text
     assert "<PERSON_1>" in text and "<EMAIL_1>" in text and "<PHONE_1>" in text and "<ADDRESS_1>" in text
     # Every week has 7 day plans, and records fall inside the trajectory span.
-    trajectories = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    trajectories = [
+        json.loads(line) for line in (out / "dataset" / "trajectories.jsonl").read_text().splitlines()
+    ]
     starts = {t["user_id"]: t["start_ts"] for t in trajectories}
     assert all(len(w["days"]) == 7 for t in trajectories for w in t["weeks"])
     assert all(starts[r["user_id"]] <= r["timestamp"] < starts[r["user_id"]] + 2 * WEEK_S for r in rows)
@@ -100,7 +107,7 @@ def test_pipeline_end_to_end_removes_anchors_and_deidentifies(ml100k_small: Data
 def test_day_and_slot_prompts_carry_real_anchors(ml100k_small: Dataset) -> None:
     anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
     llm, model = make_llm(lunar_responder())
-    asyncio.run(synthesize(llm, anchors, SynthConfig(weeks=1, max_slots_per_day=1)))
+    asyncio.run(synthesize(llm, anchors, SynthOptions(weeks=1, max_slots_per_day=1)))
     week_prompt = next(
         c.messages[-1].content for c in model.calls if c.json_schema and c.json_schema["title"] == "WeekDraft"
     )
@@ -112,7 +119,7 @@ def test_day_and_slot_prompts_carry_real_anchors(ml100k_small: Dataset) -> None:
     ]
     assert any("hard anchors" in p for p in records_prompts)
     llm2, model2 = make_llm(lunar_responder())
-    asyncio.run(synthesize(llm2, anchors, SynthConfig(weeks=1, max_slots_per_day=1, use_anchors=False)))
+    asyncio.run(synthesize(llm2, anchors, SynthOptions(weeks=1, max_slots_per_day=1, use_anchors=False)))
     assert not any(
         "hard anchors" in c.messages[-1].content or "real events" in c.messages[-1].content
         for c in model2.calls
@@ -122,7 +129,7 @@ def test_day_and_slot_prompts_carry_real_anchors(ml100k_small: Dataset) -> None:
 def test_low_consistency_weeks_are_regenerated_within_bound(ml100k_small: Dataset) -> None:
     anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
     llm, model = make_llm(lunar_responder(forward_score=1))
-    config = SynthConfig(weeks=1, max_slots_per_day=1, consistency_threshold=0.9, max_regenerations=2)
+    config = SynthOptions(weeks=1, max_slots_per_day=1, consistency_threshold=0.9, max_regenerations=2)
     result = asyncio.run(synthesize(llm, anchors, config))
     week_calls = [c for c in model.calls if c.json_schema and c.json_schema["title"] == "WeekDraft"]
     assert len(week_calls) == 3  # first plan + 2 regenerations, then stop
@@ -134,7 +141,7 @@ def test_low_consistency_weeks_are_regenerated_within_bound(ml100k_small: Datase
 def test_invalid_profile_output_is_retried(ml100k_small: Dataset) -> None:
     anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
     llm, _ = make_llm(lunar_responder(bad_first={"ProfileDraft"}))
-    result = asyncio.run(synthesize(llm, anchors, SynthConfig(weeks=1, max_slots_per_day=1)))
+    result = asyncio.run(synthesize(llm, anchors, SynthOptions(weeks=1, max_slots_per_day=1)))
     assert len(result.users) == 1 and llm.failures == []
     profile = result.users[0].profile
     assert {a.category for a in profile.affinities} >= {Category.DINING, Category.MOVIES}

@@ -14,18 +14,21 @@ Anchors guide synthesis and are never written to the synthetic dataset.
 from __future__ import annotations
 
 import csv
-import json
+import io
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from recworld.data import Dataset
-from recworld.errors import DataError
+from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP
+from recworld.errors import ConfigError, DataError
+from recworld.io import iter_json_lines
+from recworld.lunar import timeutil
 from recworld.lunar.schemas import (
     BehaviourRecord,
     BehaviourType,
@@ -39,6 +42,8 @@ from recworld.seeding import rng
 WEEK_S = 7 * 24 * 3600
 DAY_S = 24 * 3600
 
+# The defaults of recworld/lunar/domains.json for dataset domains (read by report_quality;
+# new code should use recworld.lunar.domains.load_domain_map().lookup(...)).
 _DOMAIN_OF_DATASET = {
     "movie": (Category.MOVIES, BehaviourType.WATCH),
     "music": (Category.MUSIC, BehaviourType.LISTEN),
@@ -57,14 +62,16 @@ class AnchorUser:
     def user_id(self) -> str:
         return self.demographic.user_id
 
+    @property
+    def zone(self) -> tzinfo:
+        """The user's local time zone (``demographic.timezone``; UTC when unknown)."""
+        return timeutil.zone(self.demographic.timezone)
+
     def start_ts(self) -> int:
-        """Monday 00:00 UTC of the week of the first real record (week 0 of the trajectory)."""
+        """Monday 00:00 local time of the week of the first real record (week 0 of the trajectory)."""
         if not self.records:
             return 0
-        first = min(r.timestamp for r in self.records)
-        day_start = first - first % DAY_S
-        weekday = datetime.fromtimestamp(day_start, UTC).weekday()
-        return day_start - weekday * DAY_S
+        return timeutil.week_start(min(r.timestamp for r in self.records), self.zone)
 
     def within(self, start: int, end: int) -> list[BehaviourRecord]:
         return [r for r in self.records if start <= r.timestamp < end]
@@ -73,42 +80,21 @@ class AnchorUser:
 def anchors_from_dataset(
     dataset: Dataset, n_users: int, *, seed: int = 0, min_events: int = 5
 ) -> list[AnchorUser]:
-    """Draw ``n_users`` users (seeded) with at least ``min_events`` interactions."""
-    inter = dataset.interactions
-    counts = inter.groupby("user_id").size()
-    eligible = sorted(str(u) for u in counts[counts >= min_events].index)
+    """Draw ``n_users`` users (seeded) with at least ``min_events`` interactions.
+
+    Each record's domain comes from :mod:`recworld.lunar.domains` (per item for Amazon's categories).
+    """
+    from recworld.lunar.anchor_sources import dataset_users
+    from recworld.lunar.domains import load_domain_map
+
+    users = dataset_users(dataset, load_domain_map())
+    eligible = sorted(u for u, a in users.items() if len(a.records) >= min_events)
     if len(eligible) < n_users:
         raise DataError(
             f"dataset {dataset.name!r} has only {len(eligible)} users with >= {min_events} events"
         )
-    picked = sorted(rng(seed, "lunar", "anchors").choice(eligible, size=n_users, replace=False).tolist())
-    domain, btype = _DOMAIN_OF_DATASET.get(dataset.domain.value, _DEFAULT)
-    items = dataset.items.set_index("item_id")
-    users = dataset.users.set_index("user_id")
-    out: list[AnchorUser] = []
-    for user_id in picked:
-        rows = inter[inter["user_id"] == user_id]
-        records = []
-        for n, row in enumerate(rows.itertuples(index=False)):
-            item = items.loc[row.item_id]
-            fields: dict[str, FieldValue] = {"title": str(item["title"])}
-            if "genres" in items.columns and len(item["genres"]):
-                fields["genres"] = ", ".join(item["genres"])
-            if not np.isnan(row.rating):
-                fields["rating"] = float(row.rating)
-            records.append(
-                BehaviourRecord(
-                    record_id=f"anchor-{user_id}-{n:05d}",
-                    user_id=user_id,
-                    timestamp=int(row.timestamp),
-                    domain=domain,
-                    type=btype,
-                    fields=fields,
-                    provenance=Provenance.ANCHOR,
-                )
-            )
-        out.append(AnchorUser(_demographic(user_id, users), tuple(records)))
-    return out
+    picked = rng(seed, "lunar", "anchors").choice(eligible, size=n_users, replace=False).tolist()
+    return [users[str(u)] for u in sorted(picked)]
 
 
 def _demographic(user_id: str, users: pd.DataFrame) -> Demographic:
@@ -136,7 +122,7 @@ def _demographic(user_id: str, users: pd.DataFrame) -> Demographic:
 
 _EVENT_FILES = ("events.jsonl", "events.csv")
 _USER_FILES = ("users.jsonl", "users.csv")
-_DEMO_KEYS = ("age", "gender", "occupation", "location")
+_DEMO_KEYS = ("age", "gender", "occupation", "location", "timezone")
 
 
 def load_anchor_files(path: Path, n_users: int | None = None, *, seed: int = 0) -> list[AnchorUser]:
@@ -177,40 +163,56 @@ def _locate(path: Path) -> tuple[Path, Path | None]:
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        if path.suffix == ".csv":
-            for n, row in enumerate(csv.DictReader(handle), start=2):
-                yield n, {k: v for k, v in row.items() if k is not None and v not in (None, "")}
-            return
-        for n, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg}", path=path, line=n) from exc
-            if not isinstance(obj, dict):
-                raise DataError("each line must be a JSON object", path=path, line=n)
-            yield n, obj
+    if path.suffix != ".csv":
+        yield from iter_json_lines(path)  # bad UTF-8, NaN, deep nesting: DataError at file:line
+        return
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")  # a byte-order mark is read as the text it prefixes
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", path=path, line=line) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for row in reader:
+            yield reader.line_num, {k: v for k, v in row.items() if k is not None and v not in (None, "")}
+    except csv.Error as exc:
+        raise DataError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from None
 
 
 def _parse_time(value: Any, path: Path, line: int) -> int:
-    if isinstance(value, int | float) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
-        return int(float(value))
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-        except ValueError as exc:
-            raise DataError(
-                f"timestamp {value!r} is neither Unix seconds nor ISO-8601",
-                path=path,
-                line=line,
-                field="timestamp",
-            ) from exc
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        return int(parsed.timestamp())
-    raise DataError("missing timestamp", path=path, line=line, field="timestamp")
+    """Unix seconds from a number or ISO-8601 text; NaN, infinities and 1e30 are refused."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit() and value.strip().isascii():
+        seconds: float | int = int(value.strip())
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str):
+        seconds = _iso_seconds(value, path, line)
+    else:
+        raise DataError("missing timestamp", path=path, line=line, field="timestamp")
+    if not (math.isfinite(seconds) and MIN_TIMESTAMP <= seconds <= MAX_TIMESTAMP):
+        raise DataError(
+            f"timestamp {value!r:.40} is not Unix seconds between years 1900 and 9999",
+            path=path,
+            line=line,
+            field="timestamp",
+        )
+    return int(seconds)
+
+
+def _iso_seconds(value: str, path: Path, line: int) -> int:
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise DataError(
+            f"timestamp {value!r:.40} is neither Unix seconds nor ISO-8601",
+            path=path,
+            line=line,
+            field="timestamp",
+        ) from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp())
 
 
 def _parse_event(row: dict[str, Any], path: Path, line: int, n: int) -> BehaviourRecord:
@@ -236,7 +238,9 @@ def _parse_event(row: dict[str, Any], path: Path, line: int, n: int) -> Behaviou
     if not isinstance(raw_fields, dict):
         raise DataError("'fields' must be an object", path=path, line=line, field="fields")
     for key, value in {**raw_fields, **{k[6:]: v for k, v in row.items() if k.startswith("field.")}}.items():
-        if not isinstance(value, str | int | float | bool):
+        if not isinstance(value, str | int | float | bool) or (
+            isinstance(value, float) and not math.isfinite(value)
+        ):
             raise DataError(
                 "field values must be strings, numbers or booleans", path=path, line=line, field=key
             )
@@ -259,6 +263,8 @@ def _number(text: str) -> FieldValue:
         value = float(text)
     except ValueError:
         return text
+    if not math.isfinite(value):  # "nan", "inf", "1e400" stay text: no sum or mean may meet them
+        return text
     return int(value) if value.is_integer() and "." not in text else value
 
 
@@ -268,8 +274,10 @@ def _parse_user(row: dict[str, Any], path: Path, line: int) -> Demographic:
     age = row.get("age")
     try:
         age_value = None if age is None else int(age)
-    except ValueError as exc:
-        raise DataError(f"age {age!r} is not an integer", path=path, line=line, field="age") from exc
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DataError(f"age {age!r:.40} is not an integer", path=path, line=line, field="age") from exc
+    if isinstance(age, bool) or (age_value is not None and not 0 <= age_value <= 150):
+        raise DataError(f"age {age!r:.40} is not an age in years", path=path, line=line, field="age")
     extra = {str(k): str(v) for k, v in row.items() if k not in (*_DEMO_KEYS, "user_id")}
     return Demographic(
         user_id=str(row["user_id"]),
@@ -278,16 +286,26 @@ def _parse_user(row: dict[str, Any], path: Path, line: int) -> Demographic:
         occupation=None if row.get("occupation") is None else str(row["occupation"]),
         location=None if row.get("location") is None else str(row["location"]),
         extra=extra,
+        timezone=_parse_zone(row.get("timezone"), path, line),
     )
 
 
-def load_anchors(source: str, n_users: int, *, seed: int = 0) -> list[AnchorUser]:
-    """Anchors from a fetched dataset name, a dataset cache or raw folder, or a CSV/JSONL source."""
-    path = Path(source)
-    if path.suffix in (".csv", ".jsonl") or (
-        path.is_dir() and any((path / n).exists() for n in _EVENT_FILES)
-    ):
-        return load_anchor_files(path, n_users, seed=seed)
-    from recworld.data import resolve_dataset
+def _parse_zone(value: Any, path: Path, line: int) -> str | None:
+    """An IANA zone name from a ``timezone`` column (validated here so the error has a line)."""
+    if value is None:
+        return None
+    try:
+        timeutil.zone(str(value))
+    except ConfigError as exc:
+        raise DataError(str(exc), path=path, line=line, field="timezone") from None
+    return str(value).strip()
 
-    return anchors_from_dataset(resolve_dataset(source), n_users, seed=seed)
+
+def load_anchors(
+    source: str, n_users: int, *, seed: int = 0, min_domains: int = 1, domain_map: Path | None = None
+) -> list[AnchorUser]:
+    """Anchors from a fetched dataset name, a dataset cache or raw folder, a CSV/JSONL source, or a
+    comma-separated mix of them merged by user id (:mod:`recworld.lunar.anchor_sources`)."""
+    from recworld.lunar.anchor_sources import load_mixed
+
+    return load_mixed(source, n_users, seed=seed, min_domains=min_domains, domain_map=domain_map)

@@ -2,15 +2,17 @@
 
 =========  ===========================================================================
 none       nothing: the no-personalisation floor
-full       profile + all records; if they do not fit, the newest records that fit a
-           token budget (estimated as characters / 4), shown in time order
+full       profile + all records; if they do not fit the answer model's window, the
+           newest records that fit, counted in that model's tokens (see
+           :mod:`recworld.lunar.budget`), shown in time order; what was dropped is
+           recorded per query (:attr:`FullContext.coverage`) and reported
 curated    the rubric's evidence records only (the ideal retriever)
 rag        records as text lines, embedded; the top-k (30) by cosine with the query
-memory     reserved for agentic memory (Mem0-style fact store): not implemented yet
+memory     agentic memory: atomic facts distilled from batches of 10 records, kept in
+           Qdrant, top-k (50) by the query (:mod:`recworld.lunar.memory`)
 =========  ===========================================================================
 
-A setting is a :class:`ContextBuilder`; adding memory means adding one class and
-one entry in :func:`make_builder`.
+A setting is a :class:`ContextBuilder`.
 """
 
 from __future__ import annotations
@@ -18,15 +20,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from recworld.errors import ConfigError
+from recworld.lunar.budget import CharEstimate, TokenCounter
 from recworld.lunar.embed import Embedder
 from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Rubric
-
-CHARS_PER_TOKEN = 4
 
 
 class ContextSetting(StrEnum):
@@ -52,7 +54,8 @@ class ContextBuilder(Protocol):
 
 
 def estimate_tokens(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    """The characters/4 estimate (the fallback counter; see :mod:`recworld.lunar.budget`)."""
+    return CharEstimate().count(text)
 
 
 def _records_block(records: Sequence[BehaviourRecord]) -> str:
@@ -66,23 +69,49 @@ class NoContext:
         return ""
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the user's log one Full context showed (``shown < total`` means truncated)."""
+
+    shown: int
+    total: int
+    tokens: int
+    budget: int
+    counter: str
+
+    @property
+    def dropped(self) -> int:
+        return self.total - self.shown
+
+
 class FullContext:
     setting = ContextSetting.FULL
 
-    def __init__(self, budget_tokens: int = 3000) -> None:
+    def __init__(self, budget_tokens: int = 3000, counter: TokenCounter | None = None) -> None:
         self.budget_tokens = budget_tokens
+        self.counter: TokenCounter = counter or CharEstimate()
+        # Per query id: what the last build showed (read by the answering step for the report).
+        self.coverage: dict[str, Coverage] = {}
 
     def build(self, user: UserData, query: Query, rubric: Rubric) -> str:
         head = f"User profile:\n{user.profile.describe()}\n\nBehaviour records:\n"
-        left = self.budget_tokens - estimate_tokens(head)
+        left = self.budget_tokens - self.counter.count(head)
         kept: list[BehaviourRecord] = []
         for r in sorted(user.records, key=lambda r: (r.timestamp, r.record_id), reverse=True):
-            cost = estimate_tokens(r.to_line()) + 1
+            cost = self.counter.count(r.to_line()) + 1
             if cost > left:
                 break
             kept.append(r)
             left -= cost
-        return head + _records_block(sorted(kept, key=lambda r: (r.timestamp, r.record_id)))
+        text = head + _records_block(sorted(kept, key=lambda r: (r.timestamp, r.record_id)))
+        self.coverage[query.query_id] = Coverage(
+            shown=len(kept),
+            total=len(user.records),
+            tokens=self.budget_tokens - left,
+            budget=self.budget_tokens,
+            counter=self.counter.identity,
+        )
+        return text
 
 
 class CuratedContext:
@@ -117,19 +146,31 @@ class RagContext:
 
 
 def make_builder(
-    setting: ContextSetting, *, embedder: Embedder | None = None, budget_tokens: int = 3000, rag_k: int = 30
+    setting: ContextSetting,
+    *,
+    embedder: Embedder | None = None,
+    budget_tokens: int = 3000,
+    rag_k: int = 30,
+    counter: TokenCounter | None = None,
+    memory_root: Path | None = None,
+    memory_k: int = 50,
+    qdrant_url: str | None = None,
 ) -> ContextBuilder:
     if setting is ContextSetting.NONE:
         return NoContext()
     if setting is ContextSetting.FULL:
-        return FullContext(budget_tokens)
+        return FullContext(budget_tokens, counter)
     if setting is ContextSetting.CURATED:
         return CuratedContext()
+    if embedder is None:
+        raise ConfigError(f"the {setting.value} context needs an embedder (--embedder)")
     if setting is ContextSetting.RAG:
-        if embedder is None:
-            raise ConfigError("the rag context needs an embedder (--embedder)")
         return RagContext(embedder, rag_k)
-    raise ConfigError("the memory context (agentic memory) is not implemented yet")
+    if memory_root is None:
+        raise ConfigError("the memory context needs a run folder for its fact store")
+    from recworld.lunar.memory import MemoryContext
+
+    return MemoryContext(embedder, memory_root, url=qdrant_url, k=memory_k)
 
 
 def parse_settings(text: str) -> list[ContextSetting]:

@@ -5,14 +5,18 @@ e-mail, phone number, street address or person's name becomes the same token
 everywhere (``<EMAIL_1>``, ``<PHONE_2>``, ...) and cross-record reasoning
 still works on the anonymised data. Names are found two ways: values of
 person-name fields (``guest_name``, ``contact``, ...) and honorific patterns
-(``Mr. Smith``); a name once seen is replaced wherever it appears later.
+(``Mr. Smith``), plus field keys shaped like a person's name. Names are learnt
+over the whole run first and replaced in a second pass, so order does not matter.
+Phone numbers (with or without separators), national ID numbers, e-mails and
+street addresses become tokens; demographic extras such as ``name`` or
+``phone`` become one token each.
 Exact postal codes in demographics are coarsened to their first three digits.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from recworld.lunar.schemas import (
     BehaviourRecord,
@@ -26,16 +30,27 @@ EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 PHONE = re.compile(
     r"(?<![\w:.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{3,4}[\s.-]\d{3,4}(?:[\s.-]\d{2,4})?(?![\w:])"
 )
+# Phone numbers written without separators (4155550199, 13812345678, +8613812345678).
+PHONE_PLAIN = re.compile(r"(?<![\w.+-])\+?\d{10,13}(?![\w.])")
+# National ID numbers: 18-digit resident IDs (last character may be X) and US SSNs.
+ID_NUMBER = re.compile(r"(?<![\w-])(?:\d{17}[\dXx]|\d{3}-\d{2}-\d{4})(?![\w-])")
 ADDRESS = re.compile(
     r"\b\d{1,5}\s+(?:[A-Z][\w'-]*\s+){1,3}"
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl)\b"
 )
 HONORIFIC_NAME = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof)\.?\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
+# A field KEY shaped like a person's name ("Mike Brown"): field names are never Title Case words.
+NAME_KEY = re.compile(r"^[A-Z][a-z]+(?:[ .'-][A-Z][a-z]+){1,2}$")
 NAME_FIELDS = frozenset(
     {
         "name",
         "person",
         "full_name",
+        "first_name",
+        "last_name",
+        "given_name",
+        "family_name",
+        "surname",
         "contact",
         "contact_name",
         "guest",
@@ -45,18 +60,47 @@ NAME_FIELDS = frozenset(
         "recipient",
         "customer_name",
         "driver_name",
+        "reviewer_name",
     }
 )
+# Demographic extras whose whole value is an identifier, by kind of token.
+IDENTIFIER_FIELDS = {
+    "PHONE": frozenset({"phone", "mobile", "cell", "tel", "telephone", "phone_number", "mobile_phone"}),
+    "EMAIL": frozenset({"email", "e_mail", "mail"}),
+    "ID": frozenset({"id_number", "id_card", "national_id", "ssn", "passport", "passport_number"}),
+    "ADDRESS": frozenset({"address", "street", "street_address", "home_address"}),
+}
 ZIP = re.compile(r"\b(\d{3})\d{2}(?:-\d{4})?\b")
 
 
-class Deidentifier:
-    """Replace identifiers with tokens; one consistent map per instance."""
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
 
-    def __init__(self) -> None:
+
+class Deidentifier:
+    """Replace identifiers with tokens; one consistent map per instance.
+
+    Use it in two passes over everything to be released: ``learn_*`` collects the
+    names (so a name first seen in a later record is still replaced in text
+    processed earlier), then ``record`` / ``profile`` / ``trajectory`` replace.
+    ``redact`` holds real anchor titles: they become ``<TITLE_n>`` wherever they
+    appear, so plans prompted with real events do not carry them out.
+    """
+
+    def __init__(self, redact: Iterable[str] = ()) -> None:
         self.tokens: dict[tuple[str, str], str] = {}
         self._counts: dict[str, int] = {}
         self._names: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        titles = {t.strip() for t in redact if len(t.strip()) >= 3}
+        self._titles = (
+            re.compile(
+                "|".join(rf"(?<!\w){re.escape(t)}(?!\w)" for t in sorted(titles, key=len, reverse=True)),
+                re.IGNORECASE,
+            )
+            if titles
+            else None
+        )
 
     def token(self, kind: str, value: str) -> str:
         key = (kind, value.strip())
@@ -66,33 +110,80 @@ class Deidentifier:
         return self.tokens[key]
 
     def add_name(self, name: str) -> None:
-        if name.strip() and not name.startswith("<"):
+        if name.strip() and not name.startswith("<") and name.strip() not in self._names:
             self._names.add(name.strip())
+            self._pattern = None
+
+    # -- pass 1: learn -------------------------------------------------------------------------
+
+    def learn_text(self, value: str) -> None:
+        for match in HONORIFIC_NAME.finditer(value):
+            self.add_name(match.group(1))
+
+    def learn_fields(self, fields: Mapping[str, FieldValue]) -> None:
+        for key, value in fields.items():
+            if NAME_KEY.match(key.strip()):
+                self.add_name(key)
+            if isinstance(value, str):
+                if _key(key) in NAME_FIELDS:
+                    self.add_name(value)
+                self.learn_text(value)
+
+    def learn_record(self, record: BehaviourRecord) -> None:
+        self.learn_fields(record.fields)
+
+    def learn_profile(self, profile: Profile) -> None:
+        self.learn_fields(profile.demographic.extra)
+        for text in _profile_texts(profile):
+            self.learn_text(text)
+
+    def learn_trajectory(self, trajectory: Trajectory) -> None:
+        for text in _trajectory_texts(trajectory):
+            self.learn_text(text)
+
+    # -- pass 2: replace -----------------------------------------------------------------------
+
+    def _name_pattern(self) -> re.Pattern[str] | None:
+        if self._pattern is None and self._names:
+            alternatives = "|".join(re.escape(n) for n in sorted(self._names, key=len, reverse=True))
+            self._pattern = re.compile(rf"\b(?:{alternatives})\b")
+        return self._pattern
 
     def text(self, value: str) -> str:
+        self.learn_text(value)
         out = EMAIL.sub(lambda m: self.token("EMAIL", m.group(0)), value)
         out = ADDRESS.sub(lambda m: self.token("ADDRESS", m.group(0)), out)
+        out = ID_NUMBER.sub(lambda m: self.token("ID", m.group(0)), out)
         out = PHONE.sub(lambda m: self.token("PHONE", m.group(0)), out)
-        for match in HONORIFIC_NAME.finditer(out):
-            self.add_name(match.group(1))
-        for name in sorted(self._names, key=len, reverse=True):
-            out = re.sub(rf"\b{re.escape(name)}\b", self.token("PERSON", name), out)
+        out = PHONE_PLAIN.sub(lambda m: self.token("PHONE", m.group(0)), out)
+        pattern = self._name_pattern()
+        if pattern is not None:
+            out = pattern.sub(lambda m: self.token("PERSON", m.group(0)), out)
+        if self._titles is not None:
+            out = self._titles.sub(lambda m: self.token("TITLE", m.group(0).lower()), out)
         return out
 
     def fields(self, fields: Mapping[str, FieldValue]) -> dict[str, FieldValue]:
-        for key, value in fields.items():
-            if key.lower() in NAME_FIELDS and isinstance(value, str):
-                self.add_name(value)
-        return {k: self.text(v) if isinstance(v, str) else v for k, v in fields.items()}
+        self.learn_fields(fields)
+        return {self.text(k): self.text(v) if isinstance(v, str) else v for k, v in fields.items()}
+
+    def extra(self, extra: Mapping[str, str]) -> dict[str, str]:
+        """Demographic extras: identifier columns become one token each, the rest is scrubbed text."""
+        self.learn_fields(extra)
+        out: dict[str, str] = {}
+        for key, value in extra.items():
+            kind = next((k for k, names in IDENTIFIER_FIELDS.items() if _key(key) in names), None)
+            if _key(key) in NAME_FIELDS:
+                kind = "PERSON"
+            out[self.text(key)] = self.token(kind, value) if kind else self.text(value)
+        return out
 
     def record(self, record: BehaviourRecord) -> BehaviourRecord:
         return record.model_copy(update={"fields": self.fields(record.fields)})
 
     def demographic(self, demo: Demographic) -> Demographic:
         location = None if demo.location is None else ZIP.sub(r"\1xx", self.text(demo.location))
-        return demo.model_copy(
-            update={"location": location, "extra": {k: self.text(v) for k, v in demo.extra.items()}}
-        )
+        return demo.model_copy(update={"location": location, "extra": self.extra(demo.extra)})
 
     def profile(self, profile: Profile) -> Profile:
         affinities = [
@@ -139,3 +230,18 @@ class Deidentifier:
                 )
             )
         return trajectory.model_copy(update={"weeks": weeks})
+
+
+def _profile_texts(profile: Profile) -> Iterator[str]:
+    yield from (p for a in profile.affinities for p in a.preferences)
+    yield from profile.lifestyle.model_dump().values()
+
+
+def _trajectory_texts(trajectory: Trajectory) -> Iterator[str]:
+    for week in trajectory.weeks:
+        yield week.theme
+        yield week.rhythm
+        for day in week.days:
+            yield from day.anchor_activities
+            for slot in day.slots:
+                yield from slot.scene.model_dump().values()

@@ -19,11 +19,16 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from recworld.errors import ConfigError, ModelError, require
+from recworld.models.base import FatalModelError
+
+if TYPE_CHECKING:
+    from recworld.lunar.config import EmbedderConfig
 
 DEFAULT_EMBEDDER = "minilm"
 
@@ -85,29 +90,66 @@ class SentenceTransformerEmbedder:
 
 
 class OpenAIEmbedder:
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY") -> None:
+    """An OpenAI-compatible ``/embeddings`` endpoint, under the same failure policy as the Runner.
+
+    Embeddings are not chat requests, so they do not go through the Runner; the
+    OpenAI client applies the configured timeout and retries (transient errors
+    only), a rejected key, permission or model (401/403/404) stops the run as a
+    :class:`FatalModelError`, and what is left is a :class:`ModelError`.
+    """
+
+    def __init__(self, model: str, config: EmbedderConfig) -> None:
         self._model = model
-        self._base_url = base_url
-        self._api_key_env = api_key_env
+        self._config = config
+        check_transport(self._config.base_url, allow_insecure_http=self._config.allow_insecure_http)
+        self._client: Any = None
 
     @property
     def identity(self) -> str:
-        return f"openai:{self._model}@{self._base_url or 'default'}"
+        return f"openai:{self._model}@{self._config.base_url or 'default'}"
+
+    def _open(self) -> Any:
+        import openai
+
+        if self._client is None:
+            self._client = openai.OpenAI(
+                base_url=self._config.base_url,
+                api_key=os.environ.get(self._config.api_key_env, "not-needed"),
+                timeout=self._config.timeout_s,
+                max_retries=self._config.max_retries,
+            )
+        return self._client
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import openai
 
-        client = openai.OpenAI(
-            base_url=self._base_url, api_key=os.environ.get(self._api_key_env, "not-needed")
-        )
+        client = self._open()
         out: list[list[float]] = []
         try:
             for start in range(0, len(texts), 128):
                 reply = client.embeddings.create(model=self._model, input=list(texts[start : start + 128]))
                 out.extend(d.embedding for d in sorted(reply.data, key=lambda d: d.index))
+        except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
+            raise FatalModelError(f"embedding endpoint {self.identity} refused: {exc}") from None
+        except openai.APIConnectionError as exc:
+            raise FatalModelError(f"embedding endpoint {self.identity} unreachable: {exc}") from None
         except openai.OpenAIError as exc:
             raise ModelError(f"embedding endpoint {self.identity} failed: {exc}") from exc
         return normalise(np.asarray(out, dtype=np.float32))
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def check_transport(base_url: str | None, *, allow_insecure_http: bool) -> None:
+    """Refuse to send a key over plain ``http://`` beyond this machine unless the user allowed it."""
+    if base_url is None or allow_insecure_http:
+        return
+    parts = urlsplit(base_url)
+    if parts.scheme == "http" and (parts.hostname or "") not in _LOOPBACK:
+        raise ConfigError(
+            f"embedding server {base_url} is plain http beyond loopback; use https or --allow-insecure-http"
+        )
 
 
 class CachedEmbedder:
@@ -156,9 +198,8 @@ class CachedEmbedder:
         self._db.close()
 
 
-def load_embedder(
-    spec: str = DEFAULT_EMBEDDER, *, base_url: str | None = None, cache: Path | None = None
-) -> Embedder:
+def load_embedder(config: EmbedderConfig, *, cache: Path | None = None) -> Embedder:
+    spec = config.spec
     backend, _, name = spec.partition(":")
     inner: Embedder
     if spec == DEFAULT_EMBEDDER:
@@ -166,7 +207,7 @@ def load_embedder(
     elif backend == "st" and name:
         inner = SentenceTransformerEmbedder(name)
     elif backend == "openai" and name:
-        inner = OpenAIEmbedder(name, base_url)
+        inner = OpenAIEmbedder(name, config)
     else:
         raise ConfigError(f"unknown embedder {spec!r}; use minilm, st:NAME or openai:MODEL")
     return CachedEmbedder(inner, cache) if cache is not None else inner

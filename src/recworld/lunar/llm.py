@@ -8,21 +8,47 @@ note changes the request, so the runner's cache does not hand back the same
 bad answer; a rerun of the whole pipeline still hits the cache for every
 attempt it made before. After ``max_attempts`` the failure is recorded and the
 caller carries on without that piece.
+
+Failure policy (the same as ``recworld eval``): a request that failed after the
+runner's retries, or a reply that never validated, is a :class:`FailureRecord`
+counted against the piece it was for. A ``FatalModelError`` (bad key, no such
+model, server unreachable) raised by the runner is never caught here: it stops
+the stage. Anything else raised by the completer is a bug and propagates too.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from recworld.models.base import Message, Request, Response
+from recworld.chat import Message, Request, Response
+from recworld.lunar import tracking
+from recworld.lunar.decoding import (
+    COMPACT_WORD,
+    COMPACT_WORDS,
+    compact_schema,
+    inline_schema,
+    narrow_schema,
+    parse_json_object,
+)
 
 T = TypeVar("T", bound=BaseModel)
+__all__ = [
+    "COMPACT_WORD",
+    "COMPACT_WORDS",
+    "FailureRecord",
+    "StructuredLLM",
+    "compact_schema",
+    "failures_json",
+    "gather_or_cancel",
+    "inline_schema",
+    "narrow_schema",
+    "parse_json_object",
+]
 
 
 class CompletionLike(Protocol):
@@ -35,139 +61,78 @@ class CompletionLike(Protocol):
     def error(self) -> str | None: ...
 
 
+# How much of a rejected reply failures.jsonl keeps (the console summary shows the first 200).
+REPLY_CHARS = 2000
+
+
 class Completer(Protocol):
     """What LUNAR needs from ``recworld.runner.Runner``."""
 
     async def complete(self, request: Request) -> CompletionLike: ...
 
 
-@dataclass(frozen=True)
-class Failure:
-    """One piece of the pipeline given up on after its retries."""
+FailureKind = Literal["request", "invalid"]
 
+
+class FailureRecord(BaseModel):
+    """One piece of a stage given up on: a line of ``failures.jsonl`` (written and read with this class).
+
+    ``kind`` separates a request that failed after the runner's retries (``request``:
+    the server never answered) from replies that arrived but never validated
+    (``invalid``), because only the first is worth a plain rerun.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["recworld.lunar.failure/1"] = Field(default="recworld.lunar.failure/1", alias="schema")
     stage: str
     key: str
-    attempts: int
+    attempts: int = Field(ge=1)
+    kind: FailureKind
     error: str
+    # The last rejected reply, de-identified (recworld.lunar.deid) and cut at REPLY_CHARS: the
+    # evidence for "why did the model fail". failures.jsonl is working state, never released.
+    reply: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"stage": self.stage, "key": self.key, "attempts": self.attempts, "error": self.error}
-
-
-_DECODING_DROPS = ("minLength", "maxLength", "minItems", "maxItems")
-
-
-def inline_schema(model: type[BaseModel], *, for_decoding: bool = False) -> dict[str, Any]:
-    """The model's JSON schema with every ``$ref`` inlined (grammar converters like flat schemas).
-
-    ``for_decoding`` drops string length bounds: llama.cpp expands ``{0,100}`` into a
-    deep grammar that made one small call ~8x slower (153 s vs 19 s measured with
-    SmolLM2-135M). Lengths are still enforced when the reply is validated.
-    """
-    schema = model.model_json_schema()
-    defs: Mapping[str, Any] = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            if for_decoding:
-                node = {k: v for k, v in node.items() if k not in _DECODING_DROPS}
-            if "$ref" in node:
-                target = resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
-                rest = {k: resolve(v) for k, v in node.items() if k != "$ref"}
-                return {**target, **rest}
-            return {k: resolve(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [resolve(v) for v in node]
-        return node
-
-    out: dict[str, Any] = resolve(schema)
-    return out
-
-
-# One word of a compact string: letters, digits, apostrophes, slashes and hyphens (record ids
-# such as ``user-000/w0/d0/s0/r0`` fit). Underscores are left out on purpose: greedy SmolLM2
-# looped on identifiers like ``deli_restaurant_deli_...`` until the token cap.
-COMPACT_WORD = r"[A-Za-z0-9'/-]+"
-COMPACT_WORDS = 4
-_BOUNDS = ("minLength", "maxLength", "minItems", "maxItems")
-_CONSTRAINED = frozenset({"enum", "const", "pattern", "format"})
-
-
-def compact_schema(schema: Any, *, words: int = COMPACT_WORDS) -> Any:
-    """A decoding schema small models finish: short strings and arrays of a fixed length.
-
-    Greedy decoding of a 135M model repeats itself inside an open string or array
-    until the token cap. llama.cpp makes ranges expensive (``{0,60}`` nests a rule
-    per step; 153 s vs 19 s measured), but exact counts and a few optional words
-    stay flat and cheap. So every free string becomes at most ``words`` words of
-    :data:`COMPACT_WORD` (the ``?`` groups are flat), and every array gets exactly
-    ``max(minItems, 1)`` items, capped by ``maxItems``. The decoded language is a
-    subset of what the pydantic model accepts; the reply is still validated
-    against the full model.
-    """
-    if isinstance(schema, list):
-        return [compact_schema(v, words=words) for v in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: compact_schema(v, words=words) for k, v in schema.items() if k not in _BOUNDS}
-    if schema.get("type") == "string" and not _CONSTRAINED & schema.keys():
-        out["pattern"] = "^" + COMPACT_WORD + f"( {COMPACT_WORD})?" * (words - 1) + "$"
-    if schema.get("type") == "array":
-        n = max(int(schema.get("minItems", 0)), 1)
-        if "maxItems" in schema:
-            n = min(n, int(schema["maxItems"]))
-        out["minItems"] = out["maxItems"] = n
-    return out
-
-
-def narrow_schema(schema: Mapping[str, Any], enums: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """A copy of ``schema`` whose string fields at the given paths may only take the listed values.
-
-    A path is dotted property names from the root (``"record_ids"``, ``"effects.record_id"``);
-    arrays are passed through to their items, so the enum lands on the strings themselves.
-    This is a decoding aid only: small models invent ids that look right, and an enum of the
-    ids actually shown in the prompt lets grammar/``response_format`` decoding emit only those.
-    An empty value list is skipped (an empty enum would make the schema unsatisfiable).
-    """
-    out: dict[str, Any] = json.loads(json.dumps(schema))
-    for path, values in enums.items():
-        if not values:
-            continue
-        node: dict[str, Any] = out
-        for name in path.split("."):
-            while node.get("type") == "array":
-                node = node["items"]
-            props = node.get("properties", {})
-            if name not in props:
-                raise KeyError(f"schema {schema.get('title')!r} has no field {path!r}")
-            node = props[name]
-        while node.get("type") == "array":
-            node = node["items"]
-        if node.get("type") != "string":
-            raise TypeError(f"field {path!r} is not a string or an array of strings")
-        node["enum"] = list(dict.fromkeys(values))
-    return out
-
-
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-def parse_json_object(text: str) -> Any:
-    """The first JSON object in ``text`` (tolerates code fences and chatter around it)."""
-    fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text
-    start = body.find("{")
-    if start < 0:
-        raise ValueError("no JSON object in the reply")
-    obj, _ = json.JSONDecoder().raw_decode(body[start:])
-    return obj
+        return self.model_dump(mode="json", by_alias=True)
 
 
 Check = Callable[[T], str | None]
+V = TypeVar("V")
+# Reads a reply's text: (value, "") when usable, (None, why) when not.
+Parse = Callable[[str], tuple[V | None, str]]
+
+
+@dataclass(frozen=True)
+class _Outcome(Generic[V]):
+    """One attempt's result: a usable value, or why not (and the rejected reply, if one came)."""
+
+    value: V | None
+    error: str = ""
+    kind: FailureKind = "invalid"
+    reply: str | None = None
+
+
+def _judge(completion: CompletionLike, parse: Parse[V]) -> _Outcome[V]:
+    if completion.response is None:
+        return _Outcome(None, completion.error or "no response", "request")
+    value, error = parse(completion.response.text)
+    return _Outcome(value, error, "invalid", completion.response.text)
 
 
 class StructuredLLM:
-    """Ask for schema-valid JSON (or free text) through a runner; record give-ups."""
+    """Ask for schema-valid JSON (or free text) through a runner; count pieces and record give-ups.
+
+    ``asked`` counts pieces (one ``structured`` or ``text`` call, however many attempts
+    it took) and ``failures`` the pieces given up on, so a stage's error fraction is
+    ``len(failures) / asked``. Siblings made by :meth:`with_system` share both.
+
+    ``retry_cached`` (``--retry-failures``): the runner's cache keeps every reply that
+    arrived, valid or not, so a plain rerun replays a rejected reply. With this set, a
+    rejected reply that came from the cache is asked again past the cache (the completer's
+    ``complete_fresh``, see :mod:`recworld.lunar.fresh`), and the new reply replaces it.
+    """
 
     def __init__(
         self,
@@ -178,6 +143,7 @@ class StructuredLLM:
         temperature: float = 0.0,
         system: str = "You are a careful data generator. Answer with JSON only.",
         compact: bool = False,
+        retry_cached: bool = False,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -188,8 +154,25 @@ class StructuredLLM:
         self.system = system
         # Decode with :func:`compact_schema` (tiny local models) instead of the full schema.
         self.compact = compact
-        self.failures: list[Failure] = []
-        self.calls = 0
+        self.retry_cached = retry_cached
+        self._log = _Log()
+
+    @property
+    def failures(self) -> list[FailureRecord]:
+        return self._log.failures
+
+    @property
+    def asked(self) -> int:
+        return self._log.asked
+
+    @property
+    def calls(self) -> int:
+        """Requests handed to the runner (attempts included; cache hits count too)."""
+        return self._log.calls
+
+    def error_of(self, stage: str, key: str) -> str | None:
+        """Why the piece ``(stage, key)`` was given up on, or None if it was not."""
+        return self._log.errors.get((stage, key))
 
     def _request(self, prompt: str, schema: Mapping[str, Any] | None, max_tokens: int | None) -> Request:
         return Request(
@@ -198,6 +181,39 @@ class StructuredLLM:
             temperature=self.temperature,
             json_schema=schema,
         )
+
+    async def _complete(
+        self, prompt: str, schema: Mapping[str, Any] | None, max_tokens: int | None, *, fresh: bool = False
+    ) -> CompletionLike:
+        # FatalModelError and bugs propagate from here on purpose (see the module docstring).
+        self._log.calls += 1
+        request = self._request(prompt, schema, max_tokens)
+        if fresh:
+            complete_fresh: Callable[[Request], Awaitable[CompletionLike]] = self.completer.complete_fresh  # type: ignore[attr-defined]
+            return await complete_fresh(request)
+        return await self.completer.complete(request)
+
+    def _can_refresh(self, completion: CompletionLike) -> bool:
+        return (
+            self.retry_cached
+            and bool(getattr(completion, "cache_hit", False))
+            and hasattr(self.completer, "complete_fresh")
+        )
+
+    async def _attempt(
+        self, prompt: str, schema: Mapping[str, Any] | None, max_tokens: int | None, parse: Parse[V]
+    ) -> _Outcome[V]:
+        completion = await self._complete(prompt, schema, max_tokens)
+        outcome = _judge(completion, parse)
+        if outcome.value is None and outcome.reply is not None and self._can_refresh(completion):
+            outcome = _judge(await self._complete(prompt, schema, max_tokens, fresh=True), parse)
+        return outcome
+
+    def _decoding_schema(self, output: type[BaseModel], enums: Mapping[str, Sequence[str]] | None) -> Any:
+        full = inline_schema(output, for_decoding=not self.compact)
+        if enums:
+            full = narrow_schema(full, enums)
+        return compact_schema(full) if self.compact else full
 
     async def structured(
         self,
@@ -210,55 +226,83 @@ class StructuredLLM:
         max_tokens: int | None = None,
         enums: Mapping[str, Sequence[str]] | None = None,
     ) -> T | None:
-        """A validated ``output`` instance, or None after ``max_attempts`` invalid replies.
+        """A validated ``output`` instance, or None after ``max_attempts`` failed tries.
 
         ``enums`` narrows string fields of the decoding schema to per-call values (see
         :func:`narrow_schema`); the reply is still validated against ``output`` and ``check``.
         """
-        full = inline_schema(output, for_decoding=not self.compact)
-        if enums:
-            full = narrow_schema(full, enums)
-        schema = compact_schema(full) if self.compact else full
-        error = ""
+
+        def parse(text: str) -> tuple[T | None, str]:
+            try:
+                value = output.model_validate(parse_json_object(text))
+            except (ValueError, ValidationError) as exc:
+                return None, _short_error(exc)
+            problem = check(value) if check is not None else None
+            return (value, "") if problem is None else (None, problem)
+
+        self._begin(stage)
+        schema = self._decoding_schema(output, enums)
+        last: _Outcome[T] = _Outcome(None)
         for attempt in range(1, self.max_attempts + 1):
             text = prompt
             if attempt > 1:
                 text += (
-                    f"\n\nAttempt {attempt}: the previous reply was rejected ({error[:300]}). "
+                    f"\n\nAttempt {attempt}: the previous reply was rejected ({last.error[:300]}). "
                     "Reply with one JSON object that follows the schema exactly."
                 )
-            self.calls += 1
-            completion = await self.completer.complete(self._request(text, schema, max_tokens))
-            if completion.response is None:
-                error = completion.error or "no response"
-                continue
-            try:
-                value = output.model_validate(parse_json_object(completion.response.text))
-            except (ValueError, ValidationError) as exc:
-                error = _short_error(exc)
-                continue
-            problem = check(value) if check is not None else None
-            if problem is None:
-                return value
-            error = problem
-        self.failures.append(Failure(stage, key, self.max_attempts, error))
+            last = await self._attempt(text, schema, max_tokens, parse)
+            if last.value is not None:
+                self._end(stage, failed=False)
+                return last.value
+        self._give_up(stage, key, last)
         return None
 
     async def text(self, prompt: str, *, stage: str, key: str, max_tokens: int | None = None) -> str | None:
         """Free text (answers); retried only when the reply is empty or missing."""
-        error = ""
+
+        def parse(text: str) -> tuple[str | None, str]:
+            return (text.strip(), "") if text.strip() else (None, "empty reply")
+
+        self._begin(stage)
+        last: _Outcome[str] = _Outcome(None)
         for attempt in range(1, self.max_attempts + 1):
             body = prompt if attempt == 1 else f"{prompt}\n\n(Attempt {attempt}.)"
-            self.calls += 1
-            completion = await self.completer.complete(self._request(body, None, max_tokens))
-            if completion.response is not None and completion.response.text.strip():
-                return completion.response.text.strip()
-            error = completion.error or "empty reply"
-        self.failures.append(Failure(stage, key, self.max_attempts, error))
+            last = await self._attempt(body, None, max_tokens, parse)
+            if last.value is not None:
+                self._end(stage, failed=False)
+                return last.value
+        self._give_up(stage, key, last)
         return None
 
+    def _begin(self, stage: str) -> None:
+        self._log.asked += 1
+        tracker = tracking.current()
+        if tracker is not None:
+            tracker.asked(stage)
+
+    def _end(self, stage: str, *, failed: bool) -> None:
+        tracker = tracking.current()
+        if tracker is not None:
+            tracker.answered(stage, failed=failed)
+
+    def _give_up(self, stage: str, key: str, last: _Outcome[Any]) -> None:
+        from recworld.lunar.deid import Deidentifier
+
+        reply = None if last.reply is None else Deidentifier().text(last.reply)[:REPLY_CHARS]
+        self._log.fail(
+            FailureRecord(
+                stage=stage,
+                key=key,
+                attempts=self.max_attempts,
+                kind=last.kind,
+                error=last.error,
+                reply=reply,
+            )
+        )
+        self._end(stage, failed=True)
+
     def with_system(self, system: str) -> StructuredLLM:
-        """A sibling sharing runner and failure log, with another system prompt."""
+        """A sibling sharing runner, counters and failure log, with another system prompt."""
         sibling = StructuredLLM(
             self.completer,
             max_attempts=self.max_attempts,
@@ -266,9 +310,24 @@ class StructuredLLM:
             temperature=self.temperature,
             system=system,
             compact=self.compact,
+            retry_cached=self.retry_cached,
         )
-        sibling.failures = self.failures
+        sibling._log = self._log
         return sibling
+
+
+class _Log:
+    """Counters and give-ups shared by an LLM and its :meth:`StructuredLLM.with_system` siblings."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.calls = 0
+        self.failures: list[FailureRecord] = []
+        self.errors: dict[tuple[str, str], str] = {}
+
+    def fail(self, record: FailureRecord) -> None:
+        self.failures.append(record)
+        self.errors[(record.stage, record.key)] = record.error
 
 
 def _short_error(exc: Exception) -> str:
@@ -279,5 +338,24 @@ def _short_error(exc: Exception) -> str:
     return str(exc)
 
 
-def failures_json(failures: Sequence[Failure]) -> list[dict[str, Any]]:
+def failures_json(failures: Sequence[FailureRecord]) -> list[dict[str, Any]]:
     return [f.to_json() for f in failures]
+
+
+R = TypeVar("R")
+
+
+async def gather_or_cancel(jobs: Sequence[Awaitable[R]]) -> list[R]:
+    """Await every job; on the first exception cancel the others, then re-raise it.
+
+    ``asyncio.gather`` leaves siblings running after a failure, so a 401 from one
+    piece would let hundreds of others keep sending; this stops them at once.
+    """
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -11,6 +11,10 @@
   entry); the average over categories weighted by their distinct-entry counts.
 * Fidelity: Jensen–Shannon divergence (base 2, so in [0, 1]) between the
   synthetic and the real distribution of behaviour type, hour of day and weekday.
+  Hours and weekdays are local to each user (:mod:`recworld.lunar.timeutil`), and the
+  real side keeps only the days that were synthesised (days with slot plans): real
+  events on days the synthesis skipped (``--active-days`` < 7) would otherwise inflate
+  the weekday JSD by construction.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import UTC, tzinfo
 from itertools import combinations
 
 import numpy as np
 
+from recworld.lunar import timeutil
 from recworld.lunar.anchors import WEEK_S
-from recworld.lunar.schemas import BehaviourRecord, Profile
+from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -115,3 +121,48 @@ def fidelity(
         s, r = synthetic.get(dim, {}), real.get(dim, {})
         out[dim] = jensen_shannon(s, r) if sum(s.values()) and sum(r.values()) else None
     return out
+
+
+def distribution_counts(
+    records: Sequence[BehaviourRecord], zones: Mapping[str, tzinfo] | None = None
+) -> dict[str, dict[str, int]]:
+    """Counts of behaviour type, local hour of day and local weekday (0 = Monday): the JSD inputs.
+
+    ``zones`` maps a user id to its zone; users not in it are read in UTC.
+    """
+    zones = zones or {}
+    hours: Counter[str] = Counter()
+    weekdays: Counter[str] = Counter()
+    for r in records:
+        moment = timeutil.local(r.timestamp, zones.get(r.user_id, UTC))
+        hours[str(moment.hour)] += 1
+        weekdays[str(moment.weekday())] += 1
+    return {
+        "type": dict(Counter(r.type.value for r in records)),
+        "hour": dict(hours),
+        "weekday": dict(weekdays),
+    }
+
+
+def synthesised_days(trajectory: Trajectory, tz: tzinfo = UTC) -> list[tuple[int, int]]:
+    """[start, end) of every local day that got slot plans: the days the synthesis covered."""
+    out = []
+    for week in trajectory.weeks:
+        for d, day in enumerate(week.days):
+            if day.slots:
+                n = week.index * 7 + d
+                out.append(
+                    (
+                        timeutil.day_start(trajectory.start_ts, n, tz),
+                        timeutil.day_start(trajectory.start_ts, n + 1, tz),
+                    )
+                )
+    return out
+
+
+def on_synthesised_days(
+    records: Sequence[BehaviourRecord], trajectory: Trajectory, tz: tzinfo = UTC
+) -> list[BehaviourRecord]:
+    """The records that fall on a synthesised day (the real side of the JSD)."""
+    windows = synthesised_days(trajectory, tz)
+    return [r for r in records if any(lo <= r.timestamp < hi for lo, hi in windows)]

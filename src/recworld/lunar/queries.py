@@ -8,16 +8,14 @@ logs cover, and must tag itself with domains the user is active in.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from recworld.errors import DataError
-from recworld.lunar.llm import StructuredLLM
+from recworld.io import read_models
+from recworld.lunar.llm import StructuredLLM, gather_or_cancel
 from recworld.lunar.schemas import BehaviourRecord, Category, Profile, Query
 from recworld.seeding import rng
 
@@ -38,16 +36,9 @@ class QueryDraft(BaseModel):
 
 def load_seeds(path: Path | None = None) -> list[SeedQuery]:
     """The seed requests; each bad line raises a DataError naming the file and line."""
-    source = path or Path(str(resources.files("recworld.lunar") / "seeds" / "queries.jsonl"))
-    seeds = []
-    for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            seeds.append(SeedQuery.model_validate(json.loads(line)))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            raise DataError(f"invalid seed query: {exc}", path=source, line=n) from exc
-    return seeds
+    return read_models(
+        path or Path(str(resources.files("recworld.lunar") / "seeds" / "queries.jsonl")), SeedQuery
+    )
 
 
 def _prompt(profile: Profile, active: Sequence[Category], exemplars: Sequence[SeedQuery], number: int) -> str:
@@ -112,5 +103,5 @@ async def generate_queries(
             multi_domain=len(domains) > 1,
         )
 
-    made = await asyncio.gather(*(one(p, k) for p in profiles for k in range(per_user)))
+    made = await gather_or_cancel([one(p, k) for p in profiles for k in range(per_user)])
     return [q for q in made if q is not None]

@@ -16,8 +16,13 @@ import numpy as np
 from recworld.io import atomic_write_json, atomic_write_text
 from recworld.lunar import store
 from recworld.lunar.judge import Judgment
+from recworld.lunar.outputs import EvalRun, read_record
 from recworld.lunar.quality import affinity_entropy, cross_week_cosine, fidelity
-from recworld.lunar.synth.pipeline import distribution_counts
+from recworld.lunar.report_ablation import ablation_section
+from recworld.lunar.report_privacy import privacy_section
+from recworld.lunar.report_quality import html_page, quality_section, synthetic_counts
+from recworld.lunar.report_quality import render_html as validation_html
+from recworld.lunar.report_quality import render_markdown as validation_markdown
 from recworld.scoring import bootstrap_ci as shared_bootstrap_ci
 from recworld.seeding import rng
 
@@ -30,18 +35,21 @@ def bootstrap_ci(values: Sequence[float], *, seed: int = 0) -> tuple[float, floa
 
 
 def score_rows(root: Path, seed: int = 0) -> list[dict[str, Any]]:
+    """One row per (model, context): means over judged answers only, with every error counted beside them."""
     rows = []
     for run_path in sorted((root / "eval").glob("*/*/run.json")):
-        run = store.read_json(run_path)
+        run = read_record(run_path, EvalRun)
         judged = [
             j for j in store.read_jsonl(run_path.parent / "judgments.jsonl", Judgment) if j.error is None
         ]
         row: dict[str, Any] = {
-            "model": run["model"],
-            "context": run["context"],
-            "judge": run.get("judge", ""),
-            "n": run["counts"]["queries"],
+            "model": run.model,
+            "context": run.context,
+            "judge": run.judge,
+            "n": run.counts.queries,
             "judged": len(judged),
+            "answer_errors": run.counts.answer_errors,
+            "judge_errors": run.counts.judge_errors,
         }
         for metric in METRICS:
             values = [float(getattr(j, metric)) for j in judged]
@@ -57,27 +65,23 @@ def quality_figures(root: Path, baseline: Path | None = None) -> dict[str, Any]:
     profiles = store.profiles(root)
     trajectories = store.trajectories(root)
     records = store.records(root)
-    real = store.read_json(root / "real_stats.json")
-    manifest = store.read_json(root / "manifest.json")
-    anchors_on = bool(manifest.get("config", {}).get("use_anchors", True))
+    real = store.real_stats(root).counts()
+    anchors_on = store.manifest(root).config.options.use_anchors
     starts = {t.user_id: t.start_ts for t in trajectories}
     out: dict[str, Any] = {
         "cross_week_cosine": cross_week_cosine(records, starts),
         "affinity_entropy": affinity_entropy(profiles),
         "jsd": {
-            ("with_anchors" if anchors_on else "without_anchors"): fidelity(
-                distribution_counts(records), real
-            )
+            ("with_anchors" if anchors_on else "without_anchors"): fidelity(synthetic_counts(root), real)
         },
         "consistency": [w.consistency.combined for t in trajectories for w in t.weeks],
     }
     if baseline is not None:
-        base_manifest = store.read_json(baseline / "manifest.json")
-        base_on = bool(base_manifest.get("config", {}).get("use_anchors", True))
+        base_on = store.manifest(baseline).config.options.use_anchors
         label = "with_anchors" if base_on else "without_anchors"
         if label in out["jsd"]:
             label += "_baseline"
-        out["jsd"][label] = fidelity(distribution_counts(store.records(baseline)), real)
+        out["jsd"][label] = fidelity(synthetic_counts(baseline), real)
     return out
 
 
@@ -97,13 +101,20 @@ def render_markdown(rows: Sequence[dict[str, Any]], quality: dict[str, Any]) -> 
         "",
         "## Personalisation (pairwise vs the generic answer; mean [95% bootstrap CI])",
         "",
+        "A failed answer scores 1 on PC and PD (the scale's floor: wrong or missing) and is counted",
+        "in answer errors; a failed judgment is counted in judge errors and never scored.",
+        "",
     ]
-    lines += ["| model | context | judged / n | PC | PD | Avg |", "| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        "| model | context | judged / n | answer errors | judge errors | PC | PD | Avg |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         scores = " | ".join(_fmt(r, m) for m in METRICS)
-        lines.append(f"| {r['model']} | {r['context']} | {r['judged']} / {r['n']} | {scores} |")
+        errors = f"{r['answer_errors']} | {r['judge_errors']}"
+        lines.append(f"| {r['model']} | {r['context']} | {r['judged']} / {r['n']} | {errors} | {scores} |")
     if not rows:
-        lines.append("| (no evaluations yet) | | | | | |")
+        lines.append("| (no evaluations yet) | | | | | | | |")
     cw, ent = quality["cross_week_cosine"], quality["affinity_entropy"]
     lines += ["", "## Data quality (statistical)", "", "| figure | value |", "| --- | --- |"]
     lines.append(f"| cross-week cosine, all pairs | {_num(cw['all_pairs'])} |")
@@ -118,7 +129,7 @@ def render_markdown(rows: Sequence[dict[str, Any]], quality: dict[str, Any]) -> 
 
 
 def render_csv(rows: Sequence[dict[str, Any]]) -> str:
-    columns = ["model", "context", "judge", "n", "judged"] + [
+    columns = ["model", "context", "judge", "n", "judged", "answer_errors", "judge_errors"] + [
         f"{m}{s}" for m in METRICS for s in ("", "_low", "_high")
     ]
     buffer = io.StringIO()
@@ -129,10 +140,24 @@ def render_csv(rows: Sequence[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
-def write_report(root: Path, *, baseline: Path | None = None, seed: int = 0) -> dict[str, Any]:
+def write_report(
+    root: Path,
+    *,
+    baseline: Path | None = None,
+    seed: int = 0,
+    reference: str | None = None,
+    reference_timezone: str | None = None,
+) -> dict[str, Any]:
     rows = score_rows(root, seed)
     quality = quality_figures(root, baseline)
-    atomic_write_text(root / "report.md", render_markdown(rows, quality))
+    quality["validation"] = quality_section(root, reference, reference_timezone)
+    privacy_md, privacy_html = privacy_section(root)
+    ablation_md, ablation_html = ablation_section(root)
+    markdown = render_markdown(rows, quality) + validation_markdown(quality["validation"]) + privacy_md
+    markdown += ablation_md
+    atomic_write_text(root / "report.md", markdown)
+    sections = [validation_html(quality["validation"]), privacy_html, ablation_html]
+    atomic_write_text(root / "report.html", html_page(markdown, sections))
     atomic_write_text(root / "report.csv", render_csv(rows))
     atomic_write_json(root / "quality.json", quality)
     return {"rows": rows, "quality": quality}

@@ -1,21 +1,23 @@
 """Rubric construction: what a personalised answer to a query should contain.
 
 1. A generic answer without any logs (the behaviour-agnostic baseline the judge compares against).
-2. Per domain of the user's logs, independently: would its records add personal
-   information beyond the generic answer? Useful domains name their evidence records.
-3. The evidence set is the union of those records (cross-domain by construction).
+2. Per domain of the user's logs, independently: would its records (the ones most relevant
+   to the query, out of all of them) add personal information beyond the generic answer?
+   Useful domains name their evidence records.
+3. The evidence set is the union of those records, capped fairly across domains.
 4. Each evidence record's effect on the answer is analysed.
 5. The effects are aggregated into behavioural facts and personalised points.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.embed import Embedder
+from recworld.lunar.evidence import candidates, fair_cap, relevance
+from recworld.lunar.llm import StructuredLLM, gather_or_cancel
 from recworld.lunar.schemas import (
     BehaviourRecord,
     Category,
@@ -100,70 +102,84 @@ async def build_rubric(
     *,
     per_domain: int = 20,
     max_evidence: int = 8,
+    embedder: Embedder | None = None,
 ) -> Rubric | None:
-    """The rubric of one query from the user's records; None if the generic answer cannot be had."""
+    """The rubric of one query from the user's records; None if the generic answer cannot be had.
+
+    Each domain shows the LLM its ``per_domain`` records most relevant to the query (out of all
+    of them); the ids it names are capped fairly across domains (:mod:`recworld.lunar.evidence`).
+    """
     generic = await generic_answer(llm, query)
     if generic is None:
         return None
+    scores = dict(zip((r.record_id for r in records), relevance(query.text, records, embedder), strict=True))
     by_domain: dict[Category, list[BehaviourRecord]] = {}
-    for r in sorted(records, key=lambda r: r.timestamp):
+    for r in records:
         by_domain.setdefault(r.domain, []).append(r)
     domains = sorted(by_domain)
-    results = await asyncio.gather(
-        *(_decide(llm, query, generic, d, by_domain[d][-per_domain:]) for d in domains)
+    shown = [
+        candidates(by_domain[d], [scores[r.record_id] for r in by_domain[d]], per_domain) for d in domains
+    ]
+    results = await gather_or_cancel(
+        [_decide(llm, query, generic, d, rs) for d, rs in zip(domains, shown, strict=True)]
     )
     decisions = [r[0] for r in results if r is not None]
-    evidence_ids = list(dict.fromkeys(i for r in results if r is not None for i in r[1]))[:max_evidence]
+    chosen = {d: r[1] for d, r in zip(domains, results, strict=True) if r is not None}
+    evidence_ids = fair_cap(chosen, scores, max_evidence)
     index = {r.record_id: r for r in records}
     evidence = [index[i] for i in evidence_ids]
-    evidence_set = EvidenceSet(record_ids=evidence_ids, domains=sorted({r.domain for r in evidence}))
-    effects: list[RecordEffect] = []
-    facts: list[str] = []
-    points: list[str] = []
-    if evidence:
-        lines = "\n".join(r.to_line() for r in evidence)
-
-        def covers(draft: EffectsDraft) -> str | None:
-            missing = set(evidence_ids) - {e.record_id for e in draft.effects}
-            return f"give an effect for every record; missing {sorted(missing)[:3]}" if missing else None
-
-        drafted = await llm.structured(
-            f"Request: {query.text}\nEvidence records:\n{lines}\n"
-            "For each record say in one sentence how it should change a personalised answer. "
-            'JSON shape: {"effects": [{"record_id": "...", "effect": "..."}]}',
-            EffectsDraft,
-            stage="rubric-effects",
-            key=query.query_id,
-            max_tokens=240,
-            check=covers,
-            enums={"effects.record_id": evidence_ids},
-        )
-        if drafted is not None:
-            effects = [
-                RecordEffect(record_id=e.record_id, effect=e.effect)
-                for e in drafted.effects
-                if e.record_id in index
-            ]
-            summary = "\n".join(f"- {e.record_id}: {e.effect}" for e in effects)
-            rubric = await llm.structured(
-                f"Request: {query.text}\nHow the user's records should shape the answer:\n{summary}\n"
-                "Aggregate into a rubric: behavioural facts about this user the answer should rely on, and "
-                "the personalised points a strong answer makes. "
-                'JSON shape: {"facts": ["..."], "points": ["..."]}',
-                RubricDraft,
-                stage="rubric-aggregate",
-                key=query.query_id,
-                max_tokens=200,
-            )
-            if rubric is not None:
-                facts, points = list(rubric.facts), list(rubric.points)
+    effects, facts, points = await _effects_and_points(llm, query, evidence) if evidence else ([], [], [])
     return Rubric(
         query_id=query.query_id,
         user_id=query.user_id,
         generic_answer=generic,
         decisions=decisions,
-        evidence=evidence_set,
+        evidence=EvidenceSet(record_ids=evidence_ids, domains=sorted({r.domain for r in evidence})),
         effects=effects,
         facts=facts,
         points=points,
     )
+
+
+async def _effects_and_points(
+    llm: StructuredLLM, query: Query, evidence: Sequence[BehaviourRecord]
+) -> tuple[list[RecordEffect], list[str], list[str]]:
+    """Steps 4 and 5: each evidence record's effect, then the facts and points they add up to."""
+    evidence_ids = [r.record_id for r in evidence]
+    lines = "\n".join(r.to_line() for r in evidence)
+
+    def covers(draft: EffectsDraft) -> str | None:
+        missing = set(evidence_ids) - {e.record_id for e in draft.effects}
+        return f"give an effect for every record; missing {sorted(missing)[:3]}" if missing else None
+
+    drafted = await llm.structured(
+        f"Request: {query.text}\nEvidence records:\n{lines}\n"
+        "For each record say in one sentence how it should change a personalised answer. "
+        'JSON shape: {"effects": [{"record_id": "...", "effect": "..."}]}',
+        EffectsDraft,
+        stage="rubric-effects",
+        key=query.query_id,
+        max_tokens=240,
+        check=covers,
+        enums={"effects.record_id": evidence_ids},
+    )
+    if drafted is None:
+        return [], [], []
+    shown = set(evidence_ids)
+    effects = [
+        RecordEffect(record_id=e.record_id, effect=e.effect) for e in drafted.effects if e.record_id in shown
+    ]
+    summary = "\n".join(f"- {e.record_id}: {e.effect}" for e in effects)
+    rubric = await llm.structured(
+        f"Request: {query.text}\nHow the user's records should shape the answer:\n{summary}\n"
+        "Aggregate into a rubric: behavioural facts about this user the answer should rely on, and "
+        "the personalised points a strong answer makes. "
+        'JSON shape: {"facts": ["..."], "points": ["..."]}',
+        RubricDraft,
+        stage="rubric-aggregate",
+        key=query.query_id,
+        max_tokens=200,
+    )
+    if rubric is None:
+        return effects, [], []
+    return effects, list(rubric.facts), list(rubric.points)

@@ -12,6 +12,7 @@ which is what lets queries, evidence and statistics line up across stages.
 from __future__ import annotations
 
 import re
+from datetime import tzinfo
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -99,6 +100,8 @@ class Demographic(_Strict):
     occupation: str | None = None
     location: str | None = None
     extra: dict[str, str] = Field(default_factory=dict)
+    # IANA zone of the user's local time (hours, weekdays); None: the dataset's --timezone or UTC.
+    timezone: str | None = None
 
     def describe(self) -> str:
         parts = [
@@ -211,7 +214,7 @@ class Trajectory(_Strict):
         default="recworld.lunar.trajectory/1", alias="schema"
     )
     user_id: str
-    start_ts: int  # Monday 00:00 UTC of week 0
+    start_ts: int  # Monday 00:00 of week 0 in the user's local time (demographic.timezone; UTC if none)
     weeks: list[WeekPlan]
 
 
@@ -228,11 +231,11 @@ class BehaviourRecord(_Strict):
     fields: dict[str, FieldValue] = Field(default_factory=dict)
     provenance: Provenance = Provenance.SYNTHETIC
 
-    def to_line(self) -> str:
-        """One text line per record: what contexts show and RAG embeds."""
-        from datetime import UTC, datetime
+    def to_line(self, tz: tzinfo | None = None) -> str:
+        """One text line per record: what contexts show and RAG embeds (local time when ``tz`` is given)."""
+        from recworld.lunar.timeutil import stamp
 
-        when = datetime.fromtimestamp(self.timestamp, UTC).strftime("%Y-%m-%d %a %H:%M")
+        when = stamp(self.timestamp) if tz is None else stamp(self.timestamp, tz)
         fields = "; ".join(f"{k}={v}" for k, v in sorted(self.fields.items()))
         return f"[{self.record_id}] {when} {self.domain.value}/{self.type.value} {fields}".rstrip()
 

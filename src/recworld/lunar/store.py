@@ -2,56 +2,50 @@
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from recworld.errors import DataError
-from recworld.io import read_json_object
+from recworld.io import read_models
+from recworld.lunar.outputs import RealStats, SynthManifest, read_record
 from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Rubric, Trajectory
 
 M = TypeVar("M", bound=BaseModel)
+DATASET_DIR = "dataset"  # the released folder inside a run (recworld.lunar.synth.release)
+EARLIER_STEP = "missing file (run the earlier lunar step first)"
 
 
 def read_jsonl(path: Path, model: type[M]) -> list[M]:
     if not path.exists():
-        raise DataError("missing file (run the earlier lunar step first)", path=path)
-    return list(_iter(path, model))
+        raise DataError(EARLIER_STEP, path=path)
+    return read_models(path, model)
 
 
-def _iter(path: Path, model: type[M]) -> Iterator[M]:
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield model.model_validate(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg}", path=path, line=n) from exc
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise DataError(first["msg"], path=path, line=n, field=where or None) from exc
+def dataset_dir(root: Path) -> Path:
+    """Where a run's released profiles, trajectories and records live: ``RUN/dataset/``.
 
-
-def read_json(path: Path) -> dict[str, Any]:
-    return read_json_object(path)
+    A folder written before the release split (the three files directly in ``RUN/``)
+    is still read from ``RUN/``.
+    """
+    release = root / DATASET_DIR
+    if release.is_dir() or not (root / "records.jsonl").exists():
+        return release
+    return root
 
 
 def profiles(root: Path) -> list[Profile]:
-    return read_jsonl(root / "profiles.jsonl", Profile)
+    return read_jsonl(dataset_dir(root) / "profiles.jsonl", Profile)
 
 
 def trajectories(root: Path) -> list[Trajectory]:
-    return read_jsonl(root / "trajectories.jsonl", Trajectory)
+    return read_jsonl(dataset_dir(root) / "trajectories.jsonl", Trajectory)
 
 
 def records(root: Path) -> list[BehaviourRecord]:
-    return read_jsonl(root / "records.jsonl", BehaviourRecord)
+    return read_jsonl(dataset_dir(root) / "records.jsonl", BehaviourRecord)
 
 
 def queries(root: Path) -> list[Query]:
@@ -60,6 +54,14 @@ def queries(root: Path) -> list[Query]:
 
 def rubrics(root: Path) -> list[Rubric]:
     return read_jsonl(root / "rubrics.jsonl", Rubric)
+
+
+def manifest(root: Path) -> SynthManifest:
+    return read_record(root / "manifest.json", SynthManifest, missing=EARLIER_STEP)
+
+
+def real_stats(root: Path) -> RealStats:
+    return read_record(root / "real_stats.json", RealStats, missing=EARLIER_STEP)
 
 
 def slug(spec: str) -> str:

@@ -1,58 +1,40 @@
-"""The three synthesis stages wired together, and the dataset folder they write.
+"""The three synthesis stages wired together, and the run folder they write.
 
-``DIR/`` after ``recworld lunar synth``::
+``RUN/`` after ``recworld lunar synth``::
 
-    manifest.json       recworld.lunar.manifest/1: config, counts, failures, timings
-    profiles.jsonl      recworld.lunar.profile/1 (de-identified)
-    trajectories.jsonl  recworld.lunar.trajectory/1 (with consistency scores per week)
-    records.jsonl       recworld.lunar.record/1, synthetic only (anchors removed)
+    dataset/            the release: only these three files (recworld.lunar.synth.release)
+      profiles.jsonl      recworld.lunar.profile/1 (de-identified)
+      trajectories.jsonl  recworld.lunar.trajectory/1 (with consistency scores per week)
+      records.jsonl       recworld.lunar.record/1, synthetic only (anchor copies removed)
+    manifest.json       recworld.lunar.manifest/2: config, counts, timings (recworld.lunar.outputs)
     real_stats.json     aggregated real distributions (behaviour type, hour, weekday) for JSD
-    failures.jsonl      every piece given up on after bounded retries
+    failures.jsonl      recworld.lunar.failure/1: every piece given up on (keys name source users)
+    cache.sqlite        raw model replies (before de-identification): working state, never released
 
-User ids are replaced by ``user-NNN`` so no source id leaves the run.
+In ``dataset/`` user ids are ``user-NNN`` and no source id or anchor title appears.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import tzinfo
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from recworld.io import atomic_write_json, atomic_write_jsonl
+from recworld.io import atomic_write_jsonl
+from recworld.lunar import quality, timeutil
 from recworld.lunar.anchors import WEEK_S, AnchorUser
-from recworld.lunar.deid import Deidentifier
+from recworld.lunar.config import SynthConfig, SynthOptions
 from recworld.lunar.embed import Embedder
-from recworld.lunar.llm import StructuredLLM, failures_json
+from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
+from recworld.lunar.outputs import RealStats, SynthCounts, SynthManifest, write_record
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory, WeekPlan
 from recworld.lunar.synth.profile import expand_profile
 from recworld.lunar.synth.records import instantiate_week, remove_anchors
+from recworld.lunar.synth.release import DATASET_DIR, anonymise
 from recworld.lunar.synth.trajectory import plan_week
-from recworld.lunar.synth.validate import validate_week
-
-MANIFEST_SCHEMA = "recworld.lunar.manifest/1"
-
-
-class SynthConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    weeks: int = Field(default=2, ge=1, le=52)
-    max_slots_per_day: int = Field(default=4, ge=1, le=6)
-    # Days of each week that get slot plans and records (the first N); 7 = all. Tiny runs use 1.
-    active_days: int = Field(default=7, ge=1, le=7)
-    max_records_per_slot: int = Field(default=3, ge=1, le=6)
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    consistency_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
-    max_regenerations: int = Field(default=1, ge=0, le=5)
-    validate_weeks: bool = True
-    use_anchors: bool = True
-    seed: int = 0
+from recworld.lunar.synth.validate import review_week
 
 
 @dataclass
@@ -77,11 +59,17 @@ async def _plan_validated_week(
     index: int,
     start_ts: int,
     previous: Sequence[str],
-    config: SynthConfig,
+    config: SynthOptions,
     embedder: Embedder | None,
 ) -> WeekPlan | None:
-    """Plan a week; regenerate (bounded) while its combined consistency is below threshold."""
+    """Plan a week; regenerate (bounded) while its combined consistency is below threshold.
+
+    Each regeneration sees the validators' issues with the plan before it. A week whose
+    every validation call failed is never accepted: with no plan validated it is dropped
+    (None: the manifest's ``weeks`` count falls short and the failed calls are in ``failures.jsonl``).
+    """
     best: WeekPlan | None = None
+    feedback: tuple[str, ...] = ()
     for variant in range(config.max_regenerations + 1):
         week = await plan_week(
             llm,
@@ -94,23 +82,28 @@ async def _plan_validated_week(
             max_slots=config.max_slots_per_day,
             variant=variant,
             active_days=config.active_days,
+            feedback=feedback,
         )
         if week is None:
             continue
         if not config.validate_weeks:
             return week
-        scores = await validate_week(llm, week, f"{profile.user_id}/w{index}/r{variant}", embedder)
-        week = week.model_copy(update={"consistency": scores.model_copy(update={"regenerations": variant})})
-        best_score = -1.0 if best is None or best.consistency.combined is None else best.consistency.combined
-        if best is None or (scores.combined is not None and scores.combined > best_score):
+        review = await review_week(llm, week, f"{profile.user_id}/w{index}/r{variant}", embedder)
+        feedback = review.issues
+        if review.failed:
+            continue
+        scores = review.consistency.model_copy(update={"regenerations": variant})
+        week = week.model_copy(update={"consistency": scores})
+        combined = scores.combined if scores.combined is not None else -1.0
+        if best is None or combined > (best.consistency.combined or 0.0):
             best = week
-        if scores.combined is None or scores.combined >= config.consistency_threshold:
+        if combined >= config.consistency_threshold:
             return week
     return best
 
 
 async def synthesize_user(
-    llm: StructuredLLM, user: AnchorUser, config: SynthConfig, embedder: Embedder | None = None
+    llm: StructuredLLM, user: AnchorUser, config: SynthOptions, embedder: Embedder | None = None
 ) -> UserResult | None:
     profile = await expand_profile(llm, user, use_anchors=config.use_anchors)
     if profile is None:
@@ -141,9 +134,9 @@ async def synthesize_user(
 
 
 async def synthesize(
-    llm: StructuredLLM, anchors: Sequence[AnchorUser], config: SynthConfig, embedder: Embedder | None = None
+    llm: StructuredLLM, anchors: Sequence[AnchorUser], config: SynthOptions, embedder: Embedder | None = None
 ) -> SynthResult:
-    results = await asyncio.gather(*(synthesize_user(llm, u, config, embedder) for u in anchors))
+    results = await gather_or_cancel([synthesize_user(llm, u, config, embedder) for u in anchors])
     out = SynthResult(anchors=list(anchors))
     for user, result in zip(anchors, results, strict=True):
         if result is None:
@@ -153,71 +146,52 @@ async def synthesize(
     return out
 
 
-def distribution_counts(records: Sequence[BehaviourRecord]) -> dict[str, dict[str, int]]:
-    """Counts of behaviour type, hour of day and weekday (UTC): the JSD inputs."""
-    stamps = [datetime.fromtimestamp(r.timestamp, UTC) for r in records]
-    return {
-        "type": dict(Counter(r.type.value for r in records)),
-        "hour": dict(Counter(str(t.hour) for t in stamps)),
-        "weekday": dict(Counter(str(t.weekday()) for t in stamps)),
-    }
+def distribution_counts(
+    records: Sequence[BehaviourRecord], zones: Mapping[str, tzinfo] | None = None
+) -> dict[str, dict[str, int]]:
+    """Type, local hour and weekday counts: the JSD inputs (:mod:`recworld.lunar.quality`)."""
+    return quality.distribution_counts(records, zones)
 
 
-def anonymise(result: SynthResult) -> tuple[list[Profile], list[Trajectory], list[BehaviourRecord]]:
-    """Replace source user ids with ``user-NNN`` and de-identify every text (records first, so
-    names found in record fields are also replaced in profiles and plans)."""
-    deid = Deidentifier()
-    profiles, trajectories, records = [], [], []
-    for n, user in enumerate(result.users):
-        anon = f"user-{n:03d}"
-        for r in user.records:
-            clean = deid.record(r)
-            records.append(
-                clean.model_copy(
-                    update={"user_id": anon, "record_id": clean.record_id.replace(r.user_id, anon, 1)}
-                )
-            )
-        demo = user.profile.demographic.model_copy(update={"user_id": anon})
-        profiles.append(deid.profile(user.profile.model_copy(update={"user_id": anon, "demographic": demo})))
-        trajectories.append(deid.trajectory(user.trajectory.model_copy(update={"user_id": anon})))
-    return profiles, trajectories, records
+def real_reference(result: SynthResult) -> tuple[list[BehaviourRecord], dict[str, tzinfo]]:
+    """The real records on the days that were synthesised, and each source user's zone."""
+    zones = {u.profile.user_id: timeutil.zone(u.profile.demographic.timezone) for u in result.users}
+    kept = [
+        r
+        for u in result.users
+        for r in quality.on_synthesised_days(u.anchors_used, u.trajectory, zones[u.profile.user_id])
+    ]
+    return kept, zones
 
 
 def write_dataset(
-    out: Path,
-    result: SynthResult,
-    llm: StructuredLLM,
-    config: SynthConfig,
-    extra: dict[str, Any],
-    started: float,
-) -> dict[str, Any]:
+    out: Path, result: SynthResult, llm: StructuredLLM, config: SynthConfig, started: float
+) -> SynthManifest:
+    """Write ``out/dataset/`` (the release) and the working state beside it (failures, stats, manifest)."""
     profiles, trajectories, records = anonymise(result)
     real = [r for u in result.users for r in u.anchors_used] or [r for a in result.anchors for r in a.records]
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_jsonl(out / "profiles.jsonl", [p.to_json() for p in profiles])
-    atomic_write_jsonl(out / "trajectories.jsonl", [t.to_json() for t in trajectories])
-    atomic_write_jsonl(out / "records.jsonl", [r.to_json() for r in records])
+    release = out / DATASET_DIR
+    release.mkdir(parents=True, exist_ok=True)
+    atomic_write_jsonl(release / "profiles.jsonl", [p.to_json() for p in profiles])
+    atomic_write_jsonl(release / "trajectories.jsonl", [t.to_json() for t in trajectories])
+    atomic_write_jsonl(release / "records.jsonl", [r.to_json() for r in records])
     atomic_write_jsonl(out / "failures.jsonl", failures_json(llm.failures))
-    atomic_write_json(
-        out / "real_stats.json",
-        {"schema": "recworld.lunar.real_stats/1", "n": len(real), **distribution_counts(real)},
+    reference, zones = real_reference(result)
+    write_record(
+        out / "real_stats.json", RealStats(n=len(reference), **distribution_counts(reference, zones))
     )
-    manifest = {
-        "schema": MANIFEST_SCHEMA,
-        "config": config.model_dump(mode="json"),
-        "counts": {
-            "users": len(profiles),
-            "dropped_users": len(result.dropped_users),
-            "weeks": sum(len(t.weeks) for t in trajectories),
-            "slots": sum(len(d.slots) for t in trajectories for w in t.weeks for d in w.days),
-            "records": len(records),
-            "anchors_used": len(real),
-            "failures": len(llm.failures),
-            "llm_calls": llm.calls,
-        },
-        "timings": {"synth_s": round(time.perf_counter() - started, 3)},
-        "created_by": "recworld lunar synth",
-        **extra,
-    }
-    atomic_write_json(out / "manifest.json", manifest)
+    counts = SynthCounts(
+        users=len(profiles),
+        dropped_users=len(result.dropped_users),
+        weeks=sum(len(t.weeks) for t in trajectories),
+        slots=sum(len(d.slots) for t in trajectories for w in t.weeks for d in w.days),
+        records=len(records),
+        anchors_used=len(real),
+        asked=llm.asked,
+        failures=len(llm.failures),
+        llm_calls=llm.calls,
+    )
+    timings = {"synth_s": round(time.perf_counter() - started, 3)}
+    manifest = SynthManifest(config=config, counts=counts, timings=timings)
+    write_record(out / "manifest.json", manifest)
     return manifest

@@ -2,8 +2,8 @@
 
 Real records inside a slot's window are shown verbatim as hard anchors so the
 new records follow their timing, category and place; they are never kept.
-:func:`remove_anchors` drops anchor records and any synthetic record that merely
-copies one (same domain and type within a minute, or identical fields).
+:func:`~recworld.lunar.synth.copies.remove_anchors` drops anchor records and any
+synthetic record that copies an anchor's content (records that only share its time stay).
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from recworld.lunar.schemas import (
     WeekPlan,
     hhmm_minutes,
 )
+from recworld.lunar.synth.copies import remove_anchors
 from recworld.lunar.synth.trajectory import HHMM
+
+__all__ = ["instantiate_week", "remove_anchors"]
 
 WEEK_S = 7 * DAY_S
 
@@ -166,30 +169,3 @@ async def instantiate_week(
                 )
             )
     return out
-
-
-def _normalised_fields(record: BehaviourRecord) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k.lower(), str(v).strip().lower()) for k, v in record.fields.items()))
-
-
-def remove_anchors(
-    records: Sequence[BehaviourRecord], anchors: Sequence[BehaviourRecord]
-) -> list[BehaviourRecord]:
-    """Drop anchor records and synthetic copies of them; everything real stays out of the dataset."""
-    near: dict[tuple[str, str, str], list[int]] = {}
-    copies = set()
-    for a in anchors:
-        near.setdefault((a.user_id, a.domain.value, a.type.value), []).append(a.timestamp)
-        if a.fields:
-            copies.add((a.user_id, _normalised_fields(a)))
-    kept = []
-    for r in records:
-        if r.provenance is Provenance.ANCHOR:
-            continue
-        stamps = near.get((r.user_id, r.domain.value, r.type.value), [])
-        if any(abs(r.timestamp - t) < 60 for t in stamps):
-            continue
-        if r.fields and (r.user_id, _normalised_fields(r)) in copies:
-            continue
-        kept.append(r)
-    return kept

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, tzinfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from recworld.lunar import timeutil
 from recworld.lunar.anchors import DAY_S, WEEK_S, AnchorUser
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.schemas import (
@@ -71,21 +72,21 @@ class SlotsDraft(_Draft):
     slots: list[SlotDraft] = Field(min_length=1, max_length=6)
 
 
-def iso_date(ts: int) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+def iso_date(ts: int, tz: tzinfo = UTC) -> str:
+    return timeutil.iso_date(ts, tz)
 
 
-def _part_of_day(ts: int) -> str:
-    hour = datetime.fromtimestamp(ts, UTC).hour
+def _part_of_day(ts: int, tz: tzinfo = UTC) -> str:
+    hour = timeutil.hour(ts, tz)
     return "night" if hour < 6 else "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
 
 
-def week_statistics(records: Sequence[BehaviourRecord]) -> str:
+def week_statistics(records: Sequence[BehaviourRecord], tz: tzinfo = UTC) -> str:
     """Aggregated real statistics of one week: the anchor of its theme."""
     if not records:
         return "no real events this week"
     kinds = Counter(f"{r.domain.value}/{r.type.value}" for r in records)
-    parts = Counter(_part_of_day(r.timestamp) for r in records)
+    parts = Counter(_part_of_day(r.timestamp, tz) for r in records)
     amount = sum(
         float(v)
         for r in records
@@ -102,21 +103,25 @@ def week_statistics(records: Sequence[BehaviourRecord]) -> str:
     return "; ".join(out)
 
 
-def day_events(records: Sequence[BehaviourRecord], limit: int = 12) -> str:
+def day_events(records: Sequence[BehaviourRecord], limit: int = 12, tz: tzinfo = UTC) -> str:
     """A day's real events in time order (the day plan's anchors)."""
     if not records:
         return "none"
     lines = []
     for r in sorted(records, key=lambda r: r.timestamp)[:limit]:
         what = r.fields.get("title") or r.fields.get("name") or ""
-        when = datetime.fromtimestamp(r.timestamp, UTC)
-        lines.append(f"{when:%H:%M} {r.domain.value}/{r.type.value} {what}".rstrip())
+        lines.append(f"{timeutil.hhmm(r.timestamp, tz)} {r.domain.value}/{r.type.value} {what}".rstrip())
     more = len(records) - limit
     return "; ".join(lines) + (f"; and {more} more" if more > 0 else "")
 
 
 def _week_prompt(
-    profile: Profile, stats: str | None, previous: Sequence[str], index: int, variant: int
+    profile: Profile,
+    stats: str | None,
+    previous: Sequence[str],
+    index: int,
+    variant: int,
+    feedback: Sequence[str] = (),
 ) -> str:
     lines = [
         f"Plan week {index + 1} of this person's life as a theme and a behavioural rhythm.",
@@ -128,6 +133,8 @@ def _week_prompt(
         lines.append("Earlier week themes: " + " | ".join(previous))
     if variant:
         lines.append(f"(Regeneration {variant}: make the plan more coherent.)")
+    if feedback:  # the validators' issues with the rejected plan
+        lines.append("Problems reviewers found in the previous plan (fix them): " + " | ".join(feedback))
     lines.append(
         'JSON shape: {"theme": "routine workweek", "rhythm": "office days, gym twice, takeout on Friday"}'
     )
@@ -198,15 +205,16 @@ async def plan_week(
     use_anchors: bool,
     max_slots: int,
     variant: int = 0,
+    feedback: Sequence[str] = (),
     active_days: int = 7,
 ) -> WeekPlan | None:
     """Plan one week top-down; None when the week or day level fails (slot failures leave a day bare)."""
     week_start = start_ts + index * WEEK_S
     key = f"{profile.user_id}/w{index}/r{variant}"
     real_week = user.within(week_start, week_start + WEEK_S) if use_anchors else None
-    stats = week_statistics(real_week) if real_week is not None else None
+    stats = week_statistics(real_week, user.zone) if real_week is not None else None
     week = await llm.structured(
-        _week_prompt(profile, stats, previous_themes, index, variant),
+        _week_prompt(profile, stats, previous_themes, index, variant, feedback),
         WeekDraft,
         stage="week",
         key=key,
@@ -214,38 +222,20 @@ async def plan_week(
     )
     if week is None:
         return None
-    dates = [iso_date(week_start + d * DAY_S) for d in range(7)]
+    dates = [iso_date(week_start + d * DAY_S, user.zone) for d in range(7)]
     real_days = (
         [user.within(week_start + d * DAY_S, week_start + (d + 1) * DAY_S) for d in range(7)]
         if use_anchors
         else None
     )
-    anchors_text = [day_events(r) for r in real_days] if real_days is not None else None
+    anchors_text = [day_events(r, tz=user.zone) for r in real_days] if real_days is not None else None
     days = await llm.structured(
         _days_prompt(profile, week, anchors_text, dates), DaysDraft, stage="days", key=key, max_tokens=240
     )
     if days is None:
         return None
-    check = _slots_check(max_slots)
-    slot_drafts = await asyncio.gather(
-        *(
-            llm.structured(
-                _slots_prompt(
-                    profile,
-                    week,
-                    dates[d],
-                    days.days[d].anchor_activities,
-                    anchors_text[d] if anchors_text is not None else None,
-                    max_slots,
-                ),
-                SlotsDraft,
-                stage="slots",
-                key=f"{key}/d{d}",
-                check=check,
-                max_tokens=280,
-            )
-            for d in range(active_days)
-        )
+    slot_drafts = await _plan_slots(
+        llm, profile, week, days, dates, anchors_text, key, max_slots, active_days
     )
     day_plans = []
     for d in range(7):
@@ -255,6 +245,43 @@ async def plan_week(
             DayPlan(date=dates[d], anchor_activities=days.days[d].anchor_activities, slots=slots)
         )
     return WeekPlan(index=index, start_date=dates[0], theme=week.theme, rhythm=week.rhythm, days=day_plans)
+
+
+async def _plan_slots(
+    llm: StructuredLLM,
+    profile: Profile,
+    week: WeekDraft,
+    days: DaysDraft,
+    dates: Sequence[str],
+    anchors_text: Sequence[str | None] | None,
+    key: str,
+    max_slots: int,
+    active_days: int,
+) -> list[SlotsDraft | None]:
+    """The slot plans of the first ``active_days`` days, asked for together."""
+    check = _slots_check(max_slots)
+    return list(
+        await asyncio.gather(
+            *(
+                llm.structured(
+                    _slots_prompt(
+                        profile,
+                        week,
+                        dates[d],
+                        days.days[d].anchor_activities,
+                        anchors_text[d] if anchors_text is not None else None,
+                        max_slots,
+                    ),
+                    SlotsDraft,
+                    stage="slots",
+                    key=f"{key}/d{d}",
+                    check=check,
+                    max_tokens=280,
+                )
+                for d in range(active_days)
+            )
+        )
+    )
 
 
 def _slot(draft: SlotDraft) -> SlotPlan:

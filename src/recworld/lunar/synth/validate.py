@@ -9,6 +9,7 @@ the theme yet jointly hollow it out; the backward pass catches those.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -46,9 +47,28 @@ def _plan_text(week: WeekPlan) -> str:
     return f"{week.theme}. {week.rhythm}"
 
 
+@dataclass(frozen=True)
+class Validation:
+    """The scores of one week and what the validators said was wrong (fed to a regeneration)."""
+
+    consistency: Consistency
+    issues: tuple[str, ...]
+
+    @property
+    def failed(self) -> bool:
+        """Every check failed: nothing vouches for the week."""
+        return self.consistency.combined is None
+
+
 async def validate_week(
     llm: StructuredLLM, week: WeekPlan, key: str, embedder: Embedder | None = None
 ) -> Consistency:
+    return (await review_week(llm, week, key, embedder)).consistency
+
+
+async def review_week(
+    llm: StructuredLLM, week: WeekPlan, key: str, embedder: Embedder | None = None
+) -> Validation:
     days = "\n".join(f"{d.date}: {'; '.join(d.anchor_activities)}" for d in week.days)
     forward = await llm.structured(
         f"Week theme: {week.theme}. Rhythm: {week.rhythm}.\nDay plans:\n{days}\nSlots:\n{_slot_lines(week)}\n"
@@ -85,12 +105,16 @@ async def validate_week(
         if embedder is not None:
             vectors = embedder.embed([_plan_text(week), rebuilt])
             cosine = float(np.clip(vectors[0] @ vectors[1], -1.0, 1.0))
-    return combine(
+    issues = [*(forward.issues if forward else []), *(backward.issues if backward else [])]
+    if backward is not None and backward.score <= 3 and rebuilt is not None:
+        issues.append(f"the slots read as '{rebuilt}', not as the planned theme")
+    scores = combine(
         forward.score if forward else None,
         backward.score if backward else None,
         cosine,
         rebuilt,
     )
+    return Validation(scores, tuple(dict.fromkeys(i.strip() for i in issues if i.strip())))
 
 
 def combine(

@@ -1,0 +1,106 @@
+"""Local time for LUNAR: every hour, weekday, date and week start is read in the user's own zone.
+
+Timestamps are Unix seconds (UTC instants). A person's "evening" is evening where they
+live: ML-100K ratings made at 22:00 in Chicago are 03:00 UTC, so reading hours in UTC put
+American evenings at night, in the week statistics, the day prompts and the hour JSD.
+
+The zone comes from the user's demographic record (``timezone``, an IANA name such as
+``America/Chicago``: a ``timezone`` column in ``users.csv``) or, for a whole dataset, from
+``--timezone``. Without either, UTC is used and :func:`default_zone` warns once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from recworld.errors import ConfigError
+
+if TYPE_CHECKING:
+    from recworld.lunar.anchors import AnchorUser
+
+UTC_WARNING = (
+    "no time zone given for some users: hours and weekdays are read in UTC "
+    "(give a timezone column in users.csv or --timezone, e.g. America/Chicago)"
+)
+
+
+def zone(name: str | None) -> tzinfo:
+    """The zone named ``name`` (IANA, or ``UTC``); None means UTC. Unknown names are a ConfigError."""
+    if name is None or name.strip().upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"unknown time zone {name!r} (use an IANA name such as America/Chicago)") from None
+
+
+def default_zone(name: str | None, *, warn: bool = True) -> str:
+    """The zone name to use when a user has none: ``name`` if given, else UTC with a warning."""
+    if name is not None:
+        zone(name)  # validate early: a typo fails before any model call
+        return name
+    if warn:
+        warnings.warn(UTC_WARNING, UserWarning, stacklevel=2)
+    return "UTC"
+
+
+def local(ts: int, tz: tzinfo = UTC) -> datetime:
+    return datetime.fromtimestamp(ts, tz)
+
+
+def hour(ts: int, tz: tzinfo = UTC) -> int:
+    return local(ts, tz).hour
+
+
+def weekday(ts: int, tz: tzinfo = UTC) -> int:
+    """0 = Monday."""
+    return local(ts, tz).weekday()
+
+
+def iso_date(ts: int, tz: tzinfo = UTC) -> str:
+    return local(ts, tz).strftime("%Y-%m-%d")
+
+
+def hhmm(ts: int, tz: tzinfo = UTC) -> str:
+    return local(ts, tz).strftime("%H:%M")
+
+
+def stamp(ts: int, tz: tzinfo = UTC) -> str:
+    """Date, weekday and time as records are shown to models and raters."""
+    return local(ts, tz).strftime("%Y-%m-%d %a %H:%M")
+
+
+def _midnight(moment: datetime) -> int:
+    tz = moment.tzinfo
+    assert tz is not None
+    return int(datetime(moment.year, moment.month, moment.day, tzinfo=tz).timestamp())
+
+
+def week_start(ts: int, tz: tzinfo = UTC) -> int:
+    """Monday 00:00 local time of the week holding ``ts``, as Unix seconds."""
+    moment = local(ts, tz)
+    return _midnight(moment - timedelta(days=moment.weekday()))
+
+
+def day_start(week0: int, days: int, tz: tzinfo = UTC) -> int:
+    """Local midnight ``days`` calendar days after the local midnight ``week0`` (DST-safe)."""
+    return _midnight(local(week0, tz) + timedelta(days=days, hours=12))
+
+
+def with_default_zone(users: Sequence[AnchorUser], name: str | None) -> list[AnchorUser]:
+    """Give every user without a zone the dataset's zone ``name`` (UTC with one warning if None)."""
+    bare = [u for u in users if u.demographic.timezone is None]
+    if not bare:
+        return list(users)
+    fallback = default_zone(name)
+    return [
+        u
+        if u.demographic.timezone is not None
+        else replace(u, demographic=u.demographic.model_copy(update={"timezone": fallback}))
+        for u in users
+    ]

@@ -1,0 +1,160 @@
+"""Evidence ablations: the variants, the command through eval's answering and judging, the report section."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from lunar_helpers import aligned_records, lunar_responder
+from typer.testing import CliRunner
+
+from recworld.chat import Request
+from recworld.cli import app
+from recworld.lunar import session
+from recworld.lunar.ablate import MULTI_FULL, MULTI_SINGLE, SINGLE_DOMAIN, variants
+from recworld.lunar.report_ablation import ablation_cells
+from recworld.lunar.schemas import (
+    BehaviourRecord,
+    BehaviourType,
+    Category,
+    EvidenceSet,
+    Query,
+    Rubric,
+)
+from recworld.models.scripted import ScriptedModel
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+COUNT = re.compile(r"EVIDENCE-COUNT=(\d)")
+RECORD_LINE = re.compile(r"^\[", flags=re.M)
+
+
+def _rec(rid: str, domain: Category) -> BehaviourRecord:
+    return BehaviourRecord(record_id=rid, user_id="u", timestamp=1, domain=domain, type=BehaviourType.ORDER)
+
+
+def _pair(qid: str, ids: list[str], domains: list[Category]) -> tuple[Query, Rubric]:
+    query = Query(query_id=qid, user_id="u", text="what now?", domains=domains, multi_domain=len(domains) > 1)
+    rubric = Rubric(
+        query_id=qid,
+        user_id="u",
+        generic_answer="g",
+        decisions=[],
+        evidence=EvidenceSet(record_ids=ids, domains=domains),
+        effects=[],
+        facts=["f"],
+        points=["p"],
+    )
+    return query, rubric
+
+
+def test_variants_split_queries_and_vary_evidence() -> None:
+    records = [_rec(f"d{i}", Category.DINING) for i in range(3)] + [_rec("m0", Category.MOVIES)]
+    multi = _pair("multi", ["d0", "d1", "m0", "d2"], [Category.DINING, Category.MOVIES])
+    single = _pair("single", ["d0"], [Category.DINING])
+    table = variants([multi, single], records, k_max=4, seed=3)
+    assert [q.query_id for q, _ in table[SINGLE_DOMAIN]] == ["single"]
+    assert [q.query_id for q, _ in table[MULTI_FULL]] == ["multi"]
+    ((_, one),) = table[MULTI_SINGLE]
+    assert len(one.evidence.domains) == 1  # one relevant domain, all of its records
+    assert one.evidence.record_ids in (["d0", "d1", "d2"], ["m0"])
+    shown = [r.evidence.record_ids for k in range(5) for _, r in table[f"k{k}"]]
+    assert [len(s) for s in shown] == [0, 1, 2, 3, 4]
+    assert all(shown[k] == shown[4][:k] for k in range(5))  # one record added at a time
+    assert sorted(shown[4]) == ["d0", "d1", "d2", "m0"]
+    assert variants([multi, single], records, seed=3) == table  # seeded
+    # The judge keeps the full rubric: facts and points are untouched.
+    assert all(r.points == ["p"] for _, r in table["k0"])
+
+
+def _counting(base: Callable[[Request], str]) -> Callable[[Request], str]:
+    """Answers say how many records they were shown; the judge scores 1 + that count (generic: 2)."""
+
+    def respond(request: Request) -> str:
+        prompt = request.messages[-1].content
+        system = request.messages[0].content if len(request.messages) > 1 else ""
+        if request.json_schema is None and "personal assistant" in system:
+            shown = len(RECORD_LINE.findall(prompt))
+            return f"EVIDENCE-COUNT={shown}"
+        if request.json_schema is not None and request.json_schema.get("title") == "PairDraft":
+            first, second = prompt.split("Response 2:", 1)
+            scores = []
+            for part in (first, second):
+                found = COUNT.findall(part)
+                score = min(5, 1 + int(found[-1])) if found else 2
+                scores.append({"pc": score, "pd": score})
+            return json.dumps({"response_1": scores[0], "response_2": scores[1], "rationale": "r"})
+        return aligned_records(base)(request)
+
+    return respond
+
+
+def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+    ]
+    command = [CHROMIUM, *flags, f"--user-data-dir={profile}", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def ablated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    def fake_load(spec: str, config: Any) -> ScriptedModel:
+        return ScriptedModel(_counting(lunar_responder()), name=spec)
+
+    monkeypatch.setattr(session, "load_model", fake_load)
+    out = tmp_path / "run"
+    cli = CliRunner()
+    steps = [
+        ["synth", "--anchors", "lunar-demo", "--min-domains", "2", "--users", "3", "--weeks", "2"],
+        ["queries", str(out), "--model", "scripted:g", "--per-user", "2"],
+        ["ablate", str(out), "--model", "scripted:a", "--judge", "scripted:j"],
+        ["report", str(out)],
+    ]
+    steps[0] += ["--model", "scripted:g", "--out", str(out), "--max-slots", "1"]
+    for step in steps:
+        r = cli.invoke(app, ["lunar", *step])
+        assert r.exit_code == 0, (step[0], r.output, r.exception)
+    return out
+
+
+def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
+    cells = ablation_cells(ablated)["scripted:a"]
+    # Scores follow the evidence shown: 1 + k, so the curve rises by one per record.
+    assert [cells[f"k{k}"][0] for k in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    full, single = cells[MULTI_FULL][0], cells[MULTI_SINGLE][0]
+    assert full is not None and single is not None and full > single
+    answers = ablated / "ablate" / "k2" / "eval" / "scripted_a" / "curated" / "answers.jsonl"
+    assert all("EVIDENCE-COUNT=2" in json.loads(x)["answer"] for x in answers.read_text().splitlines())
+    md = (ablated / "report.md").read_text()
+    assert "## Evidence ablations" in md and "k0=1.00 k1=2.00 k2=3.00 k3=4.00 k4=5.00" in md
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/ensure-test-tools.sh)")
+def test_ablation_section_renders_in_chromium(ablated: Path, tmp_path: Path) -> None:
+    url = (ablated / "report.html").resolve().as_uri()
+    dom = _chromium(tmp_path / "p-dom", "--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert '<table id="ablation-table"' in dom.stdout and 'id="k-scaling"' in dom.stdout
+    assert "Evidence scaling on multi-domain queries" in dom.stdout  # chart text stays text
+    assert "<script" not in dom.stdout
+    shot = tmp_path / "report.png"
+    res = _chromium(tmp_path / "p-shot", f"--screenshot={shot}", "--window-size=1200,4000", url)
+    assert res.returncode == 0, res.stderr[-2000:]
+    from PIL import Image
+
+    image = np.asarray(Image.open(shot).convert("L"), dtype=np.float64)
+    assert image.std() > 5  # not blank (a tall page, mostly white)
+    assert (image < 100).any(axis=1).sum() > 200  # ink on many rows: tables and the chart drew

@@ -1,0 +1,260 @@
+"""LUNAR's failure policy, as ``recworld eval``'s: errors counted and shown, fatal stops, bugs propagate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lunar_helpers import lunar_responder, make_llm
+
+from recworld import lunar
+from recworld.chat import Request
+from recworld.cli import main
+from recworld.data import Dataset
+from recworld.errors import ModelError, RunError
+from recworld.lunar import session
+from recworld.lunar import store as lunar_store
+from recworld.lunar.api import check_failures
+from recworld.lunar.config import SessionConfig, SynthOptions
+from recworld.lunar.judge import Judgment
+from recworld.lunar.llm import FailureRecord, StructuredLLM, gather_or_cancel
+from recworld.lunar.outputs import AnswerRecord, EvalRun
+from recworld.lunar.synth.trajectory import WeekDraft
+from recworld.models.base import FatalModelError, TransientModelError
+from recworld.models.scripted import ScriptedModel
+
+Responder = Callable[[Request], str]
+
+
+@pytest.fixture
+def models(monkeypatch: pytest.MonkeyPatch) -> dict[str, Responder]:
+    """Model spec -> responder; specs not listed answer with the all-stage scripted responder."""
+    table: dict[str, Responder] = {}
+
+    def fake_load(spec: str, config: Any) -> ScriptedModel:
+        return ScriptedModel(table.get(spec, lunar_responder()), name=spec)
+
+    monkeypatch.setattr(session, "load_model", fake_load)
+    return table
+
+
+@pytest.fixture
+def folder(ml100k_small: Dataset, tmp_path: Path, models: dict[str, Responder]) -> Path:
+    out = tmp_path / "lunar"
+    llm = SessionConfig(model="scripted:gen")
+    anchors = str(ml100k_small.save(tmp_path / "ml"))
+    options = SynthOptions(weeks=1, max_slots_per_day=1)
+    lunar.synthesize(lunar.SynthConfig(anchors=anchors, out_dir=out, users=2, llm=llm, options=options))
+    lunar.make_queries(lunar.QueriesConfig(root=out, llm=llm))
+    assert len(lunar_store.queries(out)) == 4
+    return out
+
+
+def _eval_config(root: Path, **update: Any) -> lunar.LunarEvalConfig:
+    return lunar.LunarEvalConfig(
+        root=root,
+        answer=SessionConfig(model="scripted:a", max_retries=0),
+        judge=SessionConfig(model="scripted:j", max_retries=0),
+        contexts=(lunar.ContextSetting.NONE,),
+        **update,
+    )
+
+
+def _failing_on(query_ids: set[str], exc: Exception) -> Responder:
+    """Answers like the scripted model, except free-text answers to the given queries' requests."""
+    ok = lunar_responder()
+
+    def respond(request: Request) -> str:
+        if request.json_schema is None and any(q in request.messages[-1].content for q in query_ids):
+            raise exc
+        return ok(request)
+
+    return respond
+
+
+def test_failed_answers_are_counted_shown_and_never_scored(
+    folder: Path, models: dict[str, Responder]
+) -> None:
+    # Give one query a unique text so the failing model can single it out.
+    queries = lunar_store.queries(folder)
+    marked = [q.model_copy(update={"text": f"{q.text} #{i}"}) for i, q in enumerate(queries)]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q.to_json()) + "\n" for q in marked))
+    models["scripted:a"] = _failing_on({"#2"}, TransientModelError("503 from the server"))
+    (run,) = lunar.evaluate(_eval_config(folder, fail_on_error=0.5))
+    assert (run.counts.queries, run.counts.answered, run.counts.answer_errors, run.counts.judged) == (
+        4,
+        3,
+        1,
+        3,
+    )
+    assert run.failures[0].kind == "request" and "503" in run.failures[0].error
+    answers = [
+        AnswerRecord.model_validate_json(x) for x in (folder / "eval/scripted_a/none/answers.jsonl").open()
+    ]
+    failed = [a for a in answers if a.answer is None]
+    assert len(failed) == 1 and failed[0].error is not None and "503" in failed[0].error
+    result = lunar.write_report(lunar.ReportConfig(root=folder))
+    (row,) = result["rows"]
+    # The failed answer is scored at the floor (1), never dropped from the mean.
+    assert (row["n"], row["judged"], row["answer_errors"], row["judge_errors"]) == (4, 4, 1, 0)
+    judged = [
+        Judgment.model_validate_json(x) for x in (folder / "eval/scripted_a/none/judgments.jsonl").open()
+    ]
+    floor = [j for j in judged if j.answer_failed]
+    assert len(floor) == 1 and (floor[0].pc, floor[0].pd, floor[0].avg) == (1, 1, 1.0)
+    assert row["avg"] == pytest.approx(sum(j.avg or 0 for j in judged) / 4)
+    md = (folder / "report.md").read_text()
+    assert "| scripted:a | none | 4 / 4 | 1 | 0 |" in md
+
+
+def test_too_many_errors_write_what_finished_then_exit_3(folder: Path, models: dict[str, Responder]) -> None:
+    ids = {f"#{i}" for i in range(2)}
+    queries = lunar_store.queries(folder)
+    marked = [q.model_copy(update={"text": f"{q.text} #{i}"}) for i, q in enumerate(queries)]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q.to_json()) + "\n" for q in marked))
+    models["scripted:a"] = _failing_on(ids, ModelError("content filter"))
+    # 4 answers + 2 personalisation + 2 privacy judgments of the answered ones.
+    with pytest.raises(RunError, match=r"lunar eval: 2 of 8 pieces failed"):
+        lunar.evaluate(_eval_config(folder))
+    run = EvalRun.model_validate_json((folder / "eval/scripted_a/none/run.json").read_text())
+    assert run.counts.answer_errors == 2 and run.counts.judged == 2
+
+
+def test_a_failed_judgment_is_an_error_row_not_a_drop(folder: Path, models: dict[str, Responder]) -> None:
+    models["scripted:j"] = lambda request: "not json"
+    # Nothing judged: the stage writes its run, then exits 3 whatever --fail-on-error allows.
+    with pytest.raises(RunError, match="produced no judgments"):
+        lunar.evaluate(_eval_config(folder, fail_on_error=1.0))
+    run = EvalRun.model_validate_json((folder / "eval" / "scripted_a" / "none" / "run.json").read_text())
+    assert (run.counts.answered, run.counts.judged, run.counts.judge_errors) == (4, 0, 4)
+    assert {f.kind for f in run.failures} == {"invalid"}
+    assert {f.reply for f in run.failures} == {"not json"}  # the rejected reply is kept
+    (row,) = lunar.write_report(lunar.ReportConfig(root=folder))["rows"]
+    assert row["judge_errors"] == 4 and row["avg"] is None
+
+
+def test_auth_failure_stops_the_stage_with_exit_3(
+    folder: Path, models: dict[str, Responder], capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[int] = []
+
+    def refuse(request: Request) -> str:
+        calls.append(1)
+        raise FatalModelError("401 Unauthorized: bad key in JUDGE_KEY")
+
+    models["scripted:j"] = refuse
+    code = main(["lunar", "eval", str(folder), "--model", "scripted:a", "--judge", "scripted:j"])
+    assert code == 3
+    assert "401 Unauthorized" in capsys.readouterr().err
+    # The first setting's judge fails at once and stops everything: no other setting ran.
+    assert not (folder / "eval" / "scripted_a" / "none" / "run.json").exists()
+    assert len(calls) <= 4  # at most the judge requests already in flight (concurrency 4)
+
+
+def test_a_bug_in_a_backend_propagates(folder: Path, models: dict[str, Responder]) -> None:
+    def broken(request: Request) -> str:
+        raise TypeError("bug in our code")
+
+    models["scripted:a"] = broken
+    with pytest.raises(TypeError, match="bug in our code"):
+        lunar.evaluate(_eval_config(folder))
+
+
+def test_structured_llm_tells_request_failures_from_invalid_replies() -> None:
+    class Failing:
+        async def complete(self, request: Request) -> Any:
+            from recworld.runner import Completion
+
+            return Completion(None, "gave up after 3 attempts: 503", False, 0.0, 3)
+
+    llm = StructuredLLM(Failing(), max_attempts=2)
+    assert asyncio.run(llm.structured("p", WeekDraft, stage="week", key="k")) is None
+    assert asyncio.run(llm.text("p", stage="answer", key="k2")) is None
+    invalid, _ = make_llm(lambda r: "no json here", max_attempts=1)
+    assert asyncio.run(invalid.structured("p", WeekDraft, stage="week", key="k")) is None
+    assert [f.kind for f in llm.failures] == ["request", "request"] and llm.asked == 2
+    assert (
+        invalid.failures[0].kind == "invalid" and invalid.error_of("week", "k") == invalid.failures[0].error
+    )
+    record = FailureRecord.model_validate(llm.failures[0].to_json())
+    assert record == llm.failures[0] and llm.failures[0].to_json()["schema"] == "recworld.lunar.failure/1"
+
+
+def test_gather_or_cancel_stops_the_siblings_of_a_fatal_piece() -> None:
+    finished: list[int] = []
+
+    async def slow(i: int) -> int:
+        await asyncio.sleep(0.2)
+        finished.append(i)
+        return i
+
+    async def fatal() -> int:
+        raise FatalModelError("403 Forbidden")
+
+    async def run() -> None:
+        await gather_or_cancel([slow(1), fatal(), slow(2)])
+
+    with pytest.raises(FatalModelError):
+        asyncio.run(run())
+    assert finished == []
+
+
+@pytest.mark.parametrize(("failed", "asked", "raises"), [(0, 0, False), (1, 20, False), (2, 20, True)])
+def test_fail_on_error_threshold(failed: int, asked: int, raises: bool) -> None:
+    failures = [
+        FailureRecord(stage="s", key=str(i), attempts=1, kind="invalid", error="e") for i in range(failed)
+    ]
+    if raises:
+        with pytest.raises(RunError) as info:
+            check_failures("queries", asked, failures, 0.05)
+        assert info.value.exit_code == 3 and "2 of 20" in str(info.value)
+    else:
+        check_failures("queries", asked, failures, 0.05)
+
+
+def test_openai_embedder_stops_on_401_and_refuses_remote_plain_http(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from recworld.errors import ConfigError
+    from recworld.lunar.config import EmbedderConfig
+    from recworld.lunar.embed import load_embedder
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("EMBED_KEY", "secret")
+    seen: list[str] = []
+
+    class Refuse(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def do_POST(self) -> None:
+            seen.append(self.headers.get("Authorization", ""))
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = b'{"error": {"message": "bad key"}}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = EmbedderConfig(spec="openai:e", base_url=url, api_key_env="EMBED_KEY", max_retries=3)
+        with pytest.raises(FatalModelError, match="refused"):
+            load_embedder(config).embed(["hello"])
+        assert seen == ["Bearer secret"]  # the key variable named for this embedder; 401 is not retried
+    finally:
+        server.shutdown()
+        server.server_close()
+    remote = EmbedderConfig(spec="openai:e", base_url="http://example.com/v1")
+    with pytest.raises(ConfigError, match="allow-insecure-http"):
+        load_embedder(remote)
+    load_embedder(remote.model_copy(update={"allow_insecure_http": True}))

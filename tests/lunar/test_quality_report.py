@@ -1,0 +1,222 @@
+"""The report's quality-validation section: external JSD, synthesised-days reference, tables, Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lunar_helpers import CHICAGO_MONDAY, lunar_responder, tiny_run
+from typer.testing import CliRunner
+
+from recworld.chat import Request
+from recworld.cli import app
+from recworld.data import Dataset
+from recworld.lunar import session, store, timeutil
+from recworld.lunar.quality import on_synthesised_days
+from recworld.lunar.report_quality import html_page, quality_section, render_html, render_markdown
+from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category
+from recworld.models.scripted import ScriptedModel
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+
+
+def _events_like_the_run(path: Path, zone: str) -> Path:
+    """Real-looking events at the same local minutes as tiny_run's records, in CSV."""
+    lines = ["user_id,timestamp,domain,type"]
+    for d in range(7):
+        for minute in (19 * 60 + 30, 21 * 60):
+            lines.append(f"7,{CHICAGO_MONDAY + d * 86400 + minute * 60},dining,order")
+    path.write_text("\n".join(lines) + "\n")
+    (path.parent / "users.csv").write_text(f"user_id,timezone\n7,{zone}\n")
+    return path.parent
+
+
+def test_external_jsd_is_zero_for_the_same_local_behaviour(tmp_path: Path) -> None:
+    root = tiny_run(tmp_path / "run", users=2)
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    _events_like_the_run(ref_dir / "events.csv", "America/Chicago")
+    jsd = quality_section(root, str(ref_dir))["external_jsd"]["jsd"]
+    assert jsd == {"type": pytest.approx(0.0), "hour": pytest.approx(0.0), "weekday": pytest.approx(0.0)}
+    # The same instants read in UTC: hours move to 1-3 a.m. and the hour JSD is maximal.
+    (ref_dir / "users.csv").write_text("user_id,timezone\n7,UTC\n")
+    shifted = quality_section(root, str(ref_dir))["external_jsd"]["jsd"]
+    assert shifted["hour"] == pytest.approx(1.0) and shifted["type"] == pytest.approx(0.0)
+
+
+def test_external_jsd_against_a_recworld_dataset(tmp_path: Path, ml100k_small: Dataset) -> None:
+    root = tiny_run(tmp_path / "run", users=1)
+    saved = ml100k_small.save(tmp_path / "ml")
+    ext = quality_section(root, str(saved), "America/Chicago")["external_jsd"]
+    assert ext["jsd"]["type"] == pytest.approx(1.0)  # movies/watch vs dining/order: disjoint
+    assert 0.0 < ext["jsd"]["hour"] < 1.0 and 0.0 < ext["jsd"]["weekday"] < 1.0
+
+
+def test_real_reference_keeps_only_synthesised_days(tmp_path: Path) -> None:
+    root = tiny_run(tmp_path, users=1, active_days=2)
+    (plan,) = store.trajectories(root)
+    tz = timeutil.zone("America/Chicago")
+    real = [
+        BehaviourRecord(
+            record_id=f"a{d}",
+            user_id="x",
+            timestamp=CHICAGO_MONDAY + d * 86400 + 12 * 3600,
+            domain=Category.DINING,
+            type=BehaviourType.ORDER,
+        )
+        for d in range(7)
+    ]
+    kept = on_synthesised_days(real, plan, tz)
+    assert [r.record_id for r in kept] == ["a0", "a1"]
+    # In UTC the local Tuesday 23:30 event would fall on Wednesday and be dropped; locally it is kept.
+    late = real[1].model_copy(
+        update={"record_id": "late", "timestamp": CHICAGO_MONDAY + 86400 + 23 * 3600 + 1800}
+    )
+    assert [r.record_id for r in on_synthesised_days([late], plan, tz)] == ["late"]
+
+
+def _section(root: Path) -> dict[str, Any]:
+    (root / "quality_ratings_run.json").write_text(
+        json.dumps(
+            {
+                "model": "openai:judge",
+                "summary": {
+                    "overall": {"plausibility": 4.67, "profile": 4.93, "query": None},
+                    "rated": {"plausibility": 30, "profile": 30, "query": 0},
+                    "errors": {"plausibility": 0, "profile": 0, "query": 0},
+                    "dimensions": {"record_plausibility": 4.7, "affinity_coherence": 5.0},
+                },
+            }
+        )
+    )
+    row = {
+        "dimension": "scenario_realism",
+        "rater_a": "ann1",
+        "rater_b": "llm:judge",
+        "kind": "human-LLM",
+        "n": 100,
+        "exact": 0.815,
+        "within_one": 1.0,
+        "ac1": 0.77,
+    }
+    (root / "agreement.json").write_text(json.dumps({"rows": [row]}))
+    return quality_section(root)
+
+
+def test_section_tables_in_markdown_and_html(tmp_path: Path) -> None:
+    root = tiny_run(tmp_path, users=1)
+    assert render_markdown(quality_section(root)) == "" and render_html(quality_section(root)) == ""
+    section = _section(root)
+    md = render_markdown(section)
+    assert "| log plausibility (mean of 3) | 4.670 | 30 |" in md
+    assert "| scenario_realism | ann1 / llm:judge | human-LLM | 100 | 81.5% | 100.0% | 0.770 |" in md
+    assert "query quality" not in md  # no query was rated: no invented row
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/ensure-test-tools.sh)")
+def test_report_html_section_renders_in_chromium(tmp_path: Path) -> None:
+    root = tiny_run(tmp_path / "run", users=1)
+    section = _section(root)
+    page = root / "report.html"
+    page.write_text(html_page("# LUNAR report\n| a | b |", [render_html(section)]))
+    assert CHROMIUM is not None
+    dom = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--user-data-dir={tmp_path / 'p'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    assert '<section id="lunar-quality-validation">' in html
+    assert html.count("<table>") == 2 and "Gwet AC1" in html and "<td>0.770</td>" in html
+    assert "<script" not in html
+
+
+def test_cli_synth_rate_agreement_report(
+    tmp_path: Path, ml100k_small: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end: --timezone, active days, rate, agreement into RUN, report --reference."""
+    lunar = lunar_responder()
+    scores = {
+        "PlausibilityScores": {
+            "record_plausibility": 5,
+            "sequence_coherence": 5,
+            "trajectory_consistency": 4,
+        },
+        "ProfileScores": dict.fromkeys(
+            (
+                "affinity_coherence",
+                "domain_consistency",
+                "demographic_compatibility",
+                "trajectory_profile_fit",
+            ),
+            5,
+        ),
+    }
+
+    def respond(request: Request) -> str:
+        title = str((request.json_schema or {}).get("title"))
+        return json.dumps(scores[title]) if title in scores else lunar(request)
+
+    monkeypatch.setattr(session, "load_model", lambda spec, config: ScriptedModel(respond, name=spec))
+    anchors = ml100k_small.save(tmp_path / "ml")
+    out = tmp_path / "lunar"
+    cli = CliRunner()
+    synth = [
+        "lunar",
+        "synth",
+        "--anchors",
+        str(anchors),
+        "--users",
+        "1",
+        "--model",
+        "scripted:x",
+        "--out",
+        str(out),
+    ]
+    r = cli.invoke(app, [*synth, "--max-slots", "1", "--active-days", "2", "--timezone", "America/Chicago"])
+    assert r.exit_code == 0, r.output
+    (profile,) = store.profiles(out)
+    assert profile.demographic.timezone == "America/Chicago"
+    real = json.loads((out / "real_stats.json").read_text())
+    assert set(real["weekday"]) <= {"0", "1"}  # only the two synthesised days
+    r = cli.invoke(app, ["lunar", "rate", str(out), "--model", "scripted:x"])
+    assert r.exit_code == 0, r.output
+    assert "plausibility 4.67, profile consistency 5.00" in r.output
+    sheet = tmp_path / "ratings.csv"
+    sheet.write_text(
+        "item_id,rater,dimension,score\na,h1,realism,5\na,h2,realism,5\nb,h1,realism,4\nb,h2,realism,5\n"
+    )
+    r = cli.invoke(app, ["lunar", "agreement", str(sheet), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    r = cli.invoke(
+        app,
+        ["lunar", "report", str(out), "--reference", str(anchors), "--reference-timezone", "America/Chicago"],
+    )
+    assert r.exit_code == 0, r.output
+    md = (out / "report.md").read_text()
+    assert (
+        "### LLM-rated data quality" in md
+        and "### Rater agreement" in md
+        and "### JSD to an external dataset" in md
+    )
+    html = (out / "report.html").read_text()
+    assert 'id="lunar-quality-validation"' in html
+    validation = json.loads((out / "quality.json").read_text())["validation"]
+    assert validation["ratings"]["overall"]["plausibility"] == pytest.approx(14 / 3)
+    assert validation["agreement"]["rows"][0]["exact"] == 0.5

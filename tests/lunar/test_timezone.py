@@ -1,0 +1,104 @@
+"""Hours and weekdays in the user's local time: one helper, zones per user or per dataset."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+from lunar_helpers import CHICAGO_MONDAY
+
+from recworld.errors import ConfigError, DataError
+from recworld.lunar import timeutil
+from recworld.lunar.anchors import AnchorUser, load_anchor_files
+from recworld.lunar.quality import distribution_counts
+from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category, Demographic
+from recworld.lunar.synth.trajectory import day_events, week_statistics
+
+CHICAGO = timeutil.zone("America/Chicago")
+# ML-100K user 1's first rating, 1997-09-22 22:02:38 UTC: 17:02 in Chicago (CDT, UTC-5).
+ML_TS = 874965758
+
+
+def _rec(ts: int, user: str = "u") -> BehaviourRecord:
+    return BehaviourRecord(
+        record_id=f"r{ts}", user_id=user, timestamp=ts, domain=Category.MOVIES, type=BehaviourType.WATCH
+    )
+
+
+def test_local_hour_weekday_and_week_start() -> None:
+    evening_utc = CHICAGO_MONDAY + 21 * 3600  # Monday 21:00 Chicago = Tuesday 03:00 UTC
+    assert (timeutil.hour(evening_utc), timeutil.weekday(evening_utc)) == (3, 1)
+    assert (timeutil.hour(evening_utc, CHICAGO), timeutil.weekday(evening_utc, CHICAGO)) == (21, 0)
+    assert timeutil.hour(ML_TS, CHICAGO) == 17
+    assert timeutil.week_start(evening_utc + 3 * 86400, CHICAGO) == CHICAGO_MONDAY
+    assert timeutil.week_start(evening_utc) == CHICAGO_MONDAY - 6 * 3600  # Monday 00:00 UTC
+
+
+def test_day_start_follows_local_midnight_across_dst() -> None:
+    # US DST began on Sunday 2020-03-08: that day has 23 hours in Chicago.
+    week0 = timeutil.week_start(1583280000, CHICAGO)  # a moment in the week of 2020-03-02
+    monday_after = timeutil.day_start(week0, 7, CHICAGO)
+    assert timeutil.hhmm(monday_after, CHICAGO) == "00:00"
+    assert monday_after - week0 == 7 * 86400 - 3600
+
+
+def test_unknown_zone_is_a_config_error_and_none_warns() -> None:
+    with pytest.raises(ConfigError, match="Mars/Olympus"):
+        timeutil.zone("Mars/Olympus")
+    with pytest.warns(UserWarning, match="UTC"):
+        assert timeutil.default_zone(None) == "UTC"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert timeutil.default_zone("Europe/Berlin") == "Europe/Berlin"
+
+
+def test_dataset_zone_fills_only_users_without_one() -> None:
+    users = [
+        AnchorUser(Demographic(user_id="a"), (_rec(ML_TS, "a"),)),
+        AnchorUser(Demographic(user_id="b", timezone="Asia/Tokyo"), (_rec(ML_TS, "b"),)),
+    ]
+    filled = timeutil.with_default_zone(users, "America/Chicago")
+    assert [u.demographic.timezone for u in filled] == ["America/Chicago", "Asia/Tokyo"]
+    with pytest.warns(UserWarning):
+        assert timeutil.with_default_zone(users, None)[0].demographic.timezone == "UTC"
+    # Week 0 starts on the local Monday: Monday 1997-09-22 00:00 in Chicago.
+    assert filled[0].start_ts() == timeutil.week_start(ML_TS, CHICAGO)
+    assert timeutil.iso_date(filled[0].start_ts(), CHICAGO) == "1997-09-22"
+
+
+def test_users_csv_timezone_column(tmp_path: Path) -> None:
+    (tmp_path / "events.csv").write_text(f"user_id,timestamp,domain,type\n7,{ML_TS},movies,watch\n")
+    (tmp_path / "users.csv").write_text("user_id,age,timezone\n7,30,America/Chicago\n")
+    (user,) = load_anchor_files(tmp_path)
+    assert user.demographic.timezone == "America/Chicago" and "timezone" not in user.demographic.extra
+    (tmp_path / "users.csv").write_text("user_id,age,timezone\n7,30,Nowhere/Land\n")
+    with pytest.raises(DataError) as info:
+        load_anchor_files(tmp_path)
+    assert f"{tmp_path / 'users.csv'}:2" in str(info.value) and "Nowhere/Land" in str(info.value)
+
+
+def test_prompts_and_jsd_counts_use_local_time() -> None:
+    evening = CHICAGO_MONDAY + 21 * 3600 + 15 * 60
+    assert day_events([_rec(evening)], tz=CHICAGO).startswith("21:15 ")
+    assert day_events([_rec(evening)]).startswith("03:15 ")
+    assert "evening 1" in week_statistics([_rec(evening)], CHICAGO)
+    assert "night 1" in week_statistics([_rec(evening)])
+    counts = distribution_counts([_rec(evening)], {"u": CHICAGO})
+    assert counts["hour"] == {"21": 1} and counts["weekday"] == {"0": 1}
+    assert distribution_counts([_rec(evening)])["hour"] == {"3": 1}
+    assert _rec(evening).to_line(CHICAGO).split()[1:4] == ["1998-03-02", "Mon", "21:15"]
+
+
+def test_every_clock_reading_in_lunar_goes_through_timeutil() -> None:
+    """No module of recworld.lunar reads a wall clock from a timestamp except timeutil."""
+    root = Path(timeutil.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        if path.name == "timeutil.py":
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"fromtimestamp|gmtime|localtime\(|utcfromtimestamp", line):
+                offenders.append(f"{path.relative_to(root)}:{n}")
+    assert offenders == []
