@@ -2,7 +2,9 @@
 
 1. fetch MovieLens-100K (from the recbole wheel on PyPI; no other network),
 2. build the LRWorld suite,
-3. evaluate the classic baselines and the local SmolLM2-135M-Instruct GGUF,
+3. evaluate the classic baselines and the local SmolLM2-135M-Instruct GGUF in rank mode
+   (each option's text scored as a continuation: a 135M model asked for a letter answers
+   "A" to nearly everything, so its letter-choice row would say nothing),
 4. write the report and print where it is.
 
 Every step resumes: rerunning after an interruption reuses what is done.
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from recworld.cli import main as recworld
 
-BASELINES = ("random", "popularity", "itemknn")
+BASELINES = ("random", "popularity", "itemknn", "oracle")  # oracle: the ground truth recomputed, ~1.0
 LLM = "llamacpp:smollm2-135m"
 
 
@@ -43,7 +45,10 @@ def main() -> None:
         step("Build the LRWorld suite", ["build", "--dataset", "ml-100k", "--out", str(suite)])
     for spec in BASELINES:
         step(f"Evaluate {spec}", ["eval", str(suite), "--model", spec, "--limit", str(args.baseline_limit)])
-    step(f"Evaluate {LLM}", ["eval", str(suite), "--model", LLM, "--limit", str(args.limit)])
+    step(
+        f"Evaluate {LLM} (rank mode)",
+        ["eval", str(suite), "--model", LLM, "--mode", "rank", "--limit", str(args.limit)],
+    )
     report_dir = args.out / "report"
     step("Write the report", ["report", str(suite), "--out", str(report_dir)])
     print(f"\nReport: {report_dir.resolve() / 'report.html'}")
