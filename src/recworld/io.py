@@ -301,6 +301,22 @@ def claim_output_dir(
     )
 
 
+def mark_output_dir(path: str | Path, kind: str) -> None:
+    """Write the ``kind`` marker into ``path`` (created if needed), for commands that fill a folder in place.
+
+    Resumable outputs (a LUNAR run, a report folder) are written file by file, not
+    swapped in whole; claim the folder with :func:`claim_output_dir` first, then
+    mark it so a rerun recognises it.
+    """
+    from recworld import __version__
+
+    target = Path(path)
+    target.mkdir(parents=True, exist_ok=True)
+    if output_kind(target) != kind:
+        marker = OutputMarker(kind=kind, created_by=f"recworld {__version__}")
+        atomic_write_json(target / OUTPUT_MARKER, marker.model_dump(mode="json", by_alias=True))
+
+
 @contextlib.contextmanager
 def output_directory(
     path: str | Path,

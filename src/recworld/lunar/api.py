@@ -84,6 +84,19 @@ def write_report(config: ReportConfig) -> dict[str, Any]:
     )
 
 
+RUN_KIND = "lunar-run"
+
+
+def claim_run_dir(out_dir: Path) -> None:
+    """``lunar synth --out``: a new or empty folder, or a LUNAR run (which a rerun resumes); never another."""
+    from recworld.io import claim_output_dir
+
+    def earlier(path: Path) -> bool:  # runs written before output markers existed
+        return (path / "manifest.json").is_file() or (path / "dataset" / "profiles.jsonl").is_file()
+
+    claim_output_dir(out_dir, RUN_KIND, recognise=earlier)
+
+
 async def synthesize_async(config: SynthConfig) -> SynthManifest:
     """:func:`synthesize` for callers already inside an event loop."""
     from recworld.lunar.anchors import load_anchors
@@ -92,7 +105,10 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
     from recworld.lunar.synth import pipeline
 
     started = time.perf_counter()
+    from recworld.io import mark_output_dir
     from recworld.lunar.timeutil import with_default_zone
+
+    claim_run_dir(config.out_dir)
 
     real = with_default_zone(
         load_anchors(
@@ -104,6 +120,7 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
         ),
         config.timezone,
     )
+    mark_output_dir(config.out_dir, RUN_KIND)
     emb = None
     if config.embedder is not None:
         emb = load_embedder(config.embedder, cache=config.out_dir / "embeddings.sqlite")

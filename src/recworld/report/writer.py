@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recworld.io import atomic_write_text
+from recworld.io import atomic_write_text, claim_output_dir, mark_output_dir
 from recworld.report import coverage
 from recworld.report import diagnostics as diag
 from recworld.report import tables as tbl
@@ -266,6 +266,22 @@ def _html(
     )
 
 
+REPORT_KIND = "report"
+
+
+def _claim(out_dir: Path) -> Path:
+    """A report goes into a new or empty folder, an earlier report's, or a run folder (its own report).
+
+    Anything else is refused (:func:`recworld.io.claim_output_dir`): a report never
+    overwrites files in a folder recworld did not write.
+    """
+
+    def earlier(path: Path) -> bool:
+        return (path / "report.md").is_file() or (path / "run.json").is_file()
+
+    return claim_output_dir(out_dir, REPORT_KIND, recognise=earlier)
+
+
 def write_report(
     run_dirs: Sequence[Path],
     out_dir: Path,
@@ -282,6 +298,7 @@ def write_report(
     """
     from recworld.report import charts
 
+    out_dir = _claim(Path(out_dir))
     paths, skipped_paths = gather_run_dirs(list(run_dirs))
     runs = [load_run(p, seed=seed) for p in paths]
     label_runs(runs)
@@ -307,8 +324,8 @@ def write_report(
         f"{len(runs)} run{plural['run']} · {len(models)} model{plural['model']} · "
         f"datasets: {', '.join(by_dataset)} · {sum(r.metrics['n'] for r in runs)} answered questions"
     )
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if not (out_dir / "run.json").is_file():  # a single run's report lives in its run folder, unmarked
+        mark_output_dir(out_dir, REPORT_KIND)
     written = {
         "markdown": out_dir / "report.md",
         "html": out_dir / "report.html",

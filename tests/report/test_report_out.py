@@ -1,0 +1,45 @@
+"""``recworld report --out`` never writes into a folder recworld did not write."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recworld.errors import ConfigError
+from recworld.io import OUTPUT_MARKER, output_kind
+from recworld.report import write_report
+
+RECWORLD = Path(sys.executable).parent / "recworld"
+
+
+def test_report_refuses_a_foreign_folder_and_keeps_its_files(movie_suite: Path, tmp_path: Path) -> None:
+    runs = [movie_suite]
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "report.html").write_text("my own page", encoding="utf-8")
+    (foreign / "notes.txt").write_text("keep me", encoding="utf-8")
+    # report.html alone is not an earlier report (report.md is what recworld writes first)
+    with pytest.raises(ConfigError, match="not written by recworld"):
+        write_report(runs, foreign)
+    assert (foreign / "report.html").read_text(encoding="utf-8") == "my own page"
+    done = subprocess.run(
+        [str(RECWORLD), "report", *map(str, runs), "--out", str(foreign)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("recworld: error:")
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt", "report.html"]
+
+
+def test_report_rewrites_its_own_folder_and_a_run_folder(movie_suite: Path, tmp_path: Path) -> None:
+    runs = [movie_suite]
+    out = tmp_path / "report"
+    write_report(runs, out)
+    assert output_kind(out) == "report"
+    write_report(runs, out)  # a rerun replaces its own report
+    run = movie_suite / "runs" / "gpt"
+    write_report([run], run)  # a single run's report lives in the run folder, unmarked
+    assert (run / "report.md").is_file() and not (run / OUTPUT_MARKER).exists()
