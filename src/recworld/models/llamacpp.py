@@ -48,7 +48,7 @@ from recworld.models._common import (
     flatten_messages,
     log_softmax,
 )
-from recworld.models._tokens import checked_choice, loglik_response, sampling_seed
+from recworld.models._tokens import checked_choice, loglik_response, mean_per_token, sampling_seed
 from recworld.models.options import LlamaCppOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
@@ -299,20 +299,9 @@ class LlamaCppModel:
             self._check_fits(len(prefix) + max(len(o) for o in options), "prompt plus the longest choice")
 
         def score(prefix: Sequence[int], options: Sequence[Sequence[int]]) -> list[float]:
-            return self.score_continuations(prefix, options, cancel=cancel)
+            return self.score_tokens(prefix, options, cancel=cancel)
 
-        return loglik_response(request, self, score, fits)
-
-    def score_continuations(
-        self,
-        prefix: Sequence[int],
-        options: Sequence[Sequence[int]],
-        *,
-        cancel: threading.Event | None = None,
-    ) -> list[float]:
-        """Length-normalised log P(option | prefix): the shared-prefix sums divided by token counts."""
-        sums = self.score_tokens(prefix, options, cancel=cancel)
-        return [total / len(option) for total, option in zip(sums, options, strict=True)]
+        return loglik_response(request, self, mean_per_token(score), fits)
 
     def score_tokens(
         self,
