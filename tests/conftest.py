@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 # Repo-relative, git-ignored: real data that fixtures fetch once and reuse across runs.
 TEST_DATA = Path(__file__).resolve().parent / ".data"
+# Headless Chromium renders the HTML reports (scripts/ensure-test-tools.sh installs it for make test).
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -55,3 +70,18 @@ def ml100k_raw(ml100k_fetched: Path) -> Path:
     raw = ml100k_fetched / "raw"
     assert (raw / "ml-100k.inter").is_file(), f"fetched ML-100K has no raw files in {raw}"
     return raw
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run headless Chromium with ``args`` (``--dump-dom URL``, ...), each call in a fresh profile."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (scripts/ensure-test-tools.sh)")
+    profiles = itertools.count()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        profile = tmp_path / f"chromium-profile-{next(profiles)}"
+        command = [str(CHROMIUM), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+    return run

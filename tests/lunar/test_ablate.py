@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +29,6 @@ from recworld.lunar.schemas import (
 )
 from recworld.models.scripted import ScriptedModel
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 COUNT = re.compile(r"EVIDENCE-COUNT=(\d)")
 RECORD_LINE = re.compile(r"^\[", flags=re.M)
 
@@ -95,19 +93,6 @@ def _counting(base: Callable[[Request], str]) -> Callable[[Request], str]:
     return respond
 
 
-def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-    ]
-    command = [CHROMIUM, *flags, f"--user-data-dir={profile}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-
-
 @pytest.fixture
 def ablated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     def fake_load(spec: str, config: Any) -> ScriptedModel:
@@ -142,16 +127,17 @@ def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/ensure-test-tools.sh)")
-def test_ablation_section_renders_in_chromium(ablated: Path, tmp_path: Path) -> None:
+def test_ablation_section_renders_in_chromium(
+    ablated: Path, tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     url = (ablated / "report.html").resolve().as_uri()
-    dom = _chromium(tmp_path / "p-dom", "--dump-dom", url)
+    dom = chromium("--dump-dom", url)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert '<table id="ablation-table"' in dom.stdout and 'id="k-scaling"' in dom.stdout
     assert "Evidence scaling on multi-domain queries" in dom.stdout  # chart text stays text
     assert "<script" not in dom.stdout
     shot = tmp_path / "report.png"
-    res = _chromium(tmp_path / "p-shot", f"--screenshot={shot}", "--window-size=1200,4000", url)
+    res = chromium(f"--screenshot={shot}", "--window-size=1200,4000", url)
     assert res.returncode == 0, res.stderr[-2000:]
     from PIL import Image
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 import re
-import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,8 +17,6 @@ from recworld.io import atomic_write_jsonl
 from recworld.lunar.agreement import agreement_rows, read_ratings
 from recworld.lunar.annotate import KEY_FILE, export_sheet, read_key
 from recworld.lunar.schemas import Category, Query
-
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 
 
 def _run(tmp_path: Path) -> Path:
@@ -90,27 +88,13 @@ def test_cli_annotate(tmp_path: Path) -> None:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/ensure-test-tools.sh)")
-def test_form_renders_in_chromium(tmp_path: Path) -> None:
+def test_form_renders_in_chromium(
+    tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     root = _run(tmp_path)
     export_sheet(root, histories=2, queries=1, seed=0)
     form = root / "annotation" / "form.html"
-    assert CHROMIUM is not None
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            f"--user-data-dir={tmp_path / 'p'}",
-            "--dump-dom",
-            form.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    dom = chromium("--dump-dom", form.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert html.count('type="radio"') == (2 * 7 + 2) * 5

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -129,31 +129,15 @@ def test_privacy_section_from_an_eval_folder(tmp_path: Path) -> None:
     assert page.count("<svg") == 1 and 'id="lunar-privacy"' in page
 
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-
-
 @pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/ensure-test-tools.sh)")
-def test_privacy_section_renders_in_chromium(tmp_path: Path) -> None:
-    assert CHROMIUM is not None
+def test_privacy_section_renders_in_chromium(
+    tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     points = [_point("m$1", 4.0, 2.0), _point("m2", 2.5, 4.5)]
     trunc = [Truncation("m2", answers=4, truncated=3, shown=120, total=400, counter="tokenizer:m2")]
     page = tmp_path / "report.html"
     page.write_text(html_page("# LUNAR report", [privacy_render_html(points, trunc)]), encoding="utf-8")
-    args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'p'}",
-    ]
-    dom = subprocess.run(
-        [CHROMIUM, *args, "--dump-dom", page.as_uri()],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    dom = chromium("--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'id="lunar-privacy"' in dom.stdout and "<svg" in dom.stdout
     assert "Pareto front" in dom.stdout and "Balanced" in dom.stdout  # chart text stays text

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,6 @@ from recworld.lunar.quality import on_synthesised_days
 from recworld.lunar.report_quality import html_page, quality_section, render_html, render_markdown
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category
 from recworld.models.scripted import ScriptedModel
-
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 
 
 def _events_like_the_run(path: Path, zone: str) -> Path:
@@ -118,28 +116,14 @@ def test_section_tables_in_markdown_and_html(tmp_path: Path) -> None:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/ensure-test-tools.sh)")
-def test_report_html_section_renders_in_chromium(tmp_path: Path) -> None:
+def test_report_html_section_renders_in_chromium(
+    tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     root = tiny_run(tmp_path / "run", users=1)
     section = _section(root)
     page = root / "report.html"
     page.write_text(html_page("# LUNAR report\n| a | b |", [render_html(section)]))
-    assert CHROMIUM is not None
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            f"--user-data-dir={tmp_path / 'p'}",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    dom = chromium("--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert '<section id="lunar-quality-validation">' in html

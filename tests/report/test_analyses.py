@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -134,13 +136,13 @@ def test_a_missing_suite_dataset_leaves_suite_analyses_out(
 
 
 @pytest.mark.browser
-def test_analyses_render_in_chromium(analysed: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
-    from test_browser import CHROMIUM, _chromium
-
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed")
+def test_analyses_render_in_chromium(
+    analysed: tuple[Path, dict[str, Path]],
+    tmp_path: Path,
+    chromium: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
     _, written = analysed
-    dom = _chromium(tmp_path / "profile", "--dump-dom", written["html"].resolve().as_uri())
+    dom = chromium("--dump-dom", written["html"].resolve().as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     for key in ("ranking", "variants", "orders", "popularity", "case-study", "time"):
         assert f'<table id="{key}"' in dom.stdout

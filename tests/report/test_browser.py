@@ -4,45 +4,26 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/ensure-test-tools.sh)"),
-]
+pytestmark = pytest.mark.browser
 
 
-def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None
-    command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-
-
-def test_report_renders_in_chromium(movie_report: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+def test_report_renders_in_chromium(
+    movie_report: tuple[Path, dict[str, Path]],
+    tmp_path: Path,
+    chromium: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
     _, written = movie_report
     url = written["html"].resolve().as_uri()
 
-    dom = _chromium(tmp_path / "profile-dom", "--dump-dom", url)
+    dom = chromium("--dump-dom", url)
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert '<table id="main-ml-100k"' in html
@@ -54,7 +35,7 @@ def test_report_renders_in_chromium(movie_report: tuple[Path, dict[str, Path]], 
     assert "<script src" not in html and "<link" not in html  # self-contained: nothing loaded from outside
 
     shot = tmp_path / "report.png"
-    result = _chromium(tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1400,2000", url)
+    result = chromium(f"--screenshot={shot}", "--window-size=1400,2000", url)
     assert result.returncode == 0, result.stderr[-2000:]
     image = np.asarray(Image.open(shot).convert("L"), dtype=np.float64)
     assert image.shape == (2000, 1400)
@@ -96,12 +77,15 @@ def _outcomes(run_dir: Path, measure: str) -> list[str]:
 
 @pytest.mark.parametrize("chosen", ["missed", "correct"])
 def test_a_cell_opens_its_samples_and_the_filter_works(
-    movie_report: tuple[Path, dict[str, Path]], tmp_path: Path, chosen: str
+    movie_report: tuple[Path, dict[str, Path]],
+    tmp_path: Path,
+    chosen: str,
+    chromium: Callable[..., subprocess.CompletedProcess[str]],
 ) -> None:
     suite, written = movie_report
     page = tmp_path / "clicked.html"
     page.write_text(written["html"].read_text().replace("</body>", _CLICK.replace("FILTER", chosen)))
-    dom = _chromium(tmp_path / "profile", "--dump-dom", page.resolve().as_uri())
+    dom = chromium("--dump-dom", page.resolve().as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     outcomes = _outcomes(suite / "runs" / "smol", "assoc_rule")
