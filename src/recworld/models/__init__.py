@@ -6,7 +6,7 @@ and are re-exported here for convenience.
 
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.models.base import BoundedModel, Model, TransientModelError
-from recworld.models.registry import BACKENDS, ModelConfig, ModelSpec, load_model
+from recworld.models.registry import BACKENDS, ModelConfig, ModelLike, ModelSpec, load_model, resolve_model
 
 __all__ = [
     "BACKENDS",
@@ -15,10 +15,12 @@ __all__ = [
     "Message",
     "Model",
     "ModelConfig",
+    "ModelLike",
     "ModelSpec",
     "Request",
     "Response",
     "TransientModelError",
     "Usage",
     "load_model",
+    "resolve_model",
 ]

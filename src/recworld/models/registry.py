@@ -125,3 +125,25 @@ def load_model(spec: str | ModelSpec, config: ModelConfig | None = None) -> Mode
     module = importlib.import_module(entry.module)
     factory: ModelFactory = module.create
     return factory(parsed, config)
+
+
+ModelLike = str | ModelSpec | Model
+"""What a library call accepts wherever it needs a model: a spec string, a parsed spec, or a model object."""
+
+
+def resolve_model(model: ModelLike, config: ModelConfig | None = None) -> tuple[Model, bool]:
+    """The model a library call should ask, and whether the call owns it (and must close it).
+
+    A spec is loaded with :func:`load_model` and is owned by the caller of this
+    function. An object that satisfies :class:`Model` is used as it is: it belongs
+    to whoever made it, so RecWorld never closes it, and ``config`` is not applied
+    to it.
+    """
+    if isinstance(model, str | ModelSpec):
+        return load_model(model, config), True
+    if not isinstance(model, Model):
+        raise ConfigError(
+            f"model: expected a spec string or an object with identity, supports, complete and aclose; "
+            f"got {type(model).__name__}"
+        )
+    return model, False
