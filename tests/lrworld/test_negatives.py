@@ -80,13 +80,13 @@ def test_default_build_is_uniform_and_popularity_changes_only_hit1(tmp_path: Pat
     default = build_suite(data, cfg(), tmp_path / "default")
     uniform = build_suite(data, cfg(negatives="uniform"), tmp_path / "uniform")
     popular = build_suite(data, cfg(negatives="popularity"), tmp_path / "popular")
-    assert default["config"]["negatives"] == "uniform" and popular["config"]["negatives"] == "popularity"
-    assert default["questions_sha256"] == uniform["questions_sha256"]
+    assert default.config.negatives == "uniform" and popular.config.negatives == "popularity"
+    assert default.questions_sha256 == uniform.questions_sha256
     for measure in DRAWN_MEASURES:
-        assert popular["questions_sha256"][measure] != default["questions_sha256"][measure], measure
+        assert popular.questions_sha256[measure] != default.questions_sha256[measure], measure
     # Attribute MCQs have their own knob (``distractors``).
     for measure in ATTRIBUTE_MEASURES:
-        assert popular["questions_sha256"][measure] == default["questions_sha256"][measure], measure
+        assert popular.questions_sha256[measure] == default.questions_sha256[measure], measure
 
 
 # --- correctness under popularity ----------------------------------------------------------------------

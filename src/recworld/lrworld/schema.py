@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 QUESTION_SCHEMA = "recworld.question/1"
 
+# What a question's target (and a family's candidates) can be.
+EntityKind = Literal["item", "user"]
+
 
 class QuestionFormat(StrEnum):
     HIT_AT_1 = "hit@1"  # 1 positive + 9 negatives; HitRatio@1
@@ -42,7 +45,7 @@ class Target(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["item", "user"]
+    kind: EntityKind
     id: str
     text: str
 
