@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
+from typing import assert_never
 
 import numpy as np
 import pandas as pd
@@ -13,12 +15,22 @@ from recworld.lrworld.builders.base import draw_distinct
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, OptionKind
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.context import BuildContext
-from recworld.lrworld.schema import Question
+from recworld.lrworld.measure import (
+    AttributeSpec,
+    BuilderSpec,
+    Level,
+    MemorySpec,
+    NeuralSpec,
+    NextItemSpec,
+    RuleSpec,
+)
+from recworld.lrworld.schema import EntityKind, Question
 from recworld.lrworld.suite import build_questions, plan_measures
 from recworld.mining import NeuMFConfig
 from recworld.seeding import rng
 
-from ._reference import binary_matrix, dense_cosine, pair_rules
+from ._reference import binary_matrix, dense_cosine, item_text, pair_rules
+from .catalogue_data import dataset_for, music_dataset, product_dataset
 from .conftest import make_movie_dataset
 
 FAST_NEUMF = NeuMFConfig(factors=8, mlp_layers=(16, 8), epochs=1, eval_users=0, max_train_samples=5000)
@@ -39,38 +51,6 @@ def build(dataset: Dataset, cfg: BuildConfig) -> Built:
     planned, skipped = plan_measures(dataset, cfg)
     built = build_questions(ctx, planned, skipped)
     return ctx, built
-
-
-@pytest.fixture(scope="module")
-def movie(toy: Dataset) -> Built:
-    return build(toy, config())
-
-
-def product_dataset() -> Dataset:
-    gen = np.random.default_rng(3)
-    n_items = 60
-    roots = ["Home", "Toys", "Garden", "Books", "Sports"]
-    paths = [[roots[i % 5], f"{roots[i % 5]} {i % 4}", f"Leaf {i % 9}"] for i in range(n_items)]
-    items = pd.DataFrame(
-        {
-            "item_id": [f"p{i}" for i in range(n_items)],
-            "title": [f"Thing {i}" for i in range(n_items)],
-            "brand": [f"Brand {i % 11}" for i in range(n_items)],
-            "color": [["red", "blue", "green", "black", "white"][i % 5] for i in range(n_items)],
-            "categories": paths,
-        }
-    )
-    rows = [
-        {"user_id": f"c{u}", "item_id": f"p{int(i)}", "timestamp": t}
-        for u in range(40)
-        for t, i in enumerate(gen.choice(n_items, size=int(gen.integers(7, 15)), replace=False))
-    ]
-    return Dataset.from_frames("shop", "product", pd.DataFrame(rows), items)
-
-
-@pytest.fixture(scope="module")
-def product() -> Built:
-    return build(product_dataset(), config())
 
 
 def sequences(dataset: Dataset) -> dict[str, list[str]]:
@@ -95,14 +75,18 @@ def basic_checks(q: Question) -> None:
 def check_assoc(ctx: BuildContext, qs: list[Question]) -> None:
     dense, _users, items = binary_matrix(ctx.dataset.interactions)
     col = {it: j for j, it in enumerate(items)}
+    share = dense.mean(axis=0)  # each item's support
     rules = {
         k: v
         for k, v in pair_rules(dense).items()
         if v[0] >= ctx.config.min_support - 1e-12 and v[1] >= ctx.config.min_confidence - 1e-12
     }
+    lift = ctx.config.rules == "lift"
     for q in qs:
         a = col[q.target.id]
-        consequents = {c: conf for (aa, c), (_s, conf) in rules.items() if aa == a}
+        consequents = {
+            c: conf / share[c] if lift else conf for (aa, c), (_s, conf) in rules.items() if aa == a
+        }
         answer = col[q.answer.id]
         assert answer in consequents
         assert consequents[answer] == pytest.approx(max(consequents.values()))
@@ -111,7 +95,10 @@ def check_assoc(ctx: BuildContext, qs: list[Question]) -> None:
                 assert col[c.id] not in consequents and col[c.id] != a
 
 
-def check_memory(kind: str) -> Callable[[BuildContext, list[Question]], None]:
+Check = Callable[[BuildContext, list[Question]], None]
+
+
+def check_memory(kind: EntityKind) -> Check:
     def check(ctx: BuildContext, qs: list[Question]) -> None:
         dense, users, items = binary_matrix(ctx.dataset.interactions)
         vectors, names = (dense.T, items) if kind == "item" else (dense, users)
@@ -132,7 +119,7 @@ def check_memory(kind: str) -> Callable[[BuildContext, list[Question]], None]:
     return check
 
 
-def check_neural(kind: str) -> Callable[[BuildContext, list[Question]], None]:
+def check_neural(kind: EntityKind) -> Check:
     def check(ctx: BuildContext, qs: list[Question]) -> None:
         dense, users, items = binary_matrix(ctx.dataset.interactions)
         emb = ctx.neumf
@@ -156,7 +143,7 @@ def check_neural(kind: str) -> Callable[[BuildContext, list[Question]], None]:
     return check
 
 
-def check_attribute(field: str, level: str = "all", lead: int | None = None) -> Callable[..., None]:
+def check_attribute(field: str, level: Level = "all", lead: int | None = None) -> Check:
     def check(ctx: BuildContext, qs: list[Question]) -> None:
         seqs = sequences(ctx.dataset)
         values = field_of(ctx.dataset, field)
@@ -180,6 +167,7 @@ def check_attribute(field: str, level: str = "all", lead: int | None = None) -> 
             assert nxt == q.evidence["next_item"]
             assert pos >= ctx.config.min_history
             assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
+            assert nxt not in {h.id for h in q.history}, "the answer is never on screen"
             path = as_list(values[nxt])
             depth = ctx.config.taxo_level
             allowed = {"root": path[:1], "leaf": path[-1:], "interm": path[depth : depth + 1]}.get(
@@ -193,15 +181,19 @@ def check_attribute(field: str, level: str = "all", lead: int | None = None) -> 
     return check
 
 
-def check_next_item(view: str) -> Callable[[BuildContext, list[Question]], None]:
+def check_next_item(view: str | None) -> Check:
     def check(ctx: BuildContext, qs: list[Question]) -> None:
-        texts = field_of(ctx.dataset, view)
+        domain = ctx.dataset.domain.value
+        rows = ctx.dataset.items.to_dict("records")
+        texts = {str(r["item_id"]): item_text(r, domain, view) for r in rows}
         seqs = sequences(ctx.dataset)
         for q in qs:
             seq = [i for i in seqs[q.target.id] if texts.get(i)]
             pos = q.evidence["position"]
+            assert pos >= ctx.config.min_history
             assert q.answer.id == seq[pos]
             assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
+            assert q.answer.id not in {h.id for h in q.history}, "the answer is never on screen"
             assert all(h.text == texts[h.id] for h in q.history)
             for i, c in enumerate(q.candidates):
                 assert c.text == texts[c.id]
@@ -211,46 +203,54 @@ def check_next_item(view: str) -> Callable[[BuildContext, list[Question]], None]
     return check
 
 
-MOVIE_CHECKS: dict[str, Callable[[BuildContext, list[Question]], None]] = {
-    "assoc_rule": check_assoc,
-    "mem_item_item": check_memory("item"),
-    "mem_user_user": check_memory("user"),
-    "neu_item2users": check_neural("item"),
-    "neu_user2items": check_neural("user"),
-    "kg_movie_genre": check_attribute("genres"),
-    "kg_movie_cast": check_attribute("cast", lead=3),
-    "kg_movie_director": check_attribute("director"),
-    "text_logline": check_next_item("logline"),
-    "mm_poster": check_next_item("image_description"),
-}
-
-PRODUCT_CHECKS: dict[str, Callable[[BuildContext, list[Question]], None]] = {
-    "kg_prod_brand": check_attribute("brand"),
-    "kg_prod_color": check_attribute("color"),
-    "taxo_root": check_attribute("categories", "root"),
-    "taxo_interm": check_attribute("categories", "interm"),
-    "taxo_leaf": check_attribute("categories", "leaf"),
-}
+def reference_check(spec: BuilderSpec) -> Check:
+    """The brute-force check of a builder family, with the catalogue entry's parameters."""
+    match spec:
+        case RuleSpec():
+            return check_assoc
+        case MemorySpec(kind=kind):
+            return check_memory(kind)
+        case NeuralSpec(kind=kind):
+            return check_neural(kind)
+        case AttributeSpec(field=field, level=level, lead=lead):
+            return check_attribute(field, level, lead)
+        case NextItemSpec(view=view):
+            return check_next_item(view)
+        case _:
+            assert_never(spec)
 
 
-@pytest.mark.parametrize("measure", sorted(MOVIE_CHECKS))
-def test_movie_measure_matches_brute_force(movie: Built, measure: str) -> None:
-    ctx, built = movie
-    questions = built[measure]
-    assert len(questions) == ctx.config.per_measure
+@cache
+def built_for(domain: Domain) -> Built:
+    """Every measure of ``domain`` built once on its test dataset."""
+    return build(dataset_for(domain), config())
+
+
+@pytest.fixture
+def movie() -> Built:
+    return built_for(Domain.MOVIE)
+
+
+@pytest.fixture
+def product() -> Built:
+    return built_for(Domain.PRODUCT)
+
+
+MEASURE_DOMAINS = [(m.id, d) for m in MEASURES for d in sorted(m.domains)]
+
+
+@pytest.mark.parametrize(("measure", "domain"), MEASURE_DOMAINS, ids=[f"{m}-{d}" for m, d in MEASURE_DOMAINS])
+def test_every_measure_matches_its_brute_force_reference(measure: str, domain: Domain) -> None:
+    """Each measure, on each domain it applies to, against the reference of its builder family."""
+    ctx, built = built_for(domain)
+    questions = built.get(measure, [])
+    assert questions, f"the {domain} test data builds no {measure} question (tests/lrworld/catalogue_data.py)"
+    if domain is Domain.MOVIE:
+        assert len(questions) == ctx.config.per_measure
     for q in questions:
         basic_checks(q)
         assert q.measure == measure and q.format is MEASURES_BY_ID[measure].format
-    MOVIE_CHECKS[measure](ctx, questions)
-
-
-@pytest.mark.parametrize("measure", sorted(PRODUCT_CHECKS))
-def test_product_measure_matches_brute_force(product: Built, measure: str) -> None:
-    ctx, built = product
-    assert built[measure], f"{measure} built nothing"
-    for q in built[measure]:
-        basic_checks(q)
-    PRODUCT_CHECKS[measure](ctx, built[measure])
+    reference_check(MEASURES_BY_ID[measure].builder)(ctx, questions)
 
 
 def test_too_few_values_skips_the_measure_with_a_reason() -> None:
@@ -269,8 +269,7 @@ def test_product_generic_measures_are_built(product: Built) -> None:
 
 
 def test_music_measures_use_default_text_and_genres() -> None:
-    base = make_movie_dataset(n_users=30, n_items=40, full_fields=False)
-    music = Dataset.from_frames("fm", "music", base.interactions, base.items.drop(columns=["year"]))
+    music = music_dataset()
     ctx, built = build(music, config(measures=("lastfm_next_artist", "lastfm_artist_genre")))
     assert set(built) == {"lastfm_next_artist", "lastfm_artist_genre"}
     check_attribute("genres")(ctx, built["lastfm_artist_genre"])

@@ -103,11 +103,12 @@ def _group(samples: Sequence[SampleLike]) -> dict[str, list[SampleRecord]]:
     return dict(sorted(by_measure.items(), key=lambda kv: (_ORDER.get(kv[0], len(_ORDER)), kv[0])))
 
 
-def _only(samples: Sequence[SampleRecord], key: str) -> Any:
-    values = {json.dumps(getattr(s, key), sort_keys=True) for s in samples}
-    if len(values) > 1:
-        raise DataError(f"samples mix several values of {key!r}: {sorted(values)}", field=key)
-    return json.loads(values.pop()) if values else None
+def _only(values: Iterable[str | None], key: str) -> str | None:
+    """The one value every sample has for ``key`` (None when there are no samples)."""
+    distinct = {json.dumps(v) for v in values}
+    if len(distinct) > 1:
+        raise DataError(f"samples mix several values of {key!r}: {sorted(distinct)}", field=key)
+    return json.loads(distinct.pop()) if distinct else None
 
 
 def _interval(reps: NDArray[np.float64] | None) -> tuple[float | None, float | None]:
@@ -270,10 +271,10 @@ def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRec
         n_resamples=N_RESAMPLES,
         confidence=CONFIDENCE,
         interval="percentile bootstrap over questions; groups stratified by measure",
-        model=_only(records, "model"),
-        mode=_only(records, "mode"),
-        variant=_only(records, "variant"),
-        dataset=_only(records, "dataset"),
+        model=_only((s.model for s in records), "model"),
+        mode=_only((s.mode for s in records), "mode"),
+        variant=_only((s.variant for s in records), "variant"),
+        dataset=_only((s.dataset for s in records), "dataset"),
         n=len(scored),
         correct=sum(s.hit for s in scored),
         missed=sum(s.parsed_index is None for s in scored),
