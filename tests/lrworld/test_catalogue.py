@@ -36,7 +36,7 @@ from recworld.models import ModelConfig
 from recworld.report.suite_data import SuiteData, candidate_scores
 
 from .catalogue_data import dataset_for
-from .test_builders import FAST_NEUMF
+from .checks import FAST_NEUMF
 
 MEASURE_DOMAINS = [(m.id, d) for m in MEASURES for d in sorted(m.domains)]
 IDS = [f"{m}-{d}" for m, d in MEASURE_DOMAINS]

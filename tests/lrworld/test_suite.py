@@ -23,8 +23,8 @@ from recworld.lrworld.manifest import SuiteManifest, read_manifest
 from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import MANIFEST_SCHEMA, build_suite
 
+from .checks import FAST_NEUMF
 from .conftest import make_movie_dataset
-from .test_builders import FAST_NEUMF
 
 
 def cfg(**kw: Any) -> BuildConfig:
