@@ -59,7 +59,7 @@ class Variant:
 
     name: str
     template_dir: str
-    # Attach the last history item's own image to mm_* prompts (recworld.lrworld.image_variant).
+    # Attach the last history item's own image to measures that `uses_images` (lrworld.image_variant).
     attach_image: bool = False
     chain_of_thought: bool = False
     shots: int = 0  # solved examples before the question
