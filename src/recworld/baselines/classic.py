@@ -36,6 +36,7 @@ from recworld.chat import AnswerMode, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError
 from recworld.lrworld.catalogue import Measure, OptionKind, get_measure
 from recworld.lrworld.schema import Question
+from recworld.mining import cosine_topk
 from recworld.models.options import ItemKNNOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import rng
@@ -265,8 +266,6 @@ class ItemKNNBaseline(DataBaseline):
         return [(by_id.get(i, 0.0), a) for i, a in zip(ids, activity, strict=True)]
 
     def attribute_keys(self, question: Question, name: str, ids: Sequence[str]) -> list[tuple[float, ...]]:
-        from recworld.mining import cosine_topk
-
         data = self._data
         values = data.values(name)
         history = self.history_cols(question)
