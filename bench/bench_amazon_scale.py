@@ -97,7 +97,7 @@ def _stage_build(folder: str, per_measure: int) -> None:
     ds = load_amazon(Path(folder))
     start, cpu = time.perf_counter(), _cpu_seconds()
     with tempfile.TemporaryDirectory() as out:
-        manifest = build_suite(ds, BuildConfig(per_measure=per_measure), Path(out) / "suite")
+        manifest = build_suite(ds, BuildConfig(per_measure=per_measure), Path(out) / "suite").to_json()
     elapsed = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {"seconds": elapsed, "cpu_seconds": _cpu_seconds() - cpu, "peak_rss_mb": peak_mb}

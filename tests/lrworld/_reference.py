@@ -5,6 +5,9 @@ Dense float64 cosines and explicit pair counting: slow, obvious, and only for sm
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -39,3 +42,30 @@ def pair_rules(dense: np.ndarray) -> dict[tuple[int, int], tuple[float, float]]:
             if a != c and co[a, c] > 0:
                 out[(a, c)] = (co[a, c] / n_users, co[a, c] / counts[a])
     return out
+
+
+def _absent(value: Any) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and np.isnan(value))
+
+
+def item_text(row: Mapping[str, Any], domain: str, view: str | None) -> str | None:
+    """What a next-item question shows for an item, written from docs/lrworld.md, not from the builder.
+
+    ``view``: that field's text (None when the item has none). No view: a music
+    artist is its name; a movie ``Title (Year), Genre|Genre``; a product
+    ``Title, brand B, Leaf``.
+    """
+    if view is not None:
+        return None if _absent(row.get(view)) else str(row[view])
+    title = str(row["title"])
+    if domain == "music":
+        return title
+    if not _absent(row.get("year")):
+        title = f"{title} ({int(row['year'])})"
+    if domain == "product":
+        brand = [] if _absent(row.get("brand")) else [f"brand {row['brand']}"]
+        path = row.get("categories")
+        leaf = [] if path is None or not len(path) else [str(list(path)[-1])]
+        return ", ".join([title, *brand, *leaf])
+    genres = row.get("genres")
+    return title if genres is None or not len(genres) else f"{title}, {'|'.join(str(g) for g in genres)}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -11,246 +11,45 @@ import pytest
 from recworld.data.dataset import Dataset, Domain
 from recworld.lrworld.builders.base import draw_distinct
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, OptionKind
-from recworld.lrworld.config import BuildConfig
-from recworld.lrworld.context import BuildContext
 from recworld.lrworld.schema import Question
-from recworld.lrworld.suite import build_questions, plan_measures
-from recworld.mining import NeuMFConfig
 from recworld.seeding import rng
 
-from ._reference import binary_matrix, dense_cosine, pair_rules
+from .catalogue_data import dataset_for, music_dataset, product_dataset
+from .checks import Built, basic_checks, build, check_attribute, config, field_of, reference_check, sequences
 from .conftest import make_movie_dataset
 
-FAST_NEUMF = NeuMFConfig(factors=8, mlp_layers=(16, 8), epochs=1, eval_users=0, max_train_samples=5000)
-EPS = 5e-7
+
+@cache
+def built_for(domain: Domain) -> Built:
+    """Every measure of ``domain`` built once on its test dataset."""
+    return build(dataset_for(domain), config())
 
 
-def config(**kw: object) -> BuildConfig:
-    base: dict[str, object] = {"per_measure": 25, "neumf": FAST_NEUMF}
-    base.update(kw)
-    return BuildConfig.model_validate(base)
+@pytest.fixture
+def movie() -> Built:
+    return built_for(Domain.MOVIE)
 
 
-Built = tuple[BuildContext, dict[str, list[Question]]]
-
-
-def build(dataset: Dataset, cfg: BuildConfig) -> Built:
-    ctx = BuildContext(dataset, cfg)
-    planned, skipped = plan_measures(dataset, cfg)
-    built = build_questions(ctx, planned, skipped)
-    return ctx, built
-
-
-@pytest.fixture(scope="module")
-def movie(toy: Dataset) -> Built:
-    return build(toy, config())
-
-
-def product_dataset() -> Dataset:
-    gen = np.random.default_rng(3)
-    n_items = 60
-    roots = ["Home", "Toys", "Garden", "Books", "Sports"]
-    paths = [[roots[i % 5], f"{roots[i % 5]} {i % 4}", f"Leaf {i % 9}"] for i in range(n_items)]
-    items = pd.DataFrame(
-        {
-            "item_id": [f"p{i}" for i in range(n_items)],
-            "title": [f"Thing {i}" for i in range(n_items)],
-            "brand": [f"Brand {i % 11}" for i in range(n_items)],
-            "color": [["red", "blue", "green", "black", "white"][i % 5] for i in range(n_items)],
-            "categories": paths,
-        }
-    )
-    rows = [
-        {"user_id": f"c{u}", "item_id": f"p{int(i)}", "timestamp": t}
-        for u in range(40)
-        for t, i in enumerate(gen.choice(n_items, size=int(gen.integers(7, 15)), replace=False))
-    ]
-    return Dataset.from_frames("shop", "product", pd.DataFrame(rows), items)
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture
 def product() -> Built:
-    return build(product_dataset(), config())
+    return built_for(Domain.PRODUCT)
 
 
-def sequences(dataset: Dataset) -> dict[str, list[str]]:
-    return dataset.interactions.groupby("user_id", sort=False)["item_id"].agg(list).to_dict()
+MEASURE_DOMAINS = [(m.id, d) for m in MEASURES for d in sorted(m.domains)]
 
 
-def field_of(dataset: Dataset, name: str) -> dict[str, object]:
-    return dict(zip(dataset.items["item_id"], dataset.items[name], strict=True))
-
-
-def basic_checks(q: Question) -> None:
-    Question.model_validate(q.to_json())
-    ids = [c.id for c in q.candidates]
-    assert len(set(ids)) == len(ids) == q.format.n_options
-    folded = [" ".join(c.text.casefold().split()) for c in q.candidates]
-    assert len(set(folded)) == len(folded), "two options read the same"
-
-
-# --- per-measure brute-force checks -----------------------------------------------------------------
-
-
-def check_assoc(ctx: BuildContext, qs: list[Question]) -> None:
-    dense, _users, items = binary_matrix(ctx.dataset.interactions)
-    col = {it: j for j, it in enumerate(items)}
-    rules = {
-        k: v
-        for k, v in pair_rules(dense).items()
-        if v[0] >= ctx.config.min_support - 1e-12 and v[1] >= ctx.config.min_confidence - 1e-12
-    }
-    for q in qs:
-        a = col[q.target.id]
-        consequents = {c: conf for (aa, c), (_s, conf) in rules.items() if aa == a}
-        answer = col[q.answer.id]
-        assert answer in consequents
-        assert consequents[answer] == pytest.approx(max(consequents.values()))
-        for i, c in enumerate(q.candidates):
-            if i != q.answer_index:
-                assert col[c.id] not in consequents and col[c.id] != a
-
-
-def check_memory(kind: str) -> Callable[[BuildContext, list[Question]], None]:
-    def check(ctx: BuildContext, qs: list[Question]) -> None:
-        dense, users, items = binary_matrix(ctx.dataset.interactions)
-        vectors, names = (dense.T, items) if kind == "item" else (dense, users)
-        sims = dense_cosine(vectors, vectors)
-        np.fill_diagonal(sims, -np.inf)
-        index = {n: i for i, n in enumerate(names)}
-        for q in qs:
-            t = index[q.target.id]
-            top = sims[t].max()
-            assert top >= ctx.config.min_similarity
-            assert sims[t, index[q.answer.id]] >= top - EPS
-            for i, c in enumerate(q.candidates):
-                if i != q.answer_index:
-                    assert sims[t, index[c.id]] < top - EPS
-            if kind == "user":
-                assert dense[t].sum() >= ctx.config.min_history
-
-    return check
-
-
-def check_neural(kind: str) -> Callable[[BuildContext, list[Question]], None]:
-    def check(ctx: BuildContext, qs: list[Question]) -> None:
-        dense, users, items = binary_matrix(ctx.dataset.interactions)
-        emb = ctx.neumf
-        queries, keys = (emb.item, emb.user) if kind == "item" else (emb.user, emb.item)
-        q_names, k_names = (items, users) if kind == "item" else (users, items)
-        seen = dense.T if kind == "item" else dense
-        sims = dense_cosine(queries.astype(np.float64), keys.astype(np.float64))
-        q_index = {n: i for i, n in enumerate(q_names)}
-        k_index = {n: i for i, n in enumerate(k_names)}
-        for q in qs:
-            t = q_index[q.target.id]
-            unseen = seen[t] == 0
-            top = sims[t][unseen].max()
-            assert sims[t, k_index[q.answer.id]] >= top - 1e-5
-            for i, c in enumerate(q.candidates):
-                j = k_index[c.id]
-                assert unseen[j], "a key seen in training is never a candidate"
-                if i != q.answer_index:
-                    assert sims[t, j] < top - 1e-7
-
-    return check
-
-
-def check_attribute(field: str, level: str = "all", lead: int | None = None) -> Callable[..., None]:
-    def check(ctx: BuildContext, qs: list[Question]) -> None:
-        seqs = sequences(ctx.dataset)
-        values = field_of(ctx.dataset, field)
-
-        def as_list(v: object) -> list[str]:
-            return [v] if isinstance(v, str) else list(v)  # type: ignore[call-overload]
-
-        vocabulary = set()
-        for v in values.values():
-            if v is None or (isinstance(v, float) and np.isnan(v)):
-                continue
-            path = as_list(v)
-            depth = ctx.config.taxo_level
-            interm = path[depth : depth + 1] if len(path) > depth + 1 else []
-            part = {"root": path[:1], "leaf": path[-1:] if len(path) > 1 else [], "interm": interm}
-            vocabulary |= set(part.get(level, path[:lead] if lead else path))
-        for q in qs:
-            seq = seqs[q.target.id]
-            pos = q.evidence["position"]
-            nxt = seq[pos]
-            assert nxt == q.evidence["next_item"]
-            assert pos >= ctx.config.min_history
-            assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
-            path = as_list(values[nxt])
-            depth = ctx.config.taxo_level
-            allowed = {"root": path[:1], "leaf": path[-1:], "interm": path[depth : depth + 1]}.get(
-                level, path[:lead] if lead else path
-            )
-            assert q.answer.id in allowed
-            for i, c in enumerate(q.candidates):
-                if i != q.answer_index:
-                    assert c.id not in path and c.id in vocabulary
-
-    return check
-
-
-def check_next_item(view: str) -> Callable[[BuildContext, list[Question]], None]:
-    def check(ctx: BuildContext, qs: list[Question]) -> None:
-        texts = field_of(ctx.dataset, view)
-        seqs = sequences(ctx.dataset)
-        for q in qs:
-            seq = [i for i in seqs[q.target.id] if texts.get(i)]
-            pos = q.evidence["position"]
-            assert q.answer.id == seq[pos]
-            assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
-            assert all(h.text == texts[h.id] for h in q.history)
-            for i, c in enumerate(q.candidates):
-                assert c.text == texts[c.id]
-                if i != q.answer_index:
-                    assert c.id not in seqs[q.target.id]
-
-    return check
-
-
-MOVIE_CHECKS: dict[str, Callable[[BuildContext, list[Question]], None]] = {
-    "assoc_rule": check_assoc,
-    "mem_item_item": check_memory("item"),
-    "mem_user_user": check_memory("user"),
-    "neu_item2users": check_neural("item"),
-    "neu_user2items": check_neural("user"),
-    "kg_movie_genre": check_attribute("genres"),
-    "kg_movie_cast": check_attribute("cast", lead=3),
-    "kg_movie_director": check_attribute("director"),
-    "text_logline": check_next_item("logline"),
-    "mm_poster": check_next_item("image_description"),
-}
-
-PRODUCT_CHECKS: dict[str, Callable[[BuildContext, list[Question]], None]] = {
-    "kg_prod_brand": check_attribute("brand"),
-    "kg_prod_color": check_attribute("color"),
-    "taxo_root": check_attribute("categories", "root"),
-    "taxo_interm": check_attribute("categories", "interm"),
-    "taxo_leaf": check_attribute("categories", "leaf"),
-}
-
-
-@pytest.mark.parametrize("measure", sorted(MOVIE_CHECKS))
-def test_movie_measure_matches_brute_force(movie: Built, measure: str) -> None:
-    ctx, built = movie
-    questions = built[measure]
-    assert len(questions) == ctx.config.per_measure
+@pytest.mark.parametrize(("measure", "domain"), MEASURE_DOMAINS, ids=[f"{m}-{d}" for m, d in MEASURE_DOMAINS])
+def test_every_measure_matches_its_brute_force_reference(measure: str, domain: Domain) -> None:
+    """Each measure, on each domain it applies to, against the reference of its builder family."""
+    ctx, built = built_for(domain)
+    questions = built.get(measure, [])
+    assert questions, f"the {domain} test data builds no {measure} question (tests/lrworld/catalogue_data.py)"
+    if domain is Domain.MOVIE:
+        assert len(questions) == ctx.config.per_measure
     for q in questions:
         basic_checks(q)
         assert q.measure == measure and q.format is MEASURES_BY_ID[measure].format
-    MOVIE_CHECKS[measure](ctx, questions)
-
-
-@pytest.mark.parametrize("measure", sorted(PRODUCT_CHECKS))
-def test_product_measure_matches_brute_force(product: Built, measure: str) -> None:
-    ctx, built = product
-    assert built[measure], f"{measure} built nothing"
-    for q in built[measure]:
-        basic_checks(q)
-    PRODUCT_CHECKS[measure](ctx, built[measure])
+    reference_check(MEASURES_BY_ID[measure].builder)(ctx, questions)
 
 
 def test_too_few_values_skips_the_measure_with_a_reason() -> None:
@@ -269,8 +68,7 @@ def test_product_generic_measures_are_built(product: Built) -> None:
 
 
 def test_music_measures_use_default_text_and_genres() -> None:
-    base = make_movie_dataset(n_users=30, n_items=40, full_fields=False)
-    music = Dataset.from_frames("fm", "music", base.interactions, base.items.drop(columns=["year"]))
+    music = music_dataset()
     ctx, built = build(music, config(measures=("lastfm_next_artist", "lastfm_artist_genre")))
     assert set(built) == {"lastfm_next_artist", "lastfm_artist_genre"}
     check_attribute("genres")(ctx, built["lastfm_artist_genre"])

@@ -21,6 +21,7 @@ from recworld.data.llara import load_llara
 from recworld.io import iter_json_lines
 from recworld.lrworld.catalogue import MEASURES_BY_ID, OptionKind
 from recworld.lrworld.config import BuildConfig
+from recworld.lrworld.manifest import SuiteManifest, read_manifest
 from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import build_suite
 from recworld.mining import NeuMFConfig
@@ -66,7 +67,7 @@ def assert_options_read_apart(suite: Path, dataset: Dataset) -> None:
                 assert fold(q.target.text) not in negatives, q.id
 
 
-def build(dataset: Dataset, out: Path, **kw: object) -> dict[str, object]:
+def build(dataset: Dataset, out: Path, **kw: object) -> SuiteManifest:
     config = BuildConfig.model_validate({"per_measure": 150, "neumf": FAST_NEUMF, **kw})
     return build_suite(dataset, config, out)
 
@@ -84,9 +85,9 @@ def ml100k_suite(ml100k_fetched: Path, tmp_path_factory: pytest.TempPathFactory)
 
 def test_ml100k_default_build_is_the_papers(ml100k_suite: tuple[Path, Dataset]) -> None:
     suite, dataset = ml100k_suite
-    manifest = json.loads((suite / "manifest.json").read_text())
-    config = manifest["config"]
-    assert (config["distractors"], config["negatives"], config["rules"]) == (
+    config = read_manifest(suite).config
+    assert config == BuildConfig(per_measure=150, neumf=FAST_NEUMF)  # every other knob at its default
+    assert (config.distractors, config.negatives, config.rules) == (
         "uniform",
         "uniform",
         "confidence",
@@ -200,7 +201,7 @@ def test_uniform_distractors_ignore_popularity(tmp_path: Path) -> None:
 def test_lift_ranks_the_positive(shop_suite: tuple[Path, Dataset], tmp_path: Path) -> None:
     _, dataset = shop_suite
     manifest = build(dataset, tmp_path / "lift", measures=("assoc_rule",), rules="lift")
-    assert manifest["config"]["rules"] == "lift"  # type: ignore[index]
+    assert manifest.config.rules == "lift"
     qs = questions(tmp_path / "lift")["assoc_rule"]
     assert qs and all(q.evidence["ranked_by"] == "lift" for q in qs)
     assert min(oracle_scores(tmp_path / "lift").values()) >= 0.99

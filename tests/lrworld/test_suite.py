@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import signal
 import subprocess
@@ -18,13 +17,14 @@ from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError
 from recworld.io import OUTPUT_MARKER
 from recworld.lrworld import catalogue
+from recworld.lrworld import suite as suite_module
 from recworld.lrworld.config import BuildConfig
-from recworld.lrworld.manifest import read_manifest
+from recworld.lrworld.manifest import SuiteManifest, read_manifest
 from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import MANIFEST_SCHEMA, build_suite
 
+from .checks import FAST_NEUMF
 from .conftest import make_movie_dataset
-from .test_builders import FAST_NEUMF
 
 
 def cfg(**kw: Any) -> BuildConfig:
@@ -38,23 +38,24 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SuiteManifest]:
     out = tmp_path_factory.mktemp("suites") / "toy"
     return out, build_suite(make_movie_dataset(), cfg(), out)
 
 
-def test_layout_and_manifest(suite: tuple[Path, dict[str, Any]]) -> None:
+def test_layout_and_manifest(suite: tuple[Path, SuiteManifest]) -> None:
     out, manifest = suite
     on_disk = json.loads((out / "manifest.json").read_text())
-    assert on_disk == manifest
-    assert manifest["schema"] == MANIFEST_SCHEMA
+    assert on_disk == manifest.to_json()
+    assert read_manifest(out) == manifest  # read back typed, config included
+    assert on_disk["schema"] == manifest.schema_id == MANIFEST_SCHEMA
     data = Dataset.load(out / "dataset")
-    assert manifest["fingerprint"] == data.fingerprint() == make_movie_dataset().fingerprint()
-    assert BuildConfig.model_validate(manifest["config"]) == cfg()
-    assert set(manifest["counts"]) == {p.stem for p in (out / "questions").glob("*.jsonl")}
-    assert manifest["skipped"] == {}
-    assert "neumf" in manifest["timings"] and "total" in manifest["timings"]
-    for name, count in manifest["counts"].items():
+    assert manifest.fingerprint == data.fingerprint() == make_movie_dataset().fingerprint()
+    assert manifest.config == cfg()
+    assert set(manifest.counts) == {p.stem for p in (out / "questions").glob("*.jsonl")}
+    assert manifest.skipped == {}
+    assert "neumf" in manifest.timings and "total" in manifest.timings
+    for name, count in manifest.counts.items():
         lines = (out / "questions" / f"{name}.jsonl").read_text().splitlines()
         assert len(lines) == count == 15
         for n, line in enumerate(lines):
@@ -64,14 +65,14 @@ def test_layout_and_manifest(suite: tuple[Path, dict[str, Any]]) -> None:
             assert json.dumps(q.to_json(), sort_keys=True, ensure_ascii=False, separators=(",", ":")) == line
 
 
-def test_same_seed_gives_byte_identical_questions(suite: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+def test_same_seed_gives_byte_identical_questions(suite: tuple[Path, SuiteManifest], tmp_path: Path) -> None:
     out, manifest = suite
     again = build_suite(make_movie_dataset(), cfg(), tmp_path / "again")
     assert files(tmp_path / "again") == files(out)
-    assert again["questions_sha256"] == manifest["questions_sha256"]
+    assert again.questions_sha256 == manifest.questions_sha256
 
 
-def test_different_seed_moves_positions(suite: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+def test_different_seed_moves_positions(suite: tuple[Path, SuiteManifest], tmp_path: Path) -> None:
     out, _ = suite
     build_suite(
         make_movie_dataset(), cfg(seed=1, measures=("mem_item_item", "kg_movie_genre")), tmp_path / "s1"
@@ -90,12 +91,12 @@ def test_missing_fields_and_wrong_domain_are_reported(tmp_path: Path) -> None:
     manifest = build_suite(
         bare, cfg(measures=("kg_movie_genre", "kg_movie_cast", "mm_poster", "taxo_leaf")), tmp_path / "s"
     )
-    assert set(manifest["counts"]) == {"kg_movie_genre"}
-    assert "cast" in manifest["skipped"]["kg_movie_cast"]
-    assert "image_description" in manifest["skipped"]["mm_poster"]
-    assert "product" in manifest["skipped"]["taxo_leaf"]
+    assert set(manifest.counts) == {"kg_movie_genre"}
+    assert "cast" in manifest.skipped["kg_movie_cast"]
+    assert "image_description" in manifest.skipped["mm_poster"]
+    assert "product" in manifest.skipped["taxo_leaf"]
     everything = build_suite(bare, cfg(measures=None, per_measure=3), tmp_path / "all")
-    assert set(everything["skipped"]) == {"kg_movie_cast", "kg_movie_director", "text_logline", "mm_poster"}
+    assert set(everything.skipped) == {"kg_movie_cast", "kg_movie_director", "text_logline", "mm_poster"}
 
 
 def test_short_histories_are_counted(tmp_path: Path) -> None:
@@ -105,8 +106,8 @@ def test_short_histories_are_counted(tmp_path: Path) -> None:
     )
     data = Dataset.from_frames("toy", "movie", pd.concat([base.interactions, extra]), base.items)
     manifest = build_suite(data, cfg(measures=("kg_movie_genre",)), tmp_path / "s")
-    assert manifest["users_skipped"]["too_short_history"] == 2
-    assert "6 interactions" in manifest["users_skipped"]["rule"]
+    assert manifest.users_skipped.too_short_history == 2
+    assert "6 interactions" in manifest.users_skipped.rule
 
 
 def test_failure_mid_build_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,8 +118,9 @@ def test_failure_mid_build_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Mo
         def build(self, *args: object) -> list[Question]:
             raise RuntimeError("boom")
 
-    genre = catalogue.MEASURES_BY_ID["kg_movie_genre"]
-    monkeypatch.setitem(catalogue.MEASURES_BY_ID, genre.id, dataclasses.replace(genre, builder=Boom()))
+    real = suite_module.builder_for
+    genre = catalogue.MEASURES_BY_ID["kg_movie_genre"].builder
+    monkeypatch.setattr(suite_module, "builder_for", lambda spec: Boom() if spec == genre else real(spec))
     out = tmp_path / "suite"
     with pytest.raises(RuntimeError):
         build_suite(make_movie_dataset(), cfg(measures=("assoc_rule", "kg_movie_genre")), out)
@@ -169,7 +171,7 @@ def test_rebuild_keeps_runs_and_report_byte_identical(tmp_path: Path) -> None:
     after = tree(out)
     assert {k: after[k] for k in kept} == kept
     assert sorted(p.name for p in (out / "questions").iterdir()) == ["kg_movie_genre.jsonl"]
-    assert read_manifest(out).to_json() == manifest
+    assert read_manifest(out) == manifest
     assert sorted(p.name for p in tmp_path.iterdir()) == ["suite"]
 
 
@@ -222,16 +224,49 @@ def test_a_kill_mid_build_leaves_the_old_suite_intact(tmp_path: Path) -> None:
 
 
 def test_manifest_reader_validates_and_reads_version_1(
-    suite: tuple[Path, dict[str, Any]], tmp_path: Path
+    suite: tuple[Path, SuiteManifest], tmp_path: Path
 ) -> None:
-    out, manifest = suite
+    out, built = suite
     record = read_manifest(out)
+    manifest = built.to_json()
     assert record.schema_id == MANIFEST_SCHEMA and record.to_json() == manifest
     old = {k: v for k, v in manifest.items() if k != "images"} | {"schema": "recworld.manifest/1"}
     (tmp_path / "manifest.json").write_text(json.dumps(old))
     assert read_manifest(tmp_path).images.roots == []
     (tmp_path / "manifest.json").write_text(json.dumps(manifest | {"counts": {"assoc_rule": "many"}}))
     with pytest.raises(DataError, match=r"manifest\.json: field 'counts\.assoc_rule'"):
+        read_manifest(tmp_path)
+
+
+def test_build_config_round_trips_through_the_manifest(tmp_path: Path) -> None:
+    """A config with every kind of field off its default is read back from manifest.json equal, typed."""
+    config = BuildConfig(
+        seed=7,
+        per_measure=4,
+        measures=("assoc_rule", "kg_movie_genre"),
+        min_support=0.02,
+        negatives="popularity",
+        distractors="popularity",
+        taxo_level=2,
+        rules="lift",
+        lastfm_history=8,
+        neumf=FAST_NEUMF,
+    )
+    build_suite(make_movie_dataset(), config, tmp_path / "s")
+    back = read_manifest(tmp_path / "s").config
+    assert isinstance(back, BuildConfig) and back == config
+    assert back.measures == ("assoc_rule", "kg_movie_genre") and back.neumf == FAST_NEUMF
+    # A suite built before a knob existed reads with the knob's default (the old behaviour) ...
+    on_disk = json.loads((tmp_path / "s" / "manifest.json").read_text())
+    older = {k: v for k, v in on_disk["config"].items() if k not in ("rules", "lastfm_history")}
+    (tmp_path / "manifest.json").write_text(json.dumps(on_disk | {"config": older}))
+    assert read_manifest(tmp_path).config == config.model_copy(
+        update={"rules": "confidence", "lastfm_history": 10}
+    )
+    # ... and a key the config does not know is an error naming it, never dropped.
+    typo = on_disk | {"config": on_disk["config"] | {"negativez": "uniform"}}
+    (tmp_path / "manifest.json").write_text(json.dumps(typo))
+    with pytest.raises(DataError, match=r"field 'config\.negativez'"):
         read_manifest(tmp_path)
 
 

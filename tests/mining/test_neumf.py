@@ -264,17 +264,19 @@ def test_manifest_carries_the_curve_and_beats_popularity_on_planted_data(tmp_pat
     data = _movie_dataset(_planted_frame(3, users_per=40), "planted")
     config = BuildConfig(measures=("neu_user2items", "neu_item2users"), per_measure=5, neumf=FAST)
     manifest = build_suite(data, config, tmp_path / "a")
-    record = manifest["neumf"]
-    assert record["verdict"] == "beats_popularity" and record["allowed_weak"] is False
-    assert record["hr_at_10"] > record["hr_at_10_popularity"]
-    assert len(record["curve"]) == record["epochs_run"] == FAST.epochs
-    assert [row["epoch"] for row in record["curve"]] == list(range(1, FAST.epochs + 1))
-    assert all(row["loss"] > 0 and 0 <= row["hr_at_10"] <= 1 for row in record["curve"])
+    record = manifest.neumf
+    assert record is not None
+    assert record.verdict == "beats_popularity" and record.allowed_weak is False
+    assert record.hr_at_10 is not None and record.hr_at_10_popularity is not None
+    assert record.hr_at_10 > record.hr_at_10_popularity
+    assert len(record.curve) == record.epochs_run == FAST.epochs
+    assert [row.epoch for row in record.curve] == list(range(1, FAST.epochs + 1))
+    assert all(row.loss > 0 and row.hr_at_10 is not None and 0 <= row.hr_at_10 <= 1 for row in record.curve)
     assert read_manifest(tmp_path / "a").neumf is not None  # typed on the way back in
     again = build_suite(data, config, tmp_path / "b")
-    assert again["neumf"] == record and again["questions_sha256"] == manifest["questions_sha256"]
+    assert again.neumf == record and again.questions_sha256 == manifest.questions_sha256
     no_neural = build_suite(data, BuildConfig(measures=("assoc_rule",), per_measure=3), tmp_path / "c")
-    assert no_neural["neumf"] is None
+    assert no_neural.neumf is None
 
 
 @pytest.mark.slow

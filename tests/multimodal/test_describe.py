@@ -203,7 +203,7 @@ def test_the_mm_poster_builder_shows_the_descriptions(tmp_path: Path) -> None:
     result = run(dataset, looking_model(), tmp_path / "state")
     config = BuildConfig(measures=("mm_poster",), per_measure=5)
     manifest = build_suite(result.dataset, config, tmp_path / "suite")
-    assert manifest["counts"]["mm_poster"] > 0
+    assert manifest.counts["mm_poster"] > 0
     described = set(result.dataset.items["image_description"])
     lines = (tmp_path / "suite" / "questions" / "mm_poster.jsonl").read_text().splitlines()
     for line in lines:

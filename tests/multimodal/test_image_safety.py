@@ -181,8 +181,8 @@ def test_the_eval_variant_refuses_an_escaping_image(tmp_path: Path) -> None:
         tmp_path / "suite",
         image_roots=ImageRoots.of([tmp_path / "posters"]),
     )
-    assert manifest["images"]["refused"] == {"outside the image roots": 1}
-    assert manifest["images"]["roots"] == [str((tmp_path / "posters").resolve())]
+    assert manifest.images.refused == {"outside the image roots": 1}
+    assert manifest.images.roots == [str((tmp_path / "posters").resolve())]
     images = suite_images(tmp_path / "suite")
     assert Path(images["m00"]).is_file()
     with pytest.raises(RefusedImageError, match="m03"):

@@ -89,7 +89,12 @@ def test_eval_with_the_variant_sends_the_image(tmp_path: Path) -> None:
     manifest = build_suite(
         described, BuildConfig(measures=("mm_poster",), per_measure=4), suite, image_roots=roots
     )
-    assert manifest["images"] == {"roots": roots.to_json(), "checked": 30, "refused": {}, "warning": None}
+    assert manifest.images.to_json() == {
+        "roots": roots.to_json(),
+        "checked": 30,
+        "refused": {},
+        "warning": None,
+    }
     images = suite_images(suite)
     assert images == item_images(dataset)
 

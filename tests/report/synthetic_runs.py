@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from recworld.lrworld.catalogue import MEASURES_BY_ID
-from recworld.scoring import compute_metrics
+from recworld.scoring import score_samples
 
 MOVIE_MEASURES = (
     "assoc_rule",
@@ -114,7 +114,7 @@ def write_run(
         "counts": {"questions": len(samples), "answered": len(samples), "errors": 0},
     }
     (run_dir / "run.json").write_text(json.dumps(run), encoding="utf-8")
-    (run_dir / "metrics.json").write_text(json.dumps(compute_metrics(samples)), encoding="utf-8")
+    score_samples(samples).write(run_dir / "metrics.json")
     return samples
 
 

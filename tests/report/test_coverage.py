@@ -11,10 +11,11 @@ from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, wr
 
 from recworld.report.coverage import comparable
 from recworld.report.diagnostics import iso_time
+from recworld.report.model import dataset_section
 from recworld.report.runs import label_runs, load_run
 from recworld.report.tables import fmt_ci
-from recworld.report.writer import _dataset_section, write_report
-from recworld.scoring import compute_metrics
+from recworld.report.writer import write_report
+from recworld.scoring import score_samples
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
 from cli_helpers import RECWORLD, cli_env
@@ -34,14 +35,15 @@ def test_averages_use_only_what_every_run_answered(tmp_path: Path) -> None:
     _two_runs(suite)
     runs = [load_run(suite / "runs" / name) for name in ("full", "part")]
     label_runs(runs)
-    section = _dataset_section("ml-100k", runs, seed=0)
+    section = dataset_section("ml-100k", runs, seed=0)
 
     shared = [s for s in runs[0].samples if s.measure in SUBSET and int(s.question_id[-5:]) < 5]
-    expected = compute_metrics(shared, seed=0)["overall"]
+    expected = score_samples(shared, seed=0).overall
+    own = runs[0].metrics.overall
+    assert expected is not None and own is not None
     overall = {row[0].text: row[-1].text for row in section.scales.rows}
-    assert overall["itemknn"] == fmt_ci(expected["score"], expected["ci_low"], expected["ci_high"])
-    own = runs[0].metrics["overall"]
-    assert overall["itemknn"] != fmt_ci(own["score"], own["ci_low"], own["ci_high"])
+    assert overall["itemknn"] == fmt_ci(expected.score, expected.ci_low, expected.ci_high)
+    assert overall["itemknn"] != fmt_ci(own.score, own.ci_low, own.ci_high)
     # The per-measure table keeps every run's own questions: itemknn's 40 per measure.
     assert "n = 40" in section.main.rows[1][1].title
     assert section.paired is not None and section.paired.columns[1:-1] == ["Assoc rule", "Mem item-item"]

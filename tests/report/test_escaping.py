@@ -13,8 +13,8 @@ from synthetic_runs import make_suite, skilled, write_run
 
 from recworld.report import write_report
 from recworld.report.charts import bar_chart, radar_chart
+from recworld.report.render import csv_cell
 from recworld.report.runs import label_runs, load_run
-from recworld.report.writer import csv_cell
 
 HOSTILE = ('=HYPERLINK("http://x")', "+1+cmd", "-2+3", "@SUM(A1)", "\tlead", "\rlead")
 

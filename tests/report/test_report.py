@@ -15,7 +15,7 @@ from recworld.errors import DataError
 from recworld.report import LONG_COLUMNS, write_report
 from recworld.report.runs import default_out_dir, gather_run_dirs
 from recworld.report.tables import fmt_ci
-from recworld.scoring import compute_metrics, load_samples
+from recworld.scoring import MetricsRecord, load_samples, score_samples
 
 
 def test_suite_report_files_and_tables(movie_report: tuple[Path, dict[str, Path]]) -> None:
@@ -44,13 +44,13 @@ def test_suite_report_files_and_tables(movie_report: tuple[Path, dict[str, Path]
 def test_main_table_cells_match_metrics(movie_report: tuple[Path, dict[str, Path]]) -> None:
     movie_suite, written = movie_report
     md = written["markdown"].read_text(encoding="utf-8")
-    metrics = compute_metrics(load_samples(movie_suite / "runs" / "pop" / "samples.jsonl"))
+    metrics = score_samples(load_samples(movie_suite / "runs" / "pop" / "samples.jsonl"))
     row = next(line for line in md.splitlines() if line.startswith("| popularity |"))
     cells = [c.strip().strip("*") for c in row.strip("|").split("|")][1:]
     assert len(cells) == len(MOVIE_MEASURES)
     for measure, cell in zip(MOVIE_MEASURES, cells, strict=True):
-        m = metrics["measures"][measure]
-        assert cell == fmt_ci(m["score"], m["ci_low"], m["ci_high"])
+        m = metrics.measures[measure]
+        assert cell == fmt_ci(m.score, m.ci_low, m.ci_high)
 
 
 def test_long_csv_round_trip(movie_report: tuple[Path, dict[str, Path]]) -> None:
@@ -64,13 +64,16 @@ def test_long_csv_round_trip(movie_report: tuple[Path, dict[str, Path]]) -> None
         ("smol", "llamacpp:smollm2-135m"),
         ("pop", "popularity"),
     ):
-        metrics = json.loads((movie_suite / "runs" / run / "metrics.json").read_text(encoding="utf-8"))
-        for measure, m in metrics["measures"].items():
+        metrics = MetricsRecord.read(movie_suite / "runs" / run / "metrics.json")
+        for measure, m in metrics.measures.items():
             row = next(r for r in rows if r["model"] == model and r["measure"] == measure)
-            assert int(row["n"]) == m["n"]
-            for key in ("score", "ci_low", "ci_high", "missed_rate", "chance"):
-                assert float(row[key]) == m[key]  # repr() floats round-trip exactly
-            assert (row["scale"], row["factor"], row["format"]) == (m["scale"], m["factor"], m["format"])
+            assert int(row["n"]) == m.n
+            stored = (m.score, m.ci_low, m.ci_high, m.missed_rate, m.chance)
+            for key, value in zip(
+                ("score", "ci_low", "ci_high", "missed_rate", "chance"), stored, strict=True
+            ):
+                assert float(row[key]) == value  # repr() floats round-trip exactly
+            assert (row["scale"], row["factor"], row["format"]) == (m.scale, m.factor, m.format)
             assert (row["dataset"], row["mode"], row["variant"]) == ("ml-100k", "generate", "zero-shot")
 
 
@@ -86,9 +89,10 @@ def test_wide_csv(movie_report: tuple[Path, dict[str, Path]]) -> None:
     ]
     assert float(rows[0]["assoc_rule"]) == pytest.approx(0.1)
     assert float(rows[0]["kg_movie_cast"]) == pytest.approx(0.25)
-    metrics = compute_metrics(load_samples(movie_suite / "runs" / "smol" / "samples.jsonl"))
-    assert float(rows[3]["mem_item_item"]) == metrics["measures"]["mem_item_item"]["score"]
-    assert float(rows[3]["overall"]) == pytest.approx(metrics["overall"]["score"])
+    metrics = score_samples(load_samples(movie_suite / "runs" / "smol" / "samples.jsonl"))
+    assert float(rows[3]["mem_item_item"]) == metrics.measures["mem_item_item"].score
+    assert metrics.overall is not None
+    assert float(rows[3]["overall"]) == pytest.approx(metrics.overall.score)
 
 
 def test_two_datasets_get_two_main_tables(tmp_path: Path) -> None:
@@ -204,12 +208,12 @@ def test_fmt_ci() -> None:
 def test_report_reuses_the_runs_bootstrap_seed(tmp_path: Path) -> None:
     run = tmp_path / "run"
     samples = write_run(run, model="m", dataset="d", measures=("kg_movie_genre",), policy=skilled(0.5), n=200)
-    stored = compute_metrics(samples, seed=7)
-    (run / "metrics.json").write_text(json.dumps(stored), encoding="utf-8")
+    stored = score_samples(samples, seed=7)
+    stored.write(run / "metrics.json")
     written = write_report([run], tmp_path / "out")
     with written["metrics_csv"].open(encoding="utf-8", newline="") as handle:
         row = next(csv.DictReader(handle))
-    m = stored["measures"]["kg_movie_genre"]
-    assert (float(row["ci_low"]), float(row["ci_high"])) == (m["ci_low"], m["ci_high"])
-    default = compute_metrics(samples, seed=0)["measures"]["kg_movie_genre"]
-    assert (default["ci_low"], default["ci_high"]) != (m["ci_low"], m["ci_high"])  # the check has teeth
+    m = stored.measures["kg_movie_genre"]
+    assert (float(row["ci_low"]), float(row["ci_high"])) == (m.ci_low, m.ci_high)
+    default = score_samples(samples, seed=0).measures["kg_movie_genre"]
+    assert (default.ci_low, default.ci_high) != (m.ci_low, m.ci_high)  # the check has teeth

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sample_records import sample
 
 from recworld.errors import DataError
 from recworld.scoring import (
@@ -19,32 +20,6 @@ from recworld.scoring import (
     percentile_ci,
 )
 from recworld.seeding import rng
-
-HIT_LABELS = list("ABCDEFGHIJ")
-MCQ_LABELS = list("ABCD")
-HIT_MEASURES = {"assoc_rule", "mem_item_item", "mem_user_user", "neu_item2users", "neu_user2items"}
-
-
-def sample(measure: str, qid: int, answer: int, parsed: int | None, **extra: Any) -> dict[str, Any]:
-    fmt = "hit@1" if measure in HIT_MEASURES else "mcq"
-    record: dict[str, Any] = {
-        "schema": "recworld.sample/1",
-        "question_id": f"ml-100k/{measure}/{qid:05d}",
-        "measure": measure,
-        "dataset": "ml-100k",
-        "format": fmt,
-        "model": "scripted:test",
-        "mode": "generate",
-        "variant": "zero-shot",
-        "labels": HIT_LABELS if fmt == "hit@1" else MCQ_LABELS,
-        "answer_index": answer,
-        "parsed_index": parsed,
-        "correct": parsed == answer,
-        "missed": parsed is None,
-        "error": None,
-    }
-    record.update(extra)
-    return record
 
 
 def test_hand_counted_scores_and_misses() -> None:
@@ -176,13 +151,16 @@ def test_paired_comparison() -> None:
     b = [sample("kg_movie_genre", i, ans, ans if i % 2 else (ans + 1) % 4) for i, ans in enumerate(answers)]
     b.append(sample("kg_movie_genre", 999, 0, 0))  # only in b: ignored
     cmp = paired_comparison(a, b, seed=0)
-    row = cmp["measures"]["kg_movie_genre"]
-    assert (cmp["n_common"], cmp["only_a"], cmp["only_b"]) == (200, 0, 1)
-    assert row["diff"] == pytest.approx(0.5)
-    assert row["ci_low"] > 0.4 and row["ci_high"] < 0.6
-    assert row["ci_low"] <= row["diff"] <= row["ci_high"]
-    same = paired_comparison(a, a)["measures"]["kg_movie_genre"]
-    assert same["diff"] == 0.0 and same["ci_low"] == 0.0 and same["ci_high"] == 0.0
+    row = cmp.measures["kg_movie_genre"]
+    assert (cmp.n_common, cmp.only_a, cmp.only_b) == (200, 0, 1)
+    assert row.diff == pytest.approx(0.5)
+    assert row.ci_low is not None and row.ci_high is not None
+    assert row.ci_low > 0.4 and row.ci_high < 0.6
+    assert row.ci_low <= row.diff <= row.ci_high
+    assert row.significant and cmp.overall.significant
+    same = paired_comparison(a, a).measures["kg_movie_genre"]
+    assert same.diff == 0.0 and same.ci_low == 0.0 and same.ci_high == 0.0
+    assert not same.significant
     with pytest.raises(DataError, match="share no question"):
         paired_comparison(a, [sample("mem_item_item", 0, 1, 1)])
 

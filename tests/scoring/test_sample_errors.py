@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_metrics import sample
+from sample_records import sample
 
 from recworld.errors import DataError
 from recworld.scoring import MetricsRecord, SampleRecord, compute_metrics, load_samples, paired_comparison
@@ -54,7 +54,7 @@ def test_paired_comparison_skips_failed_samples() -> None:
     a = [sample("kg_movie_genre", i, 1, 1) for i in range(10)]
     b = [sample("kg_movie_genre", i, 1, 0) for i in range(8)] + [_failed("kg_movie_genre", 8, 1)]
     cmp = paired_comparison(a, b)
-    assert cmp["n_common"] == 8 and cmp["only_a"] == 2
+    assert cmp.n_common == 8 and cmp.only_a == 2
 
 
 def test_an_old_errored_sample_reads_as_unscored() -> None:

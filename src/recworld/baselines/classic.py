@@ -36,6 +36,7 @@ from recworld.chat import AnswerMode, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError
 from recworld.lrworld.catalogue import Measure, OptionKind, get_measure
 from recworld.lrworld.schema import Question
+from recworld.mining import cosine_topk
 from recworld.models.options import ItemKNNOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import rng
@@ -55,7 +56,7 @@ def _option_field(question: Question) -> str:
 # -- scoring helpers ---------------------------------------------------------------------------------
 
 
-def _cosine_rows(vectors: sp.csr_matrix, sq: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+def cosine_rows(vectors: sp.csr_matrix, sq: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Cosine of each of ``rows`` to a (dense) query vector; 0 where either is empty.
 
     Computed as dot / sqrt(sq_i * sq_q) in float64, the formula the ground truth uses,
@@ -68,11 +69,11 @@ def _cosine_rows(vectors: sp.csr_matrix, sq: np.ndarray, rows: np.ndarray, query
         return np.where(denom > 0, dots / np.where(denom > 0, denom, 1.0), 0.0)
 
 
-def _dense_row(vectors: sp.csr_matrix, row: int) -> np.ndarray:
+def dense_row(vectors: sp.csr_matrix, row: int) -> np.ndarray:
     return np.asarray(vectors[row].toarray()).ravel()
 
 
-def _rank(keys: Sequence[tuple[float, ...]], ids: Sequence[str]) -> list[int]:
+def rank_options(keys: Sequence[tuple[float, ...]], ids: Sequence[str]) -> list[int]:
     """Option indices best first: larger keys win, then the smaller id."""
     return sorted(range(len(ids)), key=lambda i: (*(-k for k in keys[i]), ids[i]))
 
@@ -161,7 +162,7 @@ class DataBaseline(Baseline):
             keys = self.user_keys(question, ids)
         else:
             keys = self.item_keys(question, measure, ids)
-        return _rank(keys, ids)
+        return rank_options(keys, ids)
 
     def history_cols(self, question: Question) -> np.ndarray:
         """The question's history items, or the target user's training items when it shows none."""
@@ -225,7 +226,7 @@ class ItemKNNBaseline(DataBaseline):
         self._k = parse_options(ItemKNNOptions, config.options, "itemknn").neighbours
 
     def _item_similarity(self, cols: np.ndarray, query: np.ndarray) -> np.ndarray:
-        return _cosine_rows(self._data.by_item, self._data.item_sq, cols, query)
+        return cosine_rows(self._data.by_item, self._data.item_sq, cols, query)
 
     def item_keys(self, question: Question, measure: Measure, ids: Sequence[str]) -> list[tuple[float, ...]]:
         data = self._data
@@ -234,10 +235,10 @@ class ItemKNNBaseline(DataBaseline):
         sims = np.zeros(len(cols))
         target = data.item_index.get(question.target.id) if question.target.kind == "item" else None
         if measure.shows_target and target is not None:
-            sims = self._item_similarity(cols, _dense_row(data.by_item, target))
+            sims = self._item_similarity(cols, dense_row(data.by_item, target))
         else:
             for h in self.history_cols(question):
-                sims = sims + self._item_similarity(cols, _dense_row(data.by_item, int(h)))
+                sims = sims + self._item_similarity(cols, dense_row(data.by_item, int(h)))
         by_id = dict(zip(known, sims.tolist(), strict=True))
         popularity = self.item_popularity(ids)
         return [(by_id.get(i, 0.0), p) for i, p in zip(ids, popularity, strict=True)]
@@ -247,8 +248,8 @@ class ItemKNNBaseline(DataBaseline):
         known = [i for i in ids if i in data.user_index]
         rows = np.array([data.user_index[i] for i in known], dtype=np.int64)
         if question.target.kind == "user" and question.target.id in data.user_index:
-            query = _dense_row(data.matrix, data.user_index[question.target.id])
-            sims = _cosine_rows(data.matrix, data.user_sq, rows, query)
+            query = dense_row(data.matrix, data.user_index[question.target.id])
+            sims = cosine_rows(data.matrix, data.user_sq, rows, query)
         elif question.target.kind == "item" and question.target.id in data.item_index:
             # Summed cosine to every user of the item: cos(c, v) summed over v is
             # x_c . (sum_v x_v / |x_v|) / |x_c|, one sparse product.
@@ -265,8 +266,6 @@ class ItemKNNBaseline(DataBaseline):
         return [(by_id.get(i, 0.0), a) for i, a in zip(ids, activity, strict=True)]
 
     def attribute_keys(self, question: Question, name: str, ids: Sequence[str]) -> list[tuple[float, ...]]:
-        from recworld.mining import cosine_topk
-
         data = self._data
         values = data.values(name)
         history = self.history_cols(question)

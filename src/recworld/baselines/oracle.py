@@ -15,32 +15,28 @@ the question's ``evidence`` or answer:
   the shown field, as the builder does), then that item's attribute values
   (compared case- and space-folded) or its id.
 
-Which family a question belongs to comes from its catalogue entry's builder.
+Which family a question belongs to, and its parameters, come from its
+catalogue entry (:data:`~recworld.lrworld.measure.BuilderSpec`); the match in
+:meth:`OracleBaseline.rank` is exhaustive, so a new builder family without a
+recomputation here fails the type check (and ``tests/lrworld/test_catalogue.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 import numpy as np
 
-from recworld.baselines.classic import Baseline, _cosine_rows, _dense_row, _rank
-from recworld.baselines.training import _as_values, training_data
+from recworld.baselines.classic import Baseline, cosine_rows, dense_row, rank_options
+from recworld.baselines.training import as_values, training_data
 from recworld.data.dataset import Dataset
-from recworld.errors import ConfigError, ModelError
-from recworld.lrworld.builders import (
-    AssocRuleBuilder,
-    AttributeBuilder,
-    MemoryBuilder,
-    NeuralBuilder,
-    NextItemBuilder,
-)
+from recworld.errors import ConfigError
 from recworld.lrworld.catalogue import get_measure
-from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.embeddings import SavedSpace, load_space
 from recworld.lrworld.manifest import read_manifest
+from recworld.lrworld.measure import AttributeSpec, MemorySpec, NeuralSpec, NextItemSpec, RuleSpec
 from recworld.lrworld.options import fold
 from recworld.lrworld.schema import Question
 from recworld.models.registry import ModelConfig
@@ -58,7 +54,7 @@ class OracleBaseline(Baseline):
         if config.suite_dir is None:
             raise ConfigError("the oracle baseline needs a suite directory (ModelConfig.suite_dir)")
         self._suite = Path(config.suite_dir)
-        self._build = BuildConfig.model_validate(read_manifest(self._suite).config)
+        self._build = read_manifest(self._suite).config
         self._data = training_data(self._suite)
         dataset = Dataset.load(self._suite / "dataset")
         inter = dataset.interactions
@@ -71,18 +67,21 @@ class OracleBaseline(Baseline):
 
     def rank(self, question: Question) -> list[int]:
         ids = [c.id for c in question.candidates]
-        builder = get_measure(question.measure).builder
-        if isinstance(builder, AssocRuleBuilder):
-            scores = self._rule_scores(question.target.id, ids)
-        elif isinstance(builder, MemoryBuilder):
-            scores = self._memory_scores(builder.kind, question.target.id, ids)
-        elif isinstance(builder, NeuralBuilder):
-            scores = self._neural_scores(builder.kind, question.target.id, ids)
-        elif isinstance(builder, AttributeBuilder | NextItemBuilder):
-            scores = self._next_item_scores(builder, question)
-        else:
-            raise ModelError(f"the oracle cannot recompute measure {question.measure!r}")
-        return _rank([(float(s),) for s in scores], ids)
+        spec = get_measure(question.measure).builder
+        match spec:
+            case RuleSpec():
+                scores = self._rule_scores(question.target.id, ids)
+            case MemorySpec(kind=kind):
+                scores = self._memory_scores(kind, question.target.id, ids)
+            case NeuralSpec(kind=kind):
+                scores = self._neural_scores(kind, question.target.id, ids)
+            case AttributeSpec(field=field):
+                scores = self._attribute_scores(field, question)
+            case NextItemSpec(view=view):
+                scores = self._next_item_scores(view, question)
+            case _:
+                assert_never(spec)
+        return rank_options([(float(s),) for s in scores], ids)
 
     # -- association rules ---------------------------------------------------------------------
 
@@ -98,7 +97,7 @@ class OracleBaseline(Baseline):
         if t is None:
             return [_NONE] * len(ids)
         supp_t = data.item_sq[t] / n_users
-        row = _dense_row(data.by_item, t)
+        row = dense_row(data.by_item, t)
         scores: list[float] = []
         for option in ids:
             c = data.item_index.get(option)
@@ -126,7 +125,7 @@ class OracleBaseline(Baseline):
         if target not in index:
             return [_NONE] * len(ids)
         rows = np.array([index.get(i, -1) for i in ids], dtype=np.int64)
-        sims = _cosine_rows(vectors, sq, np.maximum(rows, 0), _dense_row(vectors, index[target]))
+        sims = cosine_rows(vectors, sq, np.maximum(rows, 0), dense_row(vectors, index[target]))
         return [float(s) if r >= 0 else _NONE for s, r in zip(sims, rows, strict=True)]
 
     def _neural_scores(self, kind: str, target: str, ids: Sequence[str]) -> list[float]:
@@ -147,20 +146,25 @@ class OracleBaseline(Baseline):
 
     # -- next-item questions --------------------------------------------------------------------
 
-    def _next_item_scores(
-        self, builder: AttributeBuilder | NextItemBuilder, question: Question
-    ) -> list[float]:
+    def _next_item(self, question: Question, view: str | None) -> str | None:
+        """The item at the question's position in the user's history (restricted to items with ``view``)."""
         history = self._sequences.get(question.target.id, [])
-        view = builder.view if isinstance(builder, NextItemBuilder) else None
         if view is not None:
             history = [i for i in history if _values(self._data.items, i, view)]
         position = int(question.evidence.get("position", -1))
-        if not 0 <= position < len(history):
+        return history[position] if 0 <= position < len(history) else None
+
+    def _next_item_scores(self, view: str | None, question: Question) -> list[float]:
+        nxt = self._next_item(question, view)
+        if nxt is None:
             return [_NONE] * len(question.candidates)
-        nxt = history[position]
-        if isinstance(builder, NextItemBuilder):
-            return [1.0 if c.id == nxt else 0.0 for c in question.candidates]
-        values = {fold(v) for v in _values(self._data.items, nxt, builder.field)}
+        return [1.0 if c.id == nxt else 0.0 for c in question.candidates]
+
+    def _attribute_scores(self, field: str, question: Question) -> list[float]:
+        nxt = self._next_item(question, None)
+        if nxt is None:
+            return [_NONE] * len(question.candidates)
+        values = {fold(v) for v in _values(self._data.items, nxt, field)}
         return [1.0 if fold(c.text) in values else 0.0 for c in question.candidates]
 
 
@@ -168,7 +172,7 @@ def _values(items: Any, item_id: str, field: str) -> tuple[str, ...]:
     """Values of ``field`` on one item of the attribute frame (indexed by item_id)."""
     if field not in items.columns or item_id not in items.index:
         return ()
-    return _as_values(items.at[item_id, field])
+    return as_values(items.at[item_id, field])
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -71,9 +71,9 @@ class TrainingData:
                 column = self.items[name]
                 out: list[tuple[str, ...]] = []
                 for item_id in sorted(self.item_index, key=self.item_index.__getitem__):
-                    out.append(_as_values(column.get(item_id)) if item_id in column.index else ())
+                    out.append(as_values(column.get(item_id)) if item_id in column.index else ())
                 self._values[name] = out
-                self._global[name] = Counter(v for value in column for v in _as_values(value))
+                self._global[name] = Counter(v for value in column for v in as_values(value))
             return self._values[name]
 
     def global_counts(self, name: str) -> Counter[str]:
@@ -82,7 +82,7 @@ class TrainingData:
         return self._global[name]
 
 
-def _as_values(value: Any) -> tuple[str, ...]:
+def as_values(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):

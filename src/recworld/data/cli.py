@@ -87,7 +87,7 @@ def info_command(
     as_json: JsonOption = False,
 ) -> None:
     """Print users, items, interactions and the item fields a dataset has."""
-    from recworld.data.sources import resolve_dataset
+    from recworld.data.fetch import resolve_dataset
 
     dataset = resolve_dataset(name_or_path, format=format, metadata=metadata)
     if metadata is not None:

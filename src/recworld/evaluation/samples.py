@@ -73,7 +73,7 @@ def build_sample(
         model=spec,
         mode=config.mode.value,
         variant=config.variant,
-        prompt=[m.to_json() for m in prompt.messages],
+        prompt=prompt.messages,
         labels=tuple(prompt.labels),
         answer_index=question.answer_index,
         response=None if response is None else response.text,

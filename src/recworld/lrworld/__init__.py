@@ -1,4 +1,18 @@
-"""LRWorld: recommendation-knowledge questions built from real interaction logs."""
+"""LRWorld: recommendation-knowledge questions built from real interaction logs.
+
+The face has two halves. The measure catalogue and the question record are
+pure data and load at once: scoring and the report read them for every run.
+Building a suite and rendering prompts need the data loaders, pandas, scipy
+and the miners, so those names load on first use (module ``__getattr__``, the
+lazy-attribute pattern of Scientific Python's SPEC 1), and ``import
+recworld.scoring`` stays free of them (``tests/lrworld/test_catalogue.py``).
+The submodules import each other at module level; nothing here hides a cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from recworld.lrworld.catalogue import (
     MEASURES,
@@ -9,10 +23,38 @@ from recworld.lrworld.catalogue import (
     Scale,
     get_measure,
 )
-from recworld.lrworld.config import BuildConfig
-from recworld.lrworld.prompts import VARIANTS, RenderedPrompt, render_prompt
 from recworld.lrworld.schema import QUESTION_SCHEMA, Entry, Question, QuestionFormat, Target
-from recworld.lrworld.suite import MANIFEST_SCHEMA, build_suite
+
+if TYPE_CHECKING:
+    from recworld.lrworld.config import BuildConfig
+    from recworld.lrworld.manifest import MANIFEST_SCHEMA, SuiteManifest
+    from recworld.lrworld.prompts import VARIANTS, RenderedPrompt, render_prompt
+    from recworld.lrworld.suite import build_suite
+
+# Public names that load their module (and its heavy imports) when first asked for.
+_ON_FIRST_USE = {
+    "BuildConfig": "recworld.lrworld.config",
+    "MANIFEST_SCHEMA": "recworld.lrworld.manifest",
+    "SuiteManifest": "recworld.lrworld.manifest",
+    "VARIANTS": "recworld.lrworld.prompts",
+    "RenderedPrompt": "recworld.lrworld.prompts",
+    "render_prompt": "recworld.lrworld.prompts",
+    "build_suite": "recworld.lrworld.suite",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -29,6 +71,7 @@ __all__ = [
     "QuestionFormat",
     "RenderedPrompt",
     "Scale",
+    "SuiteManifest",
     "Target",
     "build_suite",
     "get_measure",

@@ -14,6 +14,7 @@ from recworld.lrworld.build_view import BuildView
 
 if TYPE_CHECKING:
     from recworld.lrworld.config import BuildConfig
+    from recworld.lrworld.manifest import SuiteManifest
 
 _log = logging.getLogger(__name__)
 
@@ -166,33 +167,32 @@ def _build_config(seed: int, per_measure: int, measures: str | None, options: di
         raise option_error(exc) from None
 
 
-def _print_manifest(manifest: dict[str, Any], out: Path, *, as_json: bool = False) -> None:
+def _print_manifest(manifest: SuiteManifest, out: Path, *, as_json: bool = False) -> None:
     """The per-measure table and stage timings on stdout (or the manifest as JSON); warnings logged."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    warning = manifest["images"]["warning"]
-    if warning:
-        _log.warning("%s", warning)
+    if manifest.images.warning:
+        _log.warning("%s", manifest.images.warning)
     if as_json:
-        emit_json({"suite": str(out), **manifest})
+        emit_json({"suite": str(out), **manifest.to_json()})
         return
-    timings = manifest["timings"]
-    table = Table(title=escape(f"LRWorld suite {manifest['dataset']} -> {out}"))
+    timings = manifest.timings
+    table = Table(title=escape(f"LRWorld suite {manifest.dataset} -> {out}"))
     for column in ("measure", "questions", "skipped", "seconds"):
         table.add_column(column, justify="right" if column in ("questions", "seconds") else "left")
-    for measure_id, count in manifest["counts"].items():
+    for measure_id, count in manifest.counts.items():
         table.add_row(measure_id, str(count), "", f"{timings.get(f'measure:{measure_id}', 0.0):.2f}")
-    for measure_id, reason in manifest["skipped"].items():
+    for measure_id, reason in manifest.skipped.items():
         table.add_row(measure_id, "0", reason, "")
     console = Console()
     console.print(table)
     shared = {k: v for k, v in timings.items() if not k.startswith("measure:")}
     console.print("stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in shared.items()))
-    short = manifest["users_skipped"]["too_short_history"]
+    short = manifest.users_skipped.too_short_history
     if short:
-        console.print(f"{short} users skipped: {manifest['users_skipped']['rule']}")
+        console.print(f"{short} users skipped: {manifest.users_skipped.rule}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,17 +1,19 @@
 """The build configuration: every knob that changes which questions a suite holds.
 
 It is validated on input (``extra="forbid"`` catches typos) and written whole
-into ``manifest.json`` so a suite can be rebuilt exactly.
+into ``manifest.json`` (``SuiteManifest.config``, typed as this class), so a
+suite can be rebuilt exactly and its config read back as the same object.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.mining import NeuMFConfig
+from recworld.records import FrozenRecord
 
 # The paper's leave-one-out example is (i1..i5) -> i6: five items of history.
 PAPER_HISTORY_LENGTH = 5
@@ -19,10 +21,8 @@ PAPER_HISTORY_LENGTH = 5
 LLARA_HISTORY_LENGTH = 10
 
 
-class BuildConfig(BaseModel):
+class BuildConfig(FrozenRecord):
     """How to build an LRWorld suite from a dataset."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     seed: int = 0
     per_measure: int = Field(1000, ge=1, description="questions per measure (fewer if fewer targets exist)")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,21 +22,18 @@ import scipy.sparse as sp
 from recworld import mining
 from recworld.data.dataset import Dataset, Domain
 from recworld.data.llara import CANDIDATES_COLUMN, LLARA_FORMAT, parse_candidates
+from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.options import OptionGuard
-from recworld.lrworld.schema import Entry
+from recworld.lrworld.schema import EntityKind, Entry
 from recworld.seeding import child_seed
 
-if TYPE_CHECKING:
-    # A type only: config imports the catalogue, whose builders import this module.
-    from recworld.lrworld.config import BuildConfig
+__all__ = ["NEIGHBOUR_K", "TIE_TOLERANCE", "BuildContext", "EntityKind", "Sequences", "describe_item"]
 
 # How many neighbours to ask the miner for: enough to see every item tied with the top score
 # in all but degenerate rows (those are skipped as ambiguous rather than guessed).
 NEIGHBOUR_K = 32
 # Scores this close to the best count as ties (cosines come back as float32).
 TIE_TOLERANCE = 1e-6
-
-EntityKind = Literal["item", "user"]
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 Paper Table 4 compares a vision-language model given the multimodal questions
 as image descriptions only with the same prompt plus the picture of the most
 recent history item (LLaVA-1.6 takes one image per prompt). This module adds
-that picture to an already rendered ``mm_*`` prompt; every other measure is
-left as rendered, so a whole suite can be run under this variant.
+that picture to the rendered messages of a measure whose catalogue entry
+``uses_images`` (``mm_*``); every other measure is left as rendered, so a
+whole suite can be run under this variant. It works on chat messages only, so
+:mod:`recworld.lrworld.prompts` calls it and it never needs the prompt types.
 
 Image paths come from the suite's own dataset copy (``SUITE/dataset``), where
 ``image`` holds local paths. :func:`suite_images` maps item ids to them, and
@@ -22,18 +24,16 @@ from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from recworld.chat import Message
+from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, check_image, is_remote, local_references, resolve_local
 from recworld.errors import ConfigError, DataError
-
-if TYPE_CHECKING:
-    from recworld.data.dataset import Dataset
-    from recworld.lrworld.prompts import RenderedPrompt
-    from recworld.lrworld.schema import Question
+from recworld.lrworld.catalogue import get_measure
+from recworld.lrworld.manifest import read_manifest
+from recworld.lrworld.schema import Question
 
 VARIANT = "describe+image"
-IMAGE_MEASURES = frozenset({"mm_poster", "mm_image"})
 
 
 def item_images(dataset: Dataset, base_dir: Path | None = None) -> dict[str, str]:
@@ -77,9 +77,6 @@ def suite_images(suite_dir: Path) -> CheckedImages:
 
     Images may come from ``SUITE/dataset`` and the image roots the build recorded.
     """
-    from recworld.data.dataset import Dataset
-    from recworld.lrworld.manifest import read_manifest
-
     folder = Path(suite_dir) / "dataset"
     roots = ImageRoots.of([folder, *read_manifest(suite_dir).images.roots])
     references = {
@@ -97,16 +94,16 @@ def _note() -> string.Template:
 
 
 def attach_last_image(
-    prompt: RenderedPrompt, question: Question, images: Mapping[str, str] | None
-) -> RenderedPrompt:
-    """``prompt`` with the last history item's image on its final user message (``mm_*`` only).
+    messages: tuple[Message, ...], question: Question, images: Mapping[str, str] | None
+) -> tuple[Message, ...]:
+    """``messages`` with the last history item's image on the final one (measures that use images).
 
     A sentence saying which history item the picture shows goes before the
     prompt's closing paragraph (the answer instruction), so the reply format
     stays the last thing the model reads.
     """
-    if question.measure not in IMAGE_MEASURES or not question.history:
-        return prompt
+    if not get_measure(question.measure).uses_images or not question.history:
+        return messages
     if images is None:
         raise ConfigError(
             f"prompt variant {VARIANT!r} needs the item images: "
@@ -121,8 +118,7 @@ def attach_last_image(
         )
     noun = "poster" if question.domain == "movie" else "product image"
     note = _note().substitute(image_noun=noun, position=len(question.history))
-    *earlier, message = prompt.messages
+    *earlier, message = messages
     head, sep, tail = message.content.rpartition("\n\n")
     content = f"{head}\n\n{note}\n\n{tail}" if sep else f"{message.content}\n\n{note}"
-    updated = replace(message, content=content, images=(*message.images, path))
-    return replace(prompt, messages=(*earlier, updated))
+    return (*earlier, replace(message, content=content, images=(*message.images, path)))

@@ -4,6 +4,12 @@
 ``describe+image`` variant resolves item images against them at eval time)
 and the count of item images the build refused. A ``/1`` manifest still reads:
 its suite allows images from ``SUITE/dataset`` only.
+
+``config`` is the :class:`~recworld.lrworld.config.BuildConfig` itself, so a
+suite's config reads back as the object it was built with (fields added to the
+config since a suite was built take their defaults, which are the old behaviour).
+A later section of the build record is one more optional field here, defaulting
+to None for suites built before it.
 """
 
 from __future__ import annotations
@@ -11,26 +17,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from recworld.data.metadata_match import MetadataSummary
-from recworld.errors import DataError, from_validation
-from recworld.io import read_json_object
+from recworld.errors import DataError
+from recworld.lrworld.config import BuildConfig
+from recworld.records import FrozenRecord
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA: Literal["recworld.manifest/2"] = "recworld.manifest/2"
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-class UsersSkipped(_Record):
+class UsersSkipped(FrozenRecord):
     too_short_history: int = Field(ge=0)
     rule: str
 
 
-class ImageCheck(_Record):
+class ImageCheck(FrozenRecord):
     """What the build found among the item images the ``describe+image`` variant may attach."""
 
     roots: list[str] = Field(default_factory=list)  # folders images may come from, besides SUITE/dataset
@@ -39,7 +42,7 @@ class ImageCheck(_Record):
     warning: str | None = None  # one line: counts and the first refusal in full
 
 
-class NeuMFEpoch(_Record):
+class NeuMFEpoch(FrozenRecord):
     """One training epoch: mean loss, what it trained on, and the validation HR@10 early stopping watched."""
 
     epoch: int = Field(ge=1)
@@ -50,7 +53,7 @@ class NeuMFEpoch(_Record):
     hr_at_10_embedding: float | None = None  # validation items, cosine in the published space
 
 
-class NeuMFCheck(_Record):
+class NeuMFCheck(FrozenRecord):
     """How well the NeuMF behind the neu_* ground truth learned, against popularity on held-out items.
 
     ``verdict``: ``beats_popularity`` when the test HR@10 exceeds popularity's
@@ -73,7 +76,7 @@ class NeuMFCheck(_Record):
     allowed_weak: bool = False
 
 
-class SuiteManifest(_Record):
+class SuiteManifest(FrozenRecord):
     """One suite's build record: data identity, config, counts, skips, hashes and timings."""
 
     schema_id: Literal["recworld.manifest/1", "recworld.manifest/2"] = Field(
@@ -83,7 +86,7 @@ class SuiteManifest(_Record):
     domain: str
     fingerprint: str
     summary: dict[str, Any] = Field(default_factory=dict)
-    config: dict[str, Any]
+    config: BuildConfig
     seed: int
     counts: dict[str, int]
     skipped: dict[str, str] = Field(default_factory=dict)
@@ -96,19 +99,11 @@ class SuiteManifest(_Record):
     neumf: NeuMFCheck | None = None  # None when no neural measure trained NeuMF
     metadata: MetadataSummary | None = None  # --metadata coverage; full report: metadata_match.json
 
-    def to_json(self) -> dict[str, Any]:
-        """The on-disk form (``schema`` key, JSON types)."""
-        return self.model_dump(mode="json", by_alias=True)
-
 
 def read_manifest(suite_dir: str | Path) -> SuiteManifest:
     """The manifest of ``suite_dir``; a missing or malformed one is one DataError naming the field."""
     path = Path(suite_dir) / MANIFEST_NAME
-    data = read_json_object(path, missing=f"{MANIFEST_NAME} not found: is this a suite directory?")
-    try:
-        return SuiteManifest.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation(exc, path=path) from None
+    return SuiteManifest.read(path, missing=f"{MANIFEST_NAME} not found: is this a suite directory?")
 
 
 def is_suite(folder: Path) -> bool:

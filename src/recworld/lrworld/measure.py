@@ -1,26 +1,43 @@
 """What a measure is: its place in the paper's taxonomy and every fact other code needs about it.
 
-The type lives apart from the table (:mod:`recworld.lrworld.catalogue`) so that
-builders can name :class:`Measure` while the table names the builders, without
-an import cycle. Everything about a measure is declared once, on its entry:
-the suite builder, the baselines and the tests read these fields instead of
-keeping their own lists of measure ids.
+The type lives apart from the table (:mod:`recworld.lrworld.catalogue`) so the
+table stays a list of entries. Everything about a measure is declared once, on
+its entry: the suite builder, the baselines, the report and the tests read
+these fields instead of keeping their own lists of measure ids.
+
+A measure does not hold its builder. It names its **builder family** with a
+:data:`BuilderSpec` (plain data: the family and its parameters), and the code
+that needs the builder resolves it (:func:`recworld.lrworld.builders.builder_for`),
+so reading the catalogue never imports the build engine or a data loader.
+Each family is a closed set: every consumer that depends on the family (the
+builder, the oracle's recomputed ground truth, the report's case-study scores,
+the brute-force test) matches on :data:`BuilderSpec` exhaustively, so a new
+family that one of them lacks fails the type check and the tests.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import Literal
 
-from recworld.data.dataset import Domain
-from recworld.lrworld.schema import QuestionFormat
+from recworld.domain import Domain
+from recworld.lrworld.schema import EntityKind, QuestionFormat
 
-if TYPE_CHECKING:
-    import numpy as np
-
-    from recworld.lrworld.context import BuildContext
-    from recworld.lrworld.schema import Question
+__all__ = [
+    "FACTOR_SCALE",
+    "AttributeSpec",
+    "BuilderSpec",
+    "Factor",
+    "Level",
+    "Measure",
+    "MemorySpec",
+    "NeuralSpec",
+    "NextItemSpec",
+    "OptionKind",
+    "RuleSpec",
+    "Scale",
+]
 
 
 class Scale(StrEnum):
@@ -69,33 +86,70 @@ class OptionKind(StrEnum):
     ATTRIBUTE = "attribute value"
 
 
-class MeasureBuilder(Protocol):
-    """Builds one measure's questions; each catalogue entry carries its own."""
+# Which values of a list field an attribute question asks for: all of them, or one taxonomy level.
+Level = Literal["all", "root", "interm", "leaf"]
 
-    def unavailable(self, ctx: BuildContext) -> str | None:
-        """Why this dataset cannot give this measure (beyond missing fields), or None."""
-        ...
 
-    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
-        """Up to ``ctx.config.per_measure`` questions, drawing only from ``rng``."""
-        ...
+# -- builder families: what a catalogue entry names instead of holding a builder ------------------
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """Association rules: the consequent of the antecedent's strongest mined pair rule."""
+
+
+@dataclass(frozen=True)
+class MemorySpec:
+    """Memory CF: the nearest ``kind`` to a ``kind`` target by cosine over binary vectors."""
+
+    kind: EntityKind
+
+
+@dataclass(frozen=True)
+class NeuralSpec:
+    """NeuMF: the other side's entity closest to a ``kind`` target in the embedding space."""
+
+    kind: EntityKind
+
+
+@dataclass(frozen=True)
+class AttributeSpec:
+    """A value of item field ``field`` of the user's next item (``level``; the first ``lead`` only)."""
+
+    field: str
+    level: Level = "all"
+    lead: int | None = None
+
+
+@dataclass(frozen=True)
+class NextItemSpec:
+    """The user's next item, history and options shown by item field ``view`` (None: the default text)."""
+
+    view: str | None = None
+
+
+BuilderSpec = RuleSpec | MemorySpec | NeuralSpec | AttributeSpec | NextItemSpec
 
 
 @dataclass(frozen=True)
 class Measure:
-    """One question type: how it is asked, what it needs, where it applies, who builds it."""
+    """One question type: how it is asked and reported, what it needs, where it applies, who builds it."""
 
     id: str
+    # The column name in the report, as the paper prints it.
+    label: str
     factor: Factor
     format: QuestionFormat
     domains: frozenset[Domain]
     requires: tuple[str, ...]  # item fields the dataset must have
     description: str
-    builder: MeasureBuilder = field(compare=False, repr=False)
+    builder: BuilderSpec
     options: OptionKind
     # True: the prompt shows the target (an item or user) and no history;
     # False: it shows the target user's history and asks about the next item.
     shows_target: bool
+    # The ``describe+image`` variant attaches the last history item's own image to this prompt.
+    uses_images: bool = False
 
     @property
     def scale(self) -> Scale:

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
 from recworld.chat import Message
 from recworld.errors import ConfigError
+from recworld.lrworld.image_variant import attach_last_image
 from recworld.lrworld.schema import Entry, Question
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"  # up to 20 options (LastFM, as LLaRA)
@@ -58,7 +59,7 @@ class Variant:
 
     name: str
     template_dir: str
-    # Attach the last history item's own image to mm_* prompts (recworld.lrworld.image_variant).
+    # Attach the last history item's own image to measures that `uses_images` (lrworld.image_variant).
     attach_image: bool = False
     chain_of_thought: bool = False
     shots: int = 0  # solved examples before the question
@@ -187,6 +188,4 @@ def render_prompt(
     )
     if not get_variant(variant).attach_image:
         return rendered
-    from recworld.lrworld.image_variant import attach_last_image  # same package; a cycle only for typing
-
-    return attach_last_image(rendered, question, images)
+    return replace(rendered, messages=attach_last_image(rendered.messages, question, images))

@@ -9,9 +9,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-QUESTION_SCHEMA = "recworld.question/1"
+from recworld.records import FrozenRecord
+
+QUESTION_SCHEMA: Literal["recworld.question/1"] = "recworld.question/1"
+
+# What a question's target (and a family's candidates) can be.
+EntityKind = Literal["item", "user"]
 
 
 class QuestionFormat(StrEnum):
@@ -28,31 +33,25 @@ class QuestionFormat(StrEnum):
         return 1.0 / self.n_options
 
 
-class Entry(BaseModel):
+class Entry(FrozenRecord):
     """An item or user shown to the model: its id and the text that stands for it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     id: str
     text: str
 
 
-class Target(BaseModel):
+class Target(FrozenRecord):
     """What a question is about: an item, a user, or a user's next step."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["item", "user"]
+    kind: EntityKind
     id: str
     text: str
 
 
-class Question(BaseModel):
+class Question(FrozenRecord):
     """One multiple-choice or HitRatio@1 question with its ground truth."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    schema_: Literal["recworld.question/1"] = Field(default="recworld.question/1", alias="schema")
+    schema_id: Literal["recworld.question/1"] = Field(default=QUESTION_SCHEMA, alias="schema")
     id: str
     dataset: str
     domain: str
@@ -81,7 +80,3 @@ class Question(BaseModel):
     @property
     def answer(self) -> Entry:
         return self.candidates[self.answer_index]
-
-    def to_json(self) -> dict[str, Any]:
-        """The record as written to disk (``schema`` key, not ``schema_``)."""
-        return self.model_dump(mode="json", by_alias=True)

@@ -6,15 +6,17 @@ Rebuilding over a suite keeps what the build does not write (``runs/``,
 ``report/``, a user's notes); any other non-empty directory is refused unless
 ``force``. Question files are canonical JSON lines and depend only on (data,
 config, seed); everything that varies between runs (timings) is confined to
-``manifest.json`` (:class:`~recworld.lrworld.manifest.SuiteManifest`).
+``manifest.json`` (:class:`~recworld.lrworld.manifest.SuiteManifest`), which
+:func:`build_suite` also returns.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from recworld import __version__
 from recworld.data.dataset import Dataset
@@ -22,13 +24,13 @@ from recworld.data.image_refs import ImageRoots, screen_images
 from recworld.data.metadata_match import REPORT_NAME, read_report
 from recworld.errors import DataError
 from recworld.io import atomic_write_json, claim_output_dir, dumps_canonical, output_directory
+from recworld.lrworld.builders import builder_for
 from recworld.lrworld.builders.neural import neumf_record
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Measure
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.embeddings import FOLDER as EMBEDDINGS_FOLDER
 from recworld.lrworld.embeddings import SavedSpace, save_space
-from recworld.lrworld.image_variant import IMAGE_MEASURES
 from recworld.lrworld.manifest import (
     MANIFEST_NAME,
     MANIFEST_SCHEMA,
@@ -41,7 +43,14 @@ from recworld.lrworld.schema import Question
 from recworld.seeding import rng
 
 OUTPUT_KIND = "lrworld-suite"  # the marker kind of a suite directory
-__all__ = ["MANIFEST_SCHEMA", "BuildProgress", "build_questions", "build_suite", "plan_measures"]
+__all__ = [
+    "MANIFEST_SCHEMA",
+    "BuildProgress",
+    "SuiteManifest",
+    "build_questions",
+    "build_suite",
+    "plan_measures",
+]
 # Bump when a builder change alters the questions produced for the same data, config and seed.
 # 2: neu_* targets come from k-means fitted on a 20k-point sample when more than 20k users or
 #    items qualify (recworld.mining.clusters); smaller datasets give the same questions as 1.
@@ -94,7 +103,7 @@ def build_questions(
     for done, measure in enumerate(planned):
         if progress is not None:
             progress.measure(measure.id, done, len(planned))
-        builder = measure.builder
+        builder = builder_for(measure.builder)
         before = sum(ctx.timings.values())
         start = time.perf_counter()
         reason = builder.unavailable(ctx)
@@ -121,7 +130,7 @@ def check_images(
     Nothing is decoded here (eval checks each image it attaches in full); the
     counts go to the manifest so a refused image is known before any eval.
     """
-    if not IMAGE_MEASURES & built.keys():
+    if not any(MEASURES_BY_ID[m].uses_images for m in built):
         return ImageCheck(roots=roots.to_json())
     allowed = ImageRoots.of([out_dir / "dataset"]) + roots
     screen = screen_images(dataset, allowed, out_dir / "dataset", decode=False)
@@ -141,7 +150,7 @@ def build_suite(
     image_roots: ImageRoots | None = None,
     force: bool = False,
     progress: BuildProgress | None = None,
-) -> dict[str, Any]:
+) -> SuiteManifest:
     """Build every applicable measure of ``dataset`` into ``out_dir``; returns the manifest as written.
 
     ``image_roots`` are the folders (besides ``SUITE/dataset``) item images may
@@ -175,13 +184,13 @@ def build_suite(
             save_space(tmp / EMBEDDINGS_FOLDER, space)
         timings = {k: round(v, 4) for k, v in ctx.timings.items()}
         timings["total"] = round(time.perf_counter() - started, 4)
-        manifest = _manifest(dataset, config, ctx, built, skipped, images, hashes, timings)
+        manifest = _manifest(ctx, _Outcome(built, skipped, images, hashes, timings))
         match = read_report(dataset.source)
         if match is not None:  # the item-metadata join: full report beside the manifest, summary in it
             atomic_write_json(tmp / REPORT_NAME, match.to_json())
             manifest = manifest.model_copy(update={"metadata": match.summary()})
-        atomic_write_json(tmp / MANIFEST_NAME, manifest.to_json())
-    return manifest.to_json()
+        manifest.write(tmp / MANIFEST_NAME)
+    return manifest
 
 
 def _write_questions(folder: Path, built: dict[str, list[Question]]) -> dict[str, str]:
@@ -195,26 +204,29 @@ def _write_questions(folder: Path, built: dict[str, list[Question]]) -> dict[str
     return hashes
 
 
-def _manifest(
-    dataset: Dataset,
-    config: BuildConfig,
-    ctx: BuildContext,
-    built: dict[str, list[Question]],
-    skipped: dict[str, str],
-    images: ImageCheck,
-    hashes: dict[str, str],
-    timings: dict[str, float],
-) -> SuiteManifest:
+@dataclass(frozen=True)
+class _Outcome:
+    """What a build produced, for its manifest: questions, skips, the image check, hashes, timings."""
+
+    built: dict[str, list[Question]]
+    skipped: dict[str, str]
+    images: ImageCheck
+    hashes: dict[str, str]
+    timings: dict[str, float]
+
+
+def _manifest(ctx: BuildContext, outcome: _Outcome) -> SuiteManifest:
+    dataset, config = ctx.dataset, ctx.config
     short = int((ctx.sequences.lengths < config.min_history + 1).sum())
     return SuiteManifest(
         dataset=dataset.name,
         domain=dataset.domain.value,
         fingerprint=dataset.fingerprint(),
         summary=dataset.summary(),
-        config=config.model_dump(mode="json"),
+        config=config,
         seed=config.seed,
-        counts={m: len(qs) for m, qs in built.items()},
-        skipped=dict(sorted(skipped.items())),
+        counts={m: len(qs) for m, qs in outcome.built.items()},
+        skipped=dict(sorted(outcome.skipped.items())),
         users_skipped=UsersSkipped(
             too_short_history=short,
             rule=f"a user needs at least {config.min_history + 1} interactions "
@@ -222,8 +234,8 @@ def _manifest(
         ),
         created_by=f"recworld {__version__}",
         generator=GENERATOR_VERSION,
-        questions_sha256=hashes,
-        timings=timings,
-        images=images,
+        questions_sha256=outcome.hashes,
+        timings=outcome.timings,
+        images=outcome.images,
         neumf=neumf_record(ctx),
     )

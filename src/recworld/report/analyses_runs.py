@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from statistics import mean, pvariance
-from typing import TYPE_CHECKING
 
 from recworld.report import figures
-from recworld.report.sections import Section
-from recworld.report.tables import DASH, MEASURE_NAMES, Cell, Table, fmt_score, ordered_measures
-
-if TYPE_CHECKING:
-    from recworld.report.runs import RunData
-    from recworld.scoring.records import SampleRecord
+from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.runs import RunData
+from recworld.report.tables import (
+    DASH,
+    Cell,
+    Table,
+    fmt_score,
+    label,
+    labels,
+    measure_table,
+    ordered_measures,
+)
+from recworld.scoring.records import SampleRecord
 
 __all__ = [
     "answer_distribution_section",
@@ -23,44 +29,40 @@ __all__ = [
 ]
 
 
-def _name(measure: str) -> str:
-    return MEASURE_NAMES.get(measure, measure)
-
-
 def _score(run: RunData, measure: str) -> float | None:
-    entry = run.metrics["measures"].get(measure)
-    return None if entry is None else entry["score"]
+    entry = run.metrics.measures.get(measure)
+    return None if entry is None else entry.score
 
 
 def _signed(x: float | None) -> str:
     return DASH if x is None else f"{x:+.3f}".replace("-", "−")
 
 
-def ranking_section(runs: Sequence[RunData]) -> Section | None:
-    ranked = [r for r in runs if r.metrics.get("ranking")]
+def ranking_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    ranked = [r for r in runs if r.metrics.ranking]
     if not ranked:
         return None
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
     measures = ordered_measures(ranked)
     for run in ranked:
-        ranking = run.metrics["ranking"]
+        ranking = run.metrics.ranking
         for m in measures:
             if m in ranking:
                 r = ranking[m]
                 rows.append(
                     [
                         Cell(run.label),
-                        Cell(_name(m)),
+                        Cell(label(m)),
                         Cell(fmt_score(_score(run, m))),
-                        Cell(fmt_score(r["hr_at_1"])),
-                        Cell(fmt_score(r["hr_at_3"])),
-                        Cell(fmt_score(r["ndcg_at_10"])),
-                        Cell(str(r["ties"])),
-                        Cell(str(r["n"])),
+                        Cell(fmt_score(r.hr_at_1)),
+                        Cell(fmt_score(r.hr_at_3)),
+                        Cell(fmt_score(r.ndcg_at_10)),
+                        Cell(str(r.ties)),
+                        Cell(str(r.n)),
                     ]
                 )
-        series[run.label] = [run.metrics["ranking"].get(m, {}).get("ndcg_at_10") for m in measures]
+        series[run.label] = [ranking[m].ndcg_at_10 if m in ranking else None for m in measures]
     table = Table(
         "ranking",
         "Rank mode: full candidate ranking",
@@ -72,7 +74,7 @@ def ranking_section(runs: Sequence[RunData]) -> Section | None:
         left=2,
     )
     svg = figures.grouped_bars(
-        "fig-ranking", "NDCG@10 per measure", [_name(m) for m in measures], series, ylabel="NDCG@10"
+        "fig-ranking", "NDCG@10 per measure", labels(measures), series, ylabel="NDCG@10"
     )
     return Section(
         "ranking", "Rank mode", "HR@1, HR@3 and NDCG@10 next to the single-pick score.", [table], [svg]
@@ -92,7 +94,7 @@ def _baseline(run: RunData, runs: Sequence[RunData]) -> RunData | None:
     return None
 
 
-def variants_section(runs: Sequence[RunData]) -> Section | None:
+def variants_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     pairs = [(r, b) for r in runs if r.variant != "zero-shot" and (b := _baseline(r, runs)) is not None]
     if not pairs:
         return None
@@ -113,20 +115,20 @@ def variants_section(runs: Sequence[RunData]) -> Section | None:
             ]
         )
         series[f"{run.model} {run.variant}"] = deltas
-    table = Table(
+    table = measure_table(
         "variants",
         "Prompt variants against zero-shot",
         "Score under each variant, with the change from the same model's zero-shot run in brackets: "
         "chain-of-thought and few-shot (paper Fig. 5, 7, 9), noisy profiles (Fig. 6, 11, Table 23: a "
         "negative change is the drop), text+image (Table 4's improvement row).",
-        ["model", "variant", "dataset", *[_name(m) for m in measures]],
-        rows,
-        left=3,
+        lead=["model", "variant", "dataset"],
+        measures=measures,
+        rows=rows,
     )
     svg = figures.grouped_bars(
         "fig-variants",
         "Change from zero-shot",
-        [_name(m) for m in measures],
+        labels(measures),
         series,
         ylabel="score change",
         zero_line=True,
@@ -152,7 +154,7 @@ def _order_scores(samples: Sequence[SampleRecord]) -> dict[str, dict[int, float]
     return {m: {o: sum(v) / len(v) for o, v in by.items()} for m, by in hits.items()}
 
 
-def orders_section(runs: Sequence[RunData]) -> Section | None:
+def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     multi = [r for r in runs if len({s.order for s in r.samples}) > 1]
     if not multi:
         return None
@@ -172,7 +174,7 @@ def orders_section(runs: Sequence[RunData]) -> Section | None:
             rows.append(
                 [
                     Cell(run.label),
-                    Cell(_name(m)),
+                    Cell(label(m)),
                     Cell(str(len(scores))),
                     Cell(fmt_score(avg)),
                     Cell(DASH if var is None else f"{var:.5f}"),
@@ -192,7 +194,7 @@ def orders_section(runs: Sequence[RunData]) -> Section | None:
     svg = figures.grouped_bars(
         "fig-orders",
         "Mean over option orders (±1 sd)",
-        [_name(m) for m in measures],
+        labels(measures),
         series,
         errors=errors,
         ylabel="score",
@@ -206,21 +208,21 @@ def orders_section(runs: Sequence[RunData]) -> Section | None:
     )
 
 
-def answer_distribution_section(runs: Sequence[RunData]) -> Section | None:
+def answer_distribution_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     rows: list[list[Cell]] = []
     panels: dict[str, tuple[list[str], list[str], list[list[float]]]] = {}
-    width = max((len(m["labels"]) for r in runs for m in r.metrics["measures"].values()), default=0)
+    width = max((len(m.labels) for r in runs for m in r.metrics.measures.values()), default=0)
     if not width:
         return None
     for run in runs:
         names, shares = [], []
-        for measure, m in run.metrics["measures"].items():
-            gold, parsed = m["positions"]["gold"], m["positions"]["parsed"]
+        for measure, m in run.metrics.measures.items():
+            gold, parsed = m.positions.gold, m.positions.parsed
             cells = [Cell(f"{g}/{p}") for g, p in zip(gold, parsed, strict=True)]
             cells += [Cell("")] * (width - len(cells))
-            rows.append([Cell(run.label), Cell(run.dataset), Cell(_name(measure)), *cells])
+            rows.append([Cell(run.label), Cell(run.dataset), Cell(label(measure)), *cells])
             total = sum(parsed) or 1
-            names.append(_name(measure))
+            names.append(label(measure))
             shares.append([p / total for p in parsed] + [0.0] * (width - len(parsed)))
         panels[f"{run.label} ({run.dataset})"] = (names, [chr(65 + i) for i in range(width)], shares)
     table = Table(
@@ -242,7 +244,8 @@ def answer_distribution_section(runs: Sequence[RunData]) -> Section | None:
     )
 
 
-def size_section(runs: Sequence[RunData], pairs: Sequence[tuple[str, str]]) -> Section | None:
+def size_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    pairs = options.pairs
     if not pairs:
         return None
     rows: list[list[Cell]] = []
@@ -275,18 +278,18 @@ def size_section(runs: Sequence[RunData], pairs: Sequence[tuple[str, str]]) -> S
         return Section(
             "size", "Model size", "", note="No --pair found both models on one dataset, mode and variant."
         )
-    table = Table(
+    table = measure_table(
         "size",
         "Relative improvement of the larger model",
         "(large − small) / small per measure (paper Fig. 5, Table 25).",
-        ["pair", "variant", "dataset", *[_name(m) for m in measures]],
-        rows,
-        left=3,
+        lead=["pair", "variant", "dataset"],
+        measures=measures,
+        rows=rows,
     )
     svg = figures.grouped_bars(
         "fig-size",
         "Relative improvement from scale",
-        [_name(m) for m in measures],
+        labels(measures),
         series,
         ylabel="relative improvement",
         zero_line=True,

@@ -6,17 +6,17 @@ import itertools
 import math
 from collections.abc import Sequence
 from statistics import mean
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from recworld.lrworld.catalogue import get_measure
+from recworld.lrworld.embeddings import SavedSpace
+from recworld.lrworld.measure import NeuralSpec
 from recworld.report import figures
-from recworld.report.sections import Section
+from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.runs import RunData
 from recworld.report.suite_data import SuiteData, candidate_scores, neumf_space, suite_of
-from recworld.report.tables import DASH, MEASURE_NAMES, Cell, Table, fmt_pct, fmt_score
-
-if TYPE_CHECKING:
-    from recworld.report.runs import RunData
+from recworld.report.tables import DASH, Cell, Table, fmt_pct, fmt_score, label
 
 __all__ = ["case_section", "dataset_section", "popularity_section", "tsne_section"]
 
@@ -35,7 +35,7 @@ def _suites(runs: Sequence[RunData]) -> list[SuiteData]:
     return list(seen.values())
 
 
-def dataset_section(runs: Sequence[RunData]) -> Section | None:
+def dataset_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     suites = _suites(runs)
     if not suites:
         return None
@@ -88,7 +88,7 @@ def _distinct(items: object, column: str) -> str:
     return f"{len(values):,}"
 
 
-def popularity_section(runs: Sequence[RunData]) -> Section | None:
+def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     rows: list[list[Cell]] = []
     correct_share: dict[str, list[float | None]] = {}
     wrong_share: dict[str, list[float | None]] = {}
@@ -104,7 +104,7 @@ def popularity_section(runs: Sequence[RunData]) -> Section | None:
             rows.append(
                 [
                     Cell(run.label),
-                    Cell(MEASURE_NAMES.get(measure, measure)),
+                    Cell(label(measure)),
                     Cell(str(stats["n"])),
                     Cell(fmt_score(stats["acc_pop"])),
                     Cell(fmt_score(stats["acc_nonpop"])),
@@ -112,7 +112,7 @@ def popularity_section(runs: Sequence[RunData]) -> Section | None:
                     Cell(fmt_pct(stats["nonpop_wrong"])),
                 ]
             )
-            labels.append(f"{run.label}: {MEASURE_NAMES.get(measure, measure)}")
+            labels.append(f"{run.label}: {label(measure)}")
             correct_share.setdefault("correct answers", []).append(stats["nonpop_correct"])
             wrong_share.setdefault("wrong answers", []).append(stats["nonpop_wrong"])
     if not rows:
@@ -165,12 +165,12 @@ def _share(values: list[bool]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def tsne_section(runs: Sequence[RunData]) -> Section | None:
+def tsne_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     suites = _suites(runs)
     if not suites:
         return None
-    suite = next((s for s in suites if neumf_space(s.path) is not None), None)
-    if suite is None:
+    found = next(((s, space) for s in suites if (space := neumf_space(s.path)) is not None), None)
+    if found is None:
         return Section(
             "tsne",
             "Embedding t-SNE",
@@ -178,7 +178,7 @@ def tsne_section(runs: Sequence[RunData]) -> Section | None:
             note="No suite holds a saved NeuMF space (SUITE/neumf/): "
             "it is written by builds with neural measures; rebuild the suite to draw this figure.",
         )
-    space = neumf_space(suite.path)
+    suite, space = found
     from sklearn.cluster import KMeans
     from sklearn.manifold import TSNE
 
@@ -223,15 +223,15 @@ def tsne_section(runs: Sequence[RunData]) -> Section | None:
 
 
 def _neural_targets(
-    runs: Sequence[RunData], space: object, users: np.ndarray, items: np.ndarray
+    runs: Sequence[RunData], space: SavedSpace, users: np.ndarray, items: np.ndarray
 ) -> list[int]:
-    user_pos = {str(space.user_ids[u]): i for i, u in enumerate(users)}  # type: ignore[attr-defined]
-    item_pos = {str(space.item_ids[j]): len(users) + i for i, j in enumerate(items)}  # type: ignore[attr-defined]
+    user_pos = {str(space.user_ids[u]): i for i, u in enumerate(users)}
+    item_pos = {str(space.item_ids[j]): len(users) + i for i, j in enumerate(items)}
     found: set[int] = set()
     for run in runs:
         suite = suite_of(run)
         for s in run.samples:
-            if not s.measure.startswith("neu_") or suite is None:
+            if not isinstance(get_measure(s.measure).builder, NeuralSpec) or suite is None:
                 continue
             q = suite.question(s.base_id)
             if q is not None:
@@ -241,7 +241,7 @@ def _neural_targets(
     return sorted(found)
 
 
-def case_section(runs: Sequence[RunData]) -> Section | None:
+def case_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
     seen: set[str] = set()
@@ -262,7 +262,7 @@ def case_section(runs: Sequence[RunData]) -> Section | None:
                 chose = ", ".join(label for label, p in picks.items() if p == i)
                 rows.append(
                     [
-                        Cell(MEASURE_NAMES.get(q.measure, q.measure)),
+                        Cell(label(q.measure)),
                         Cell(q.target.text),
                         Cell(chr(65 + i)),
                         Cell(c.text),
@@ -274,7 +274,7 @@ def case_section(runs: Sequence[RunData]) -> Section | None:
                 )
             top = max((x for x in scores if x is not None), default=0.0) or 1.0
             padded = [None if x is None else x / top for x in scores] + [None] * 10
-            series[MEASURE_NAMES.get(q.measure, q.measure)] = padded[:10]
+            series[label(q.measure)] = padded[:10]
     if not rows:
         return None
     table = Table(

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from statistics import mean
-from typing import TYPE_CHECKING
 
 from recworld.report import figures
-from recworld.report.sections import Section
-from recworld.report.tables import DASH, MEASURE_NAMES, Cell, Table, ordered_measures
-
-if TYPE_CHECKING:
-    from recworld.report.runs import RunData
-    from recworld.report.sections import Price
-    from recworld.scoring.records import SampleRecord
+from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.runs import RunData
+from recworld.report.tables import DASH, Cell, labels, measure_table, ordered_measures
+from recworld.scoring.prices import Price
+from recworld.scoring.records import SampleRecord
 
 __all__ = ["cost_section", "time_section"]
-
-
-def _name(measure: str) -> str:
-    return MEASURE_NAMES.get(measure, measure)
 
 
 def _per_measure(samples: Sequence[SampleRecord], value: str) -> dict[str, float]:
@@ -34,7 +27,8 @@ def _per_measure(samples: Sequence[SampleRecord], value: str) -> dict[str, float
     return {m: mean(v) for m, v in acc.items() if v}
 
 
-def cost_section(runs: Sequence[RunData], prices: Mapping[str, Price]) -> Section | None:
+def cost_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    prices = options.prices
     measures = ordered_measures(runs)
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
@@ -62,28 +56,28 @@ def cost_section(runs: Sequence[RunData], prices: Mapping[str, Price]) -> Sectio
     if not rows:
         return None
     tables = [
-        Table(
+        measure_table(
             "tokens",
             "Tokens per question",
             "Mean prompt + completion tokens per question, as the backend counted them (paper Table 16).",
-            ["model", "dataset", *[_name(m) for m in measures]],
-            rows,
-            left=2,
+            lead=["model", "dataset"],
+            measures=measures,
+            rows=rows,
         )
     ]
     if cost_rows:
         tables.append(
-            Table(
+            measure_table(
                 "cost",
                 "Cost per 1,000 questions",
                 "From --prices (USD per 1M input and output tokens; paper Table 17).",
-                ["model", "dataset", *[_name(m) for m in measures]],
-                cost_rows,
-                left=2,
+                lead=["model", "dataset"],
+                measures=measures,
+                rows=cost_rows,
             )
         )
     svg = figures.grouped_bars(
-        "fig-tokens", "Prompt tokens per question", [_name(m) for m in measures], series, ylabel="tokens"
+        "fig-tokens", "Prompt tokens per question", labels(measures), series, ylabel="tokens"
     )
     return Section("cost", "Tokens and cost", "Usage as the backend reported it.", tables, [svg])
 
@@ -106,7 +100,7 @@ def _tokens(prompt: float | None, completion: float | None) -> str:
     return DASH if prompt is None else f"{prompt:.0f} + {completion or 0:.0f}"
 
 
-def time_section(runs: Sequence[RunData]) -> Section | None:
+def time_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     measures = ordered_measures(runs)
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
@@ -122,18 +116,17 @@ def time_section(runs: Sequence[RunData]) -> Section | None:
             ]
         )
         series[run.label] = [latency.get(m) for m in measures]
-    table = Table(
+    table = measure_table(
         "time",
         "Inference time per question (s)",
         "Mean seconds the model took per question (paper Table 18); an answer served from the response "
         "cache counts the time its original send took, not 0.",
-        ["model", "dataset", "cached", *[_name(m) for m in measures]],
-        rows,
-        left=2,
+        lead=["model", "dataset", "cached"],
+        measures=measures,
+        rows=rows,
+        left=2,  # "cached" is a count: right-aligned like the numbers
     )
-    svg = figures.grouped_bars(
-        "fig-time", "Seconds per question", [_name(m) for m in measures], series, ylabel="seconds"
-    )
+    svg = figures.grouped_bars("fig-time", "Seconds per question", labels(measures), series, ylabel="seconds")
     return Section(
         "time", "Inference time", "Time in the model; waits and retries' backoff excluded.", [table], [svg]
     )

@@ -1,95 +1,39 @@
-"""Inline SVG charts drawn with matplotlib's SVG backend.
+"""The score charts of each dataset section: bars per measure, the radar of factors, position bias.
 
-Figures are built with the object API (no pyplot, no global backend switch),
-text stays text (``svg.fonttype = none``) so the browser renders and searches
-it, and every SVG id is prefixed with the chart's key so several charts can
-share one HTML page without clashing clip paths.
+Drawn with the shared conventions of :mod:`recworld.report.svg`.
 """
 
 from __future__ import annotations
 
-import io
-import re
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from recworld.lrworld.catalogue import Factor
 from recworld.report.runs import RunData
-from recworld.report.tables import MEASURE_NAMES
+from recworld.report.svg import DASH_STYLE, colour, new_figure, styled, to_svg
+from recworld.report.tables import labels
+from recworld.scoring.records import GroupMetrics, MeasureMetrics
 
-__all__ = ["bar_chart", "position_chart", "radar_chart"]
-
-# Colour-blind-safe qualitative palette (Okabe & Ito).
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-_RC: Any = {  # matplotlib types rc keys as literals; this dict is checked at runtime
-    "svg.fonttype": "none",
-    "svg.hashsalt": "recworld",
-    "font.family": "sans-serif",
-    "font.size": 9,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.titlesize": 10,
-    "axes.titleweight": "bold",
-    # Model names and titles are data: "$x$" must print as typed, never as mathtext.
-    "text.parse_math": False,
-}
-
-
-_DASH = (0, (4, 2))
-
-
-def _colour(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
-
-
-def _svg(fig: Any, key: str) -> str:
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-
-    FigureCanvasSVG(fig)
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    text = buf.getvalue()
-    text = text[text.index("<svg") :]
-    prefix = re.sub(r"[^A-Za-z0-9_-]", "-", key) + "-"
-    text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
-    text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", text)
-    text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', text)
-    # Natural size on wide pages, shrinks (via the viewBox) on narrow ones.
-    text = text.replace("<svg ", '<svg class="chart" ', 1)
-    return text
-
-
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
-
-
-def _styled(draw: Any) -> str:
-    import matplotlib
-
-    with matplotlib.rc_context(_RC):
-        return str(draw())
+__all__ = ["bar_chart", "factors_with_data", "position_chart", "radar_chart"]
 
 
 def bar_chart(key: str, dataset: str, runs: Sequence[RunData], measures: Sequence[str]) -> str:
     """Grouped bars per measure, 95% interval error bars, and each measure's chance level dashed."""
 
     def draw() -> str:
-        fig = _figure(max(6.0, 0.75 * len(measures) * max(1, len(runs)) ** 0.5 + 2.5), 3.6)
+        fig = new_figure(max(6.0, 0.75 * len(measures) * max(1, len(runs)) ** 0.5 + 2.5), 3.6)
         ax = fig.add_subplot()
         x = np.arange(len(measures))
         width = 0.8 / max(1, len(runs))
         for i, run in enumerate(runs):
             # A measure without a score (every request failed) draws no bar.
-            rows = [_scored(run.metrics["measures"].get(m)) for m in measures]
-            scores = np.array([r["score"] if r else np.nan for r in rows])
-            low = np.array([r["score"] - r["ci_low"] if r else 0.0 for r in rows])
-            high = np.array([r["ci_high"] - r["score"] if r else 0.0 for r in rows])
+            rows = [_scored(run.metrics.measures.get(m)) for m in measures]
+            scores = np.array([r[0] if r else np.nan for r in rows])
+            low = np.array([r[0] - r[1] if r else 0.0 for r in rows])
+            high = np.array([r[2] - r[0] if r else 0.0 for r in rows])
             offset = (i - (len(runs) - 1) / 2) * width
-            ax.bar(x + offset, scores, width * 0.92, color=_colour(i), label=run.label, zorder=2)
+            ax.bar(x + offset, scores, width * 0.92, color=colour(i), label=run.label, zorder=2)
             ax.errorbar(
                 x + offset,
                 scores,
@@ -101,33 +45,35 @@ def bar_chart(key: str, dataset: str, runs: Sequence[RunData], measures: Sequenc
                 zorder=3,
             )
         for j, m in enumerate(measures):
-            chance = next(r.metrics["measures"][m]["chance"] for r in runs if m in r.metrics["measures"])
-            ax.hlines(chance, j - 0.45, j + 0.45, colors="#222222", linestyles=_DASH, linewidth=1.3, zorder=4)
-        ax.plot([], [], color="#222222", linestyle=_DASH, linewidth=1.3, label="chance")
-        ax.set_xticks(x, [MEASURE_NAMES.get(m, m) for m in measures], rotation=25, ha="right")
+            chance = next(r.metrics.measures[m].chance for r in runs if m in r.metrics.measures)
+            ax.hlines(
+                chance, j - 0.45, j + 0.45, colors="#222222", linestyles=DASH_STYLE, linewidth=1.3, zorder=4
+            )
+        ax.plot([], [], color="#222222", linestyle=DASH_STYLE, linewidth=1.3, label="chance")
+        ax.set_xticks(x, labels(measures), rotation=25, ha="right")
         ax.set_ylim(0, 1)
         ax.set_ylabel("accuracy / HitRatio@1")
         ax.set_title(f"Score per measure ({dataset})")
         ax.grid(axis="y", color="#e5e5e5", zorder=0)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-        return _svg(fig, key)
+        return to_svg(fig, key)
 
-    return _styled(draw)
+    return styled(draw)
 
 
-def _scored(entry: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``entry`` when it has a score and an interval; None draws nothing."""
-    if entry is None or entry["score"] is None or entry["ci_low"] is None or entry["ci_high"] is None:
+def _scored(entry: MeasureMetrics | None) -> tuple[float, float, float] | None:
+    """(score, ci_low, ci_high) when ``entry`` has a score and an interval; None draws nothing."""
+    if entry is None or entry.score is None or entry.ci_low is None or entry.ci_high is None:
         return None
-    return entry
+    return entry.score, entry.ci_low, entry.ci_high
 
 
-def _score_or_nan(entry: dict[str, Any] | None) -> float:
-    return np.nan if entry is None or entry["score"] is None else float(entry["score"])
+def _score_or_nan(entry: GroupMetrics | None) -> float:
+    return np.nan if entry is None or entry.score is None else float(entry.score)
 
 
 def factors_with_data(runs: Sequence[RunData]) -> list[str]:
-    present = {f for r in runs for f in r.metrics["factors"]}
+    present = {f for r in runs for f in r.metrics.factors}
     return [f.value for f in Factor if f.value in present]
 
 
@@ -138,20 +84,17 @@ def radar_chart(key: str, dataset: str, runs: Sequence[RunData]) -> str | None:
         return None
 
     def draw() -> str:
-        fig = _figure(6.4, 4.6)
+        fig = new_figure(6.4, 4.6)
         ax = fig.add_subplot(projection="polar")
         angles = np.linspace(0, 2 * np.pi, len(factors), endpoint=False)
         closed = np.append(angles, angles[0])
-        chance = [
-            next(r.metrics["factors"][f]["chance"] for r in runs if f in r.metrics["factors"])
-            for f in factors
-        ]
+        chance = [next(r.metrics.factors[f].chance for r in runs if f in r.metrics.factors) for f in factors]
         ax.plot(closed, [*chance, chance[0]], color="#555555", linestyle="--", linewidth=1.0, label="chance")
         for i, run in enumerate(runs):
-            values = [_score_or_nan(run.metrics["factors"].get(f)) for f in factors]
-            ax.plot(closed, [*values, values[0]], color=_colour(i), linewidth=1.6, label=run.label)
+            values = [_score_or_nan(run.metrics.factors.get(f)) for f in factors]
+            ax.plot(closed, [*values, values[0]], color=colour(i), linewidth=1.6, label=run.label)
             ax.fill(
-                closed, [0 if np.isnan(v) else v for v in [*values, values[0]]], color=_colour(i), alpha=0.12
+                closed, [0 if np.isnan(v) else v for v in [*values, values[0]]], color=colour(i), alpha=0.12
             )
         ax.set_xticks(angles, factors)
         ax.set_ylim(0, 1)
@@ -160,35 +103,35 @@ def radar_chart(key: str, dataset: str, runs: Sequence[RunData]) -> str | None:
         ax.tick_params(axis="x", pad=6)
         ax.set_title(f"Mental world over factors ({dataset})", pad=18)
         ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1.05), frameon=False)
-        return _svg(fig, key)
+        return to_svg(fig, key)
 
-    return _styled(draw)
+    return styled(draw)
 
 
 def position_chart(key: str, fmt: str, runs: Sequence[RunData]) -> str | None:
     """Share of parsed answers per option position, with where the answers really are."""
-    present = [r for r in runs if fmt in r.metrics["positions"]]
+    present = [r for r in runs if fmt in r.metrics.positions]
     if not present:
         return None
 
     def draw() -> str:
-        labels: list[str] = present[0].metrics["positions"][fmt]["labels"]
-        fig = _figure(max(5.5, 0.55 * len(labels) + 3.0), 3.0)
+        options = present[0].metrics.positions[fmt].labels
+        fig = new_figure(max(5.5, 0.55 * len(options) + 3.0), 3.0)
         ax = fig.add_subplot()
-        x = np.arange(len(labels))
+        x = np.arange(len(options))
         width = 0.8 / len(present)
-        gold = np.zeros(len(labels))
+        gold = np.zeros(len(options))
         for i, run in enumerate(present):
-            pos = run.metrics["positions"][fmt]
-            parsed = np.asarray(pos["parsed"], dtype=float)
-            gold += np.asarray(pos["gold"], dtype=float)
+            pos = run.metrics.positions[fmt]
+            parsed = np.asarray(pos.parsed, dtype=float)
+            gold += np.asarray(pos.gold, dtype=float)
             share = parsed / parsed.sum() if parsed.sum() else parsed
             offset = (i - (len(present) - 1) / 2) * width
             ax.bar(
                 x + offset,
                 share,
                 width * 0.92,
-                color=_colour(i),
+                color=colour(i),
                 label=f"{run.label} ({run.dataset})",
                 zorder=2,
             )
@@ -201,13 +144,13 @@ def position_chart(key: str, fmt: str, runs: Sequence[RunData]) -> str | None:
             label="answer key",
             zorder=3,
         )
-        ax.set_xticks(x, labels)
+        ax.set_xticks(x, options)
         ax.set_ylim(0, 1)
         ax.set_ylabel("share of parsed answers")
         kind = "MCQ (4 options)" if fmt == "mcq" else "HitRatio@1 (10 candidates)"
         ax.set_title(f"Position of chosen option: {kind}")
         ax.grid(axis="y", color="#e5e5e5", zorder=0)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-        return _svg(fig, key)
+        return to_svg(fig, key)
 
-    return _styled(draw)
+    return styled(draw)

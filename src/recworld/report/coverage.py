@@ -14,8 +14,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from recworld.errors import DataError
+from recworld.lrworld.catalogue import MEASURES_BY_ID
+from recworld.lrworld.manifest import read_manifest
 from recworld.report.runs import RunData
-from recworld.scoring import compute_metrics
+from recworld.scoring import score_samples
 
 __all__ = ["SMALL_N", "comparable", "partial_runs", "skipped_measures_note", "small_sample_note"]
 
@@ -53,7 +56,7 @@ def comparable(runs: Sequence[RunData]) -> tuple[list[RunData], str | None]:
     out = []
     for run in runs:
         samples = [s for s in run.samples if (s.measure, s.question_id) in shared]
-        metrics = compute_metrics(samples, seed=int(run.metrics.get("seed") or 0))
+        metrics = score_samples(samples, seed=run.metrics.seed)
         out.append(replace(run, samples=samples, metrics=metrics))
     measures = sorted({m for m, _ in shared})
     return out, (
@@ -67,10 +70,10 @@ def small_sample_note(runs: Sequence[RunData]) -> str | None:
     """A warning when any score rests on fewer than :data:`SMALL_N` questions."""
     small = sorted(
         {
-            (entry["n"], measure)
+            (entry.n, measure)
             for run in runs
-            for measure, entry in run.metrics["measures"].items()
-            if entry["n"] < SMALL_N
+            for measure, entry in run.metrics.measures.items()
+            if entry.n < SMALL_N
         }
     )
     if not small:
@@ -82,16 +85,23 @@ def small_sample_note(runs: Sequence[RunData]) -> str | None:
     )
 
 
+# How to give a dataset an item field a measure requires, by field.
 _HOW_TO_ADD = {
     "image_description": "run `recworld describe-images` on the dataset, then rebuild the suite",
 }
 
 
+def _how_to_add(measure: str, reason: str) -> str:
+    """How to get a skipped measure: for the field its reason names, else for the fields it requires."""
+    fix = next((how for need, how in _HOW_TO_ADD.items() if need in reason), "")
+    entry = MEASURES_BY_ID.get(measure)
+    if not fix and entry is not None:
+        fix = next((_HOW_TO_ADD[f] for f in entry.requires if f in _HOW_TO_ADD), "")
+    return fix
+
+
 def skipped_measures_note(runs: Sequence[RunData]) -> str | None:
     """The measures the runs' suite skipped at build time, each with how to get it."""
-    from recworld.errors import DataError
-    from recworld.lrworld.manifest import read_manifest
-
     suites = {r.info.suite for r in runs if r.info is not None and r.info.suite}
     skipped: dict[str, str] = {}
     for suite in sorted(suites):
@@ -103,8 +113,6 @@ def skipped_measures_note(runs: Sequence[RunData]) -> str | None:
         return None
     parts = []
     for measure, reason in sorted(skipped.items()):
-        fix = next((how for need, how in _HOW_TO_ADD.items() if need in reason), "")
-        if not fix and measure.startswith("mm_"):
-            fix = _HOW_TO_ADD["image_description"]
+        fix = _how_to_add(measure, reason)
         parts.append(f"{measure} ({reason}{'; ' + fix if fix else ''})")
     return "Measures the suite skipped: " + "; ".join(parts) + "."

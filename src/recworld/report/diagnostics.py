@@ -6,21 +6,23 @@ shared cell and Markdown machinery) to keep each module small.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import Any
 
 from recworld.lrworld.catalogue import MEASURES
+from recworld.report.coverage import partial_runs
 from recworld.report.runs import RunData
 from recworld.report.tables import (
     DASH,
-    MEASURE_NAMES,
     Cell,
     Table,
     fmt_pct,
     fmt_score,
     fmt_signed,
+    measure_table,
     ordered_measures,
 )
+from recworld.scoring.records import PairedDifference, PairedMeasure, PairedRecord
 
 __all__ = ["details_table", "errors_table", "missed_table", "paired_table", "position_tables"]
 
@@ -33,55 +35,53 @@ def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
     for run in runs:
         cells = [Cell(run.label)]
         for m in measures:
-            entry = run.metrics["measures"].get(m)
-            if entry is None or entry["missed_rate"] is None:
+            entry = run.metrics.measures.get(m)
+            if entry is None or entry.missed_rate is None:
                 cells.append(Cell(DASH))
                 continue
-            low, high = entry["missed_ci"]
-            cells.append(
-                Cell(fmt_pct(entry["missed_rate"]), title=f"95% CI [{fmt_pct(low)}, {fmt_pct(high)}]")
-            )
-        cells.append(Cell(str(run.metrics["errors"])))
+            low, high = entry.missed_ci
+            cells.append(Cell(fmt_pct(entry.missed_rate), title=f"95% CI [{fmt_pct(low)}, {fmt_pct(high)}]"))
+        cells.append(Cell(str(run.metrics.errors)))
         rows.append(cells)
-    return Table(
-        key=f"missed-{dataset}",
-        title=f"Missed rate ({dataset})",
-        caption=(
-            "Share of answers from which no option could be read (counted as wrong in the scores above). "
-            "'errors' counts requests that failed after all retries: they are not answers, so they are "
-            "left out of every score and rate. The paper reports missed rates within 5%."
-        ),
-        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures], "errors"],
+    return measure_table(
+        f"missed-{dataset}",
+        f"Missed rate ({dataset})",
+        "Share of answers from which no option could be read (counted as wrong in the scores above). "
+        "'errors' counts requests that failed after all retries: they are not answers, so they are "
+        "left out of every score and rate. The paper reports missed rates within 5%.",
+        lead=["Model"],
+        measures=measures,
         rows=rows,
+        tail=["errors"],
     )
 
 
 def errors_table(dataset: str, runs: Sequence[RunData]) -> Table | None:
     """Failed requests per model and measure; None when no run had any."""
-    if not any(run.metrics["errors"] for run in runs):
+    if not any(run.metrics.errors for run in runs):
         return None
     measures = ordered_measures(runs)
     rows = []
     for run in runs:
         cells = [Cell(run.label)]
         for m in measures:
-            entry = run.metrics["measures"].get(m)
-            errors = 0 if entry is None else entry["errors"]
-            asked = errors + (0 if entry is None else entry["n"])
+            entry = run.metrics.measures.get(m)
+            errors = 0 if entry is None else entry.errors
+            asked = errors + (0 if entry is None else entry.n)
             text = DASH if entry is None else f"{errors}/{asked}"
             cells.append(Cell(text, css="errored" if errors else ""))
         cells.append(Cell(run.status, css="" if run.status == "finished" else "errored", title=run.reason))
         rows.append(cells)
-    return Table(
-        key=f"errors-{dataset}",
-        title=f"Failed requests ({dataset})",
-        caption=(
-            "Samples whose request failed after all retries, out of the samples asked, per measure. They "
-            "are not scored. 'run' is the run's status: stopped (a fatal failure such as a rejected key) "
-            "or too_many_errors (above --fail-on-error); hover it for the cause."
-        ),
-        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures], "run"],
+    return measure_table(
+        f"errors-{dataset}",
+        f"Failed requests ({dataset})",
+        "Samples whose request failed after all retries, out of the samples asked, per measure. They "
+        "are not scored. 'run' is the run's status: stopped (a fatal failure such as a rejected key) "
+        "or too_many_errors (above --fail-on-error); hover it for the cause.",
+        lead=["Model"],
+        measures=measures,
         rows=rows,
+        tail=["run"],
     )
 
 
@@ -89,25 +89,24 @@ def position_tables(runs: Sequence[RunData]) -> list[Table]:
     """Where models point versus where answers are, per question format."""
     tables = []
     for fmt in ("mcq", "hit@1"):
-        present = [r for r in runs if fmt in r.metrics["positions"]]
+        present = [r for r in runs if fmt in r.metrics.positions]
         if not present:
             continue
-        labels: list[str] = present[0].metrics["positions"][fmt]["labels"]
+        labels = present[0].metrics.positions[fmt].labels
         rows: list[list[Cell]] = []
         for run in present:
-            pos = run.metrics["positions"][fmt]
-            total = max(pos["n_parsed"], 1)
-            top = pos["top_label"]
+            pos = run.metrics.positions[fmt]
+            total = max(pos.n_parsed, 1)
             cells = [Cell(f"{run.label} — {run.dataset}")]
             cells += [
-                Cell(fmt_pct(c / total, 0), bold=lab == top)
-                for lab, c in zip(labels, pos["parsed"], strict=True)
+                Cell(fmt_pct(c / total, 0), bold=lab == pos.top_label)
+                for lab, c in zip(labels, pos.parsed, strict=True)
             ]
-            cells += [Cell(str(pos["n_parsed"])), Cell(fmt_score(pos["tv_distance"]))]
+            cells += [Cell(str(pos.n_parsed)), Cell(fmt_score(pos.tv_distance))]
             rows.append(cells)
         gold = [0] * len(labels)
         for run in present:
-            gold = [a + b for a, b in zip(gold, run.metrics["positions"][fmt]["gold"], strict=True)]
+            gold = [a + b for a, b in zip(gold, run.metrics.positions[fmt].gold, strict=True)]
         total_gold = max(sum(gold), 1)
         rows.insert(
             0,
@@ -138,33 +137,30 @@ def position_tables(runs: Sequence[RunData]) -> list[Table]:
     return tables
 
 
-def paired_table(dataset: str, reference: RunData, others: Sequence[tuple[RunData, dict[str, Any]]]) -> Table:
-    measures = sorted(
-        {m for _, cmp in others for m in cmp["measures"]}, key=lambda m: _MEASURE_ORDER.get(m, 99)
-    )
-    rows = []
-    for run, cmp in others:
-        cells = [Cell(run.label)]
-        for entry in [*[cmp["measures"].get(m) for m in measures], cmp["overall"]]:
-            if entry is None:
-                cells.append(Cell(DASH))
-                continue
-            low, high = entry["ci_low"], entry["ci_high"]
-            significant = low is not None and (low > 0 or high < 0)
-            text = f"{fmt_signed(entry['diff'])}{' *' if significant else ''}"
-            cells.append(
-                Cell(text, bold=significant, title=f"95% CI [{fmt_signed(low)}, {fmt_signed(high)}]")
-            )
-        rows.append(cells)
-    return Table(
-        key=f"paired-{dataset}",
-        title=f"Paired differences against {reference.label} ({dataset})",
-        caption=(
-            f"Score of each model minus {reference.label} (the best model on average) on the questions both "
-            "answered; * and bold mark a 95% paired bootstrap interval that excludes 0."
-        ),
-        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures], "all measures"],
+def _paired_cell(entry: PairedMeasure | PairedDifference | None) -> Cell:
+    if entry is None:
+        return Cell(DASH)
+    low, high = entry.ci_low, entry.ci_high
+    text = f"{fmt_signed(entry.diff)}{' *' if entry.significant else ''}"
+    bounds = f"[{DASH if low is None else fmt_signed(low)}, {DASH if high is None else fmt_signed(high)}]"
+    return Cell(text, bold=entry.significant, title=f"95% CI {bounds}")
+
+
+def paired_table(dataset: str, reference: RunData, others: Sequence[tuple[RunData, PairedRecord]]) -> Table:
+    measures = sorted({m for _, cmp in others for m in cmp.measures}, key=lambda m: _MEASURE_ORDER.get(m, 99))
+    rows = [
+        [Cell(run.label), *[_paired_cell(cmp.measures.get(m)) for m in measures], _paired_cell(cmp.overall)]
+        for run, cmp in others
+    ]
+    return measure_table(
+        f"paired-{dataset}",
+        f"Paired differences against {reference.label} ({dataset})",
+        f"Score of each model minus {reference.label} (the best model on average) on the questions both "
+        "answered; * and bold mark a 95% paired bootstrap interval that excludes 0.",
+        lead=["Model"],
+        measures=measures,
         rows=rows,
+        tail=["all measures"],
     )
 
 
@@ -173,22 +169,17 @@ def iso_time(value: int | str | None) -> str:
     if value is None or value == "":
         return DASH
     if isinstance(value, int) or str(value).isdigit():
-        import time
-
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(value)))
     return str(value)
 
 
 def details_table(runs: Sequence[RunData]) -> Table:
     """One row per run: its folder and what it covered. The label already says model, mode and variant."""
-    from recworld.report.coverage import partial_runs
-
     partial: set[int] = set()
     for dataset in {r.dataset for r in runs}:
         partial |= {id(r) for r in partial_runs([r for r in runs if r.dataset == dataset])}
     rows = []
     for run in runs:
-        m = run.metrics
         limit = None if run.info is None else run.info.limit
         finished = None if run.info is None else run.info.finished
         rows.append(
@@ -196,7 +187,7 @@ def details_table(runs: Sequence[RunData]) -> Table:
                 Cell(run.label),
                 Cell(run.name, title=str(run.path)),
                 Cell(run.dataset),
-                Cell(str(m["n"])),
+                Cell(str(run.metrics.n)),
                 Cell(DASH if limit is None else str(limit)),
                 Cell("partial" if id(run) in partial else "full"),
                 Cell(run.fingerprint[:12] or DASH, title=run.fingerprint),

@@ -1,6 +1,6 @@
 """Generic figures for the analysis sections: grouped bars, heatmaps and a labelled scatter.
 
-Same conventions as :mod:`recworld.report.charts` (object API, text stays
+Drawn with the conventions of :mod:`recworld.report.svg` (object API, text stays
 text, mathtext off, ids prefixed per chart), so any number of them share a page.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from recworld.report.charts import _colour, _figure, _styled, _svg
+from recworld.report.svg import colour, new_figure, styled, to_svg
 
 __all__ = ["grouped_bars", "heatmaps", "scatter"]
 
@@ -29,14 +29,14 @@ def grouped_bars(
     """One bar per (series, category); None draws nothing; optional symmetric error bars."""
 
     def draw() -> str:
-        fig = _figure(max(5.5, 0.7 * len(categories) * max(1, len(series)) ** 0.5 + 2.5), 3.2)
+        fig = new_figure(max(5.5, 0.7 * len(categories) * max(1, len(series)) ** 0.5 + 2.5), 3.2)
         ax = fig.add_subplot()
         x = np.arange(len(categories))
         width = 0.8 / max(1, len(series))
         for i, (name, values) in enumerate(series.items()):
             y = np.array([np.nan if v is None else float(v) for v in values])
             offset = (i - (len(series) - 1) / 2) * width
-            ax.bar(x + offset, y, width * 0.92, color=_colour(i), label=name, zorder=2)
+            ax.bar(x + offset, y, width * 0.92, color=colour(i), label=name, zorder=2)
             if errors is not None and name in errors:
                 err = np.array([0.0 if e is None else float(e) for e in errors[name]])
                 ax.errorbar(x + offset, y, yerr=err, fmt="none", ecolor="#333333", capsize=2, zorder=3)
@@ -47,9 +47,9 @@ def grouped_bars(
         ax.set_title(title)
         ax.grid(axis="y", color="#e5e5e5", zorder=0)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-        return _svg(fig, key)
+        return to_svg(fig, key)
 
-    return _styled(draw)
+    return styled(draw)
 
 
 def heatmaps(
@@ -61,7 +61,7 @@ def heatmaps(
 
     def draw() -> str:
         names = list(panels)[:6]
-        fig = _figure(4.2 * len(names) + 0.6, 0.35 * max(len(panels[n][0]) for n in names) + 1.8)
+        fig = new_figure(4.2 * len(names) + 0.6, 0.35 * max(len(panels[n][0]) for n in names) + 1.8)
         for i, name in enumerate(names):
             rows, cols, values = panels[name]
             ax = fig.add_subplot(1, len(names), i + 1)
@@ -82,9 +82,9 @@ def heatmaps(
                     )
             ax.set_title(name, fontsize=8.5)
         fig.suptitle(title, fontweight="bold", fontsize=10)
-        return _svg(fig, key)
+        return to_svg(fig, key)
 
-    return _styled(draw)
+    return styled(draw)
 
 
 def scatter(
@@ -96,16 +96,16 @@ def scatter(
     """Points per group ``(label, xs, ys, marker)`` coloured by group; ``highlight`` drawn on top."""
 
     def draw() -> str:
-        fig = _figure(6.4, 5.0)
+        fig = new_figure(6.4, 5.0)
         ax = fig.add_subplot()
         for i, (label, xs, ys, marker) in enumerate(groups):
-            ax.scatter(xs, ys, s=9, marker=marker, color=_colour(i), alpha=0.7, label=label, linewidths=0)
+            ax.scatter(xs, ys, s=9, marker=marker, color=colour(i), alpha=0.7, label=label, linewidths=0)
         for label, xs, ys in highlight:
             ax.scatter(xs, ys, s=60, marker="*", color="#000000", label=label, zorder=3)
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=7)
-        return _svg(fig, key)
+        return to_svg(fig, key)
 
-    return _styled(draw)
+    return styled(draw)

@@ -7,7 +7,8 @@ A run directory holds ``samples.jsonl`` (required), ``run.json`` and
 :class:`~recworld.scoring.records.MetricsRecord`). Metrics are recomputed
 from the samples with the current scoring code (seeded, so identical to the
 run's ``metrics.json`` when the code has not changed): a report never mixes
-numbers from two scoring versions.
+numbers from two scoring versions. Tables and charts read the typed record
+(``run.metrics.measures[m].score``), never a dict.
 """
 
 from __future__ import annotations
@@ -16,14 +17,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
 
 from recworld.errors import DataError
 from recworld.evaluation.records import RunHeader, read_run_header
-from recworld.io import read_json_object
-from recworld.scoring import MetricsRecord, SampleRecord, compute_metrics, load_samples
+from recworld.scoring import MetricsRecord, SampleRecord, load_samples, score_samples
 
 __all__ = ["RunData", "default_out_dir", "gather_run_dirs", "label_runs", "load_run"]
 
@@ -35,14 +32,8 @@ class RunData:
     path: Path
     info: RunHeader | None  # None: the run directory has no run.json
     samples: list[SampleRecord]
-    metrics: dict[str, Any]  # MetricsRecord.to_json(): tables index it like the file
+    metrics: MetricsRecord
     label: str = field(default="")
-
-    def _get(self, key: str, default: str = "") -> str:
-        value = getattr(self.info, key, None) if self.info is not None else None
-        if value is None:
-            value = self.metrics.get(key)
-        return default if value is None else str(value)
 
     @property
     def status(self) -> str:
@@ -59,23 +50,30 @@ class RunData:
 
     @property
     def model(self) -> str:
-        return self._get("model", self.name)
+        return _first(None if self.info is None else self.info.model, self.metrics.model, self.name)
 
     @property
     def mode(self) -> str:
-        return self._get("mode", "generate")
+        return _first(None if self.info is None else self.info.mode, self.metrics.mode, "generate")
 
     @property
     def variant(self) -> str:
-        return self._get("variant", "zero-shot")
+        return _first(None if self.info is None else self.info.variant, self.metrics.variant, "zero-shot")
 
     @property
     def dataset(self) -> str:
-        return self._get("dataset", "unknown")
+        return _first(None if self.info is None else self.info.dataset, self.metrics.dataset, "unknown")
 
     @property
     def fingerprint(self) -> str:
-        return self._get("suite_fingerprint")
+        return _first(None if self.info is None else self.info.suite_fingerprint, None, "")
+
+
+def _first(header: str | None, metrics: str | None, default: str) -> str:
+    """The run header's value, else the metrics' (a run without run.json), else ``default``."""
+    if header is not None:
+        return header
+    return default if metrics is None else metrics
 
 
 def _is_run(path: Path) -> bool:
@@ -124,8 +122,8 @@ def _stored_seed(path: Path) -> int:
     if not target.is_file():
         return 0
     try:
-        return MetricsRecord.model_validate(read_json_object(target)).seed
-    except (DataError, ValidationError):
+        return MetricsRecord.read(target).seed
+    except DataError:
         return 0
 
 
@@ -141,7 +139,7 @@ def load_run(path: Path, *, seed: int | None = None) -> RunData:
     if not samples:
         raise DataError("no samples", path=path / "samples.jsonl")
     try:
-        metrics = compute_metrics(samples, seed=_stored_seed(path) if seed is None else seed)
+        metrics = score_samples(samples, seed=_stored_seed(path) if seed is None else seed)
     except DataError as exc:
         raise DataError(exc.detail, path=path / "samples.jsonl", field=exc.field) from None
     return RunData(path=path, info=info, samples=samples, metrics=metrics)

@@ -10,18 +10,20 @@ import math
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, assert_never
 
 import numpy as np
 
+from recworld.data.dataset import Dataset
 from recworld.errors import RecWorldError
+from recworld.evaluation.questions import load_questions
+from recworld.lrworld.catalogue import get_measure
+from recworld.lrworld.embeddings import SavedSpace, load_space
+from recworld.lrworld.measure import AttributeSpec, MemorySpec, NeuralSpec, NextItemSpec, RuleSpec
+from recworld.lrworld.schema import Question
+from recworld.report.runs import RunData
 
-if TYPE_CHECKING:
-    from recworld.data.dataset import Dataset
-    from recworld.lrworld.schema import Question
-    from recworld.report.runs import RunData
-
-__all__ = ["SuiteData", "suite_of"]
+__all__ = ["SuiteData", "candidate_scores", "neumf_space", "suite_of"]
 
 
 @dataclass
@@ -43,8 +45,6 @@ class SuiteData:
     def question(self, question_id: str) -> Question | None:
         """The suite's question (base id), read lazily from its measure's file."""
         if not self._questions:
-            from recworld.evaluation.questions import load_questions
-
             for q in load_questions(self.path):
                 self._questions[q.id] = q
         return self._questions.get(question_id)
@@ -67,8 +67,6 @@ class SuiteData:
 
 @cache
 def _load(path: Path) -> SuiteData | None:
-    from recworld.data.dataset import Dataset
-
     try:
         return SuiteData(path=path, dataset=Dataset.load(path / "dataset"))
     except (RecWorldError, OSError):
@@ -87,29 +85,32 @@ def binary_cosine(a: set[str], b: set[str]) -> float:
 
 
 def candidate_scores(suite: SuiteData, question: Question) -> tuple[str, list[float | None]]:
-    """Each candidate's ground-truth score, as the measure defines it: (score name, scores).
+    """Each candidate's ground-truth score, as the measure's builder family defines it: (name, scores).
 
-    Memory measures: binary cosine with the target; association: the rule's
-    confidence P(candidate | target); neural: cosine in the saved NeuMF space;
-    knowledge: 1 for an attribute the item has (only the answer is known here).
+    Memory: binary cosine with the target (over users for items, over items
+    for users); association rules: the rule's confidence P(candidate | target);
+    neural: cosine in the saved NeuMF space; knowledge (attributes, next
+    items): 1 for the answer (only the answer is known here).
     """
-    measure = question.measure
     ids = [c.id for c in question.candidates]
-    if measure in ("mem_item_item", "assoc_rule"):
-        users = _users(suite)
-        target = users.get(question.target.id, set())
-        if measure == "assoc_rule":
+    spec = get_measure(question.measure).builder
+    match spec:
+        case RuleSpec():
+            users = _users(suite)
+            target = users.get(question.target.id, set())
             return "confidence", [
                 len(target & users.get(i, set())) / len(target) if target else None for i in ids
             ]
-        return "cosine", [binary_cosine(target, users.get(i, set())) for i in ids]
-    if measure == "mem_user_user":
-        items = _items(suite)
-        target = items.get(question.target.id, set())
-        return "cosine", [binary_cosine(target, items.get(i, set())) for i in ids]
-    if measure.startswith("neu_"):
-        return "NeuMF cosine", _neumf_cosines(suite.path, question)
-    return "is the answer", [1.0 if i == question.answer_index else 0.0 for i in range(len(ids))]
+        case MemorySpec(kind=kind):
+            vectors = _users(suite) if kind == "item" else _items(suite)
+            target = vectors.get(question.target.id, set())
+            return "cosine", [binary_cosine(target, vectors.get(i, set())) for i in ids]
+        case NeuralSpec():
+            return "NeuMF cosine", _neumf_cosines(suite.path, question)
+        case AttributeSpec() | NextItemSpec():
+            return "is the answer", [1.0 if i == question.answer_index else 0.0 for i in range(len(ids))]
+        case _:
+            assert_never(spec)
 
 
 @cache
@@ -159,10 +160,8 @@ def _cos(a: Any, b: Any) -> float:
 
 
 @cache
-def neumf_space(path: Path) -> Any:
+def neumf_space(path: Path) -> SavedSpace | None:
     """The suite's saved NeuMF space (:mod:`recworld.lrworld.embeddings`), or None when absent."""
-    from recworld.lrworld.embeddings import load_space
-
     try:
         return load_space(path)
     except RecWorldError:

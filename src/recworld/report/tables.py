@@ -10,43 +10,24 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Factor, Scale
+from recworld.lrworld.catalogue import MEASURES, Factor, Scale, get_measure
 from recworld.report.runs import RunData
+from recworld.scoring.records import GroupMetrics, MeasureMetrics
 
 __all__ = [
-    "MEASURE_NAMES",
     "Cell",
     "Table",
     "fmt_ci",
     "fmt_pct",
     "fmt_score",
+    "label",
+    "labels",
+    "measure_table",
     "ordered_measures",
     "render_markdown",
 ]
 
-# Column names as the paper prints them.
-MEASURE_NAMES: dict[str, str] = {
-    "assoc_rule": "Assoc rule",
-    "mem_item_item": "Mem item-item",
-    "mem_user_user": "Mem user-user",
-    "neu_item2users": "Neu emb item2users",
-    "neu_user2items": "Neu emb user2items",
-    "kg_movie_cast": "KG (movie, cast)",
-    "kg_movie_director": "KG (movie, director)",
-    "kg_movie_genre": "KG (movie, genre)",
-    "kg_prod_brand": "KG (prod, brand)",
-    "kg_prod_color": "KG (prod, color)",
-    "taxo_leaf": "Taxo (prod, leaf)",
-    "taxo_interm": "Taxo (prod, interm)",
-    "taxo_root": "Taxo (prod, root)",
-    "text_logline": "Text knowledge",
-    "mm_poster": "Multimodal (poster)",
-    "mm_image": "Multimodal (image)",
-    "lastfm_next_artist": "Next artist",
-    "lastfm_artist_genre": "Artist genre",
-}
 _MEASURE_ORDER = {m.id: i for i, m in enumerate(MEASURES)}
 _SCALE_ORDER = {s.value: i for i, s in enumerate(Scale)}
 _FACTOR_ORDER = {f.value: i for i, f in enumerate(Factor)}
@@ -99,6 +80,47 @@ class Table:
         return [{c: cell.text for c, cell in zip(self.columns, row, strict=True)} for row in self.rows]
 
 
+def label(measure: str) -> str:
+    """A measure's column name, as its catalogue entry declares it (the paper's wording)."""
+    return get_measure(measure).label
+
+
+def labels(measures: Sequence[str]) -> list[str]:
+    return [label(m) for m in measures]
+
+
+def measure_table(
+    key: str,
+    title: str,
+    caption: str,
+    *,
+    lead: Sequence[str],
+    measures: Sequence[str],
+    rows: list[list[Cell]],
+    tail: Sequence[str] = (),
+    groups: list[tuple[str, int]] | None = None,
+    row_css: list[str] | None = None,
+    left: int | None = None,
+) -> Table:
+    """A table with one column per measure (its label) between ``lead`` and ``tail`` text columns.
+
+    Every model x measure table of the report (scores, misses, failures, paired
+    differences, variants, sizes, tokens, time) is this shape; each row is
+    ``len(lead) + len(measures) + len(tail)`` cells. The ``lead`` columns are
+    text (left-aligned) unless ``left`` says fewer are.
+    """
+    return Table(
+        key=key,
+        title=title,
+        caption=caption,
+        columns=[*lead, *labels(measures), *tail],
+        rows=rows,
+        groups=groups or [],
+        row_css=row_css or [],
+        left=len(lead) if left is None else left,
+    )
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*")
 
@@ -127,16 +149,12 @@ def render_markdown(table: Table, *, level: str = "###") -> str:
     return "\n".join(lines)
 
 
-def _measures_of(runs: Sequence[RunData]) -> list[str]:
-    return ordered_measures(runs)
-
-
 def ordered_measures(runs: Sequence[RunData]) -> list[str]:
     """Measures with data in any run, grouped by scale, then in catalogue order (as the paper)."""
     scale_of: dict[str, str] = {}
     for run in runs:
-        for m, entry in run.metrics["measures"].items():
-            scale_of.setdefault(m, entry["scale"])
+        for m, entry in run.metrics.measures.items():
+            scale_of.setdefault(m, entry.scale)
     return sorted(scale_of, key=lambda m: (_SCALE_ORDER.get(scale_of[m], 9), _MEASURE_ORDER.get(m, 99), m))
 
 
@@ -156,16 +174,19 @@ def _best(values: Sequence[float | None]) -> float | None:
     return max(present) if present and len(values) > 1 else None
 
 
-def _score_cell(entry: Mapping[str, Any] | None, best: float | None) -> Cell:
+def _score_cell(entry: MeasureMetrics | GroupMetrics | None, best: float | None) -> Cell:
     if entry is None:
         return Cell(DASH)
-    score, low, high = entry["score"], entry.get("ci_low"), entry.get("ci_high")
+    score, low, high = entry.score, entry.ci_low, entry.ci_high
     if score is None:
         # Every request failed: the model has no score here, and 0.000 would be a lie.
-        errors = entry.get("errors", 0)
-        return Cell(f"errors: {errors}", title="every request failed; no score", css="errored")
-    title = "" if low is None else f"95% CI [{low:.3f}, {high:.3f}], n = {entry['n']}"
+        return Cell(f"errors: {entry.errors}", title="every request failed; no score", css="errored")
+    title = "" if low is None or high is None else f"95% CI [{low:.3f}, {high:.3f}], n = {entry.n}"
     return Cell(fmt_ci(score, low, high), bold=best is not None and score >= best - 1e-12, title=title)
+
+
+def _score(entry: MeasureMetrics | GroupMetrics | None) -> float | None:
+    return None if entry is None else entry.score
 
 
 CI_NOTE = (
@@ -177,55 +198,49 @@ CI_NOTE = (
 def main_table(dataset: str, runs: Sequence[RunData]) -> Table:
     """Paper-style results table: models × measures, grouped by scale."""
     measures = ordered_measures(runs)
-    first = {m: next(r.metrics["measures"][m] for r in runs if m in r.metrics["measures"]) for m in measures}
-    scale_of = {m: first[m]["scale"] for m in measures}
-    rows = [[Cell("RANDOM")] + [Cell(fmt_score(first[m]["chance"])) for m in measures]]
-    best = {m: _best([r.metrics["measures"].get(m, {}).get("score") for r in runs]) for m in measures}
+    first = {m: next(r.metrics.measures[m] for r in runs if m in r.metrics.measures) for m in measures}
+    rows = [[Cell("RANDOM")] + [Cell(fmt_score(first[m].chance)) for m in measures]]
+    best = {m: _best([_score(r.metrics.measures.get(m)) for r in runs]) for m in measures}
     for run in runs:
-        cells = [Cell(run.label)]
-        cells += [_score_cell(run.metrics["measures"].get(m), best[m]) for m in measures]
-        rows.append(cells)
-    return Table(
-        key=f"main-{dataset}",
-        title=f"Results on LRWorld ({dataset})",
-        caption=(
-            "Score per measure: accuracy for 4-option multiple-choice questions, HitRatio@1 for "
-            "1-positive-in-10 questions; unparseable answers count as wrong. RANDOM is the chance score "
-            f"(0.250 / 0.100). Best model per column in bold. {CI_NOTE}"
-        ),
-        columns=["Model", *[MEASURE_NAMES.get(m, m) for m in measures]],
+        rows.append([Cell(run.label), *[_score_cell(run.metrics.measures.get(m), best[m]) for m in measures]])
+    return measure_table(
+        f"main-{dataset}",
+        f"Results on LRWorld ({dataset})",
+        "Score per measure: accuracy for 4-option multiple-choice questions, HitRatio@1 for "
+        "1-positive-in-10 questions; unparseable answers count as wrong. RANDOM is the chance score "
+        f"(0.250 / 0.100). Best model per column in bold. {CI_NOTE}",
+        lead=["Model"],
+        measures=measures,
         rows=rows,
-        groups=_scale_groups(measures, scale_of),
+        groups=_scale_groups(measures, {m: first[m].scale for m in measures}),
         row_css=["chance"] + [""] * len(runs),
     )
 
 
 def _group_table(
-    key: str, title: str, caption: str, runs: Sequence[RunData], section: str, order: Mapping[str, int]
+    key: str,
+    title: str,
+    caption: str,
+    groups_of: Sequence[tuple[RunData, Mapping[str, GroupMetrics]]],
+    order: Mapping[str, int],
 ) -> Table:
-    names = sorted({g for r in runs for g in r.metrics[section]}, key=lambda g: order.get(g, 99))
-    rows: list[list[Cell]] = []
-    chance_of = {
-        g: next(r.metrics[section][g]["chance"] for r in runs if g in r.metrics[section]) for g in names
-    }
-    rows.append([Cell("RANDOM"), *[Cell(fmt_score(chance_of[g])) for g in names]])
-    best = {g: _best([r.metrics[section].get(g, {}).get("score") for r in runs]) for g in names}
-    for run in runs:
-        rows.append([Cell(run.label), *[_score_cell(run.metrics[section].get(g), best[g]) for g in names]])
-    groups: list[tuple[str, int]] = []
-    if section == "factors":
-        scale_of = {
-            g: next(r.metrics[section][g]["scale"] for r in runs if g in r.metrics[section]) for g in names
-        }
-        groups = _scale_groups(names, scale_of)
+    """Models x groups (factors or scales): ``groups_of`` pairs each run with its groups' metrics."""
+    names = sorted({g for _, groups in groups_of for g in groups}, key=lambda g: order.get(g, 99))
+    first = {g: next(groups[g] for _, groups in groups_of if g in groups) for g in names}
+    rows: list[list[Cell]] = [[Cell("RANDOM"), *[Cell(fmt_score(first[g].chance)) for g in names]]]
+    best = {g: _best([_score(groups.get(g)) for _, groups in groups_of]) for g in names}
+    for run, groups in groups_of:
+        rows.append([Cell(run.label), *[_score_cell(groups.get(g), best[g]) for g in names]])
+    scales = {g: first[g].scale for g in names}
+    with_scales = all(scale is not None for scale in scales.values())
     return Table(
         key=key,
         title=title,
         caption=caption,
         columns=["Model", *names],
         rows=rows,
-        groups=groups,
-        row_css=["chance"] + [""] * len(runs),
+        groups=_scale_groups(names, {g: str(s) for g, s in scales.items()}) if with_scales and names else [],
+        row_css=["chance"] + [""] * len(groups_of),
     )
 
 
@@ -235,8 +250,7 @@ def factor_table(dataset: str, runs: Sequence[RunData]) -> Table:
         f"Factors ({dataset})",
         "Macro average over the measures of each factor (each measure weighs the same); the interval "
         "resamples questions within each measure. " + CI_NOTE,
-        runs,
-        "factors",
+        [(r, r.metrics.factors) for r in runs],
         _FACTOR_ORDER,
     )
 
@@ -246,20 +260,14 @@ def scale_table(dataset: str, runs: Sequence[RunData]) -> Table:
         f"scales-{dataset}",
         f"Scales ({dataset})",
         "Macro average over the measures of each scale; intervals stratified by measure. " + CI_NOTE,
-        runs,
-        "scales",
+        [(r, r.metrics.scales) for r in runs],
         _SCALE_ORDER,
     )
-    overall = [r.metrics.get("overall") for r in runs]
-    best = _best([o["score"] if o else None for o in overall])
-    chance = [r.metrics["overall"]["chance"] for r in runs if r.metrics.get("overall")]
+    overall = [r.metrics.overall for r in runs]
+    best = _best([_score(o) for o in overall])
+    chance = [o.chance for o in overall if o is not None]
     table.columns.append("all measures")
     table.rows[0].append(Cell(fmt_score(chance[0] if chance else None)))
     for row, o in zip(table.rows[1:], overall, strict=True):
         row.append(_score_cell(o, best))
     return table
-
-
-def measure_description(measure: str) -> str:
-    meta = MEASURES_BY_ID.get(measure)
-    return "" if meta is None else meta.description

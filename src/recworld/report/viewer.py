@@ -37,7 +37,7 @@ def _label(sample: SampleRecord, index: int | None) -> str | None:
 
 
 def _prompt(sample: SampleRecord) -> str:
-    return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" for m in sample.prompt)
+    return "\n\n".join(f"[{m.role}]\n{m.content}" for m in sample.prompt)
 
 
 def _row(sample: SampleRecord) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 ``extract_choice`` turns a reply into an option index; ``score_samples`` turns
 a run's typed sample records (:class:`SampleRecord`) into its
 :class:`MetricsRecord` (``compute_metrics`` gives the same as JSON);
-``paired_comparison`` compares two runs on the questions they share.
+``paired_comparison`` compares two runs on the questions they share
+(:class:`PairedRecord`). The report reads these records as they are.
 """
 
 from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_ci, bootstrap_means, percentile_ci
@@ -15,7 +16,14 @@ from recworld.scoring.metrics import (
     paired_comparison,
     score_samples,
 )
-from recworld.scoring.records import METRICS_SCHEMA, SAMPLE_SCHEMA, MetricsRecord, SampleRecord, SampleUsage
+from recworld.scoring.records import (
+    METRICS_SCHEMA,
+    SAMPLE_SCHEMA,
+    MetricsRecord,
+    PairedRecord,
+    SampleRecord,
+    SampleUsage,
+)
 
 __all__ = [
     "CONFIDENCE",
@@ -24,6 +32,7 @@ __all__ = [
     "PAIRED_SCHEMA",
     "SAMPLE_SCHEMA",
     "MetricsRecord",
+    "PairedRecord",
     "SampleRecord",
     "SampleUsage",
     "bootstrap_ci",

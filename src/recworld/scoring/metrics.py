@@ -33,10 +33,21 @@ from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID
 from recworld.lrworld.schema import QuestionFormat
 from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_means, percentile_ci
 from recworld.scoring.ranking import ranking_metrics
-from recworld.scoring.records import METRICS_SCHEMA, MetricsRecord, SampleRecord
+from recworld.scoring.records import (
+    METRICS_SCHEMA,
+    PAIRED_SCHEMA,
+    GroupMetrics,
+    MeasureMetrics,
+    MetricsRecord,
+    PairedDifference,
+    PairedMeasure,
+    PairedRecord,
+    PositionBias,
+    PositionCounts,
+    SampleRecord,
+)
 from recworld.seeding import rng
 
-PAIRED_SCHEMA = "recworld.paired/1"
 _ORDER = {m.id: i for i, m in enumerate(MEASURES)}
 
 SampleLike = SampleRecord | Mapping[str, Any]
@@ -92,11 +103,12 @@ def _group(samples: Sequence[SampleLike]) -> dict[str, list[SampleRecord]]:
     return dict(sorted(by_measure.items(), key=lambda kv: (_ORDER.get(kv[0], len(_ORDER)), kv[0])))
 
 
-def _only(samples: Sequence[SampleRecord], key: str) -> Any:
-    values = {json.dumps(getattr(s, key), sort_keys=True) for s in samples}
-    if len(values) > 1:
-        raise DataError(f"samples mix several values of {key!r}: {sorted(values)}", field=key)
-    return json.loads(values.pop()) if values else None
+def _only(values: Iterable[str | None], key: str) -> str | None:
+    """The one value every sample has for ``key`` (None when there are no samples)."""
+    distinct = {json.dumps(v) for v in values}
+    if len(distinct) > 1:
+        raise DataError(f"samples mix several values of {key!r}: {sorted(distinct)}", field=key)
+    return json.loads(distinct.pop()) if distinct else None
 
 
 def _interval(reps: NDArray[np.float64] | None) -> tuple[float | None, float | None]:
@@ -104,36 +116,41 @@ def _interval(reps: NDArray[np.float64] | None) -> tuple[float | None, float | N
     return (None, None) if ci is None else ci
 
 
-def _positions(group: Sequence[SampleRecord], n_options: int) -> dict[str, list[int]]:
+def _positions(group: Sequence[SampleRecord], n_options: int) -> PositionCounts:
     scored = [s for s in group if s.scored]
     gold = np.bincount([s.answer_index for s in scored], minlength=n_options)
     parsed = np.bincount([s.parsed_index for s in scored if s.parsed_index is not None], minlength=n_options)
     hits = np.bincount([s.answer_index for s in scored if s.hit], minlength=n_options)
-    return {"gold": gold.tolist(), "parsed": parsed.tolist(), "hits": hits.tolist()}
+    return PositionCounts(gold=gold.tolist(), parsed=parsed.tolist(), hits=hits.tolist())
 
 
-def _bias_summary(labels: Sequence[str], hist: Mapping[str, list[int]]) -> dict[str, Any]:
-    gold = np.asarray(hist["gold"], dtype=np.float64)
-    parsed = np.asarray(hist["parsed"], dtype=np.float64)
-    out: dict[str, Any] = {"labels": list(labels), **{k: list(v) for k, v in hist.items()}}
-    out["n"] = int(gold.sum())
-    out["n_parsed"] = int(parsed.sum())
-    if parsed.sum() == 0:
-        out.update(top_label=None, top_share=None, tv_distance=None)
-        return out
-    p_parsed = parsed / parsed.sum()
-    p_gold = gold / gold.sum()
-    top = int(np.argmax(p_parsed))
-    out["top_label"] = labels[top]
-    out["top_share"] = float(p_parsed[top])
-    # Total variation between where the model points and where the answers are: 0 = no bias.
-    out["tv_distance"] = float(0.5 * np.abs(p_parsed - p_gold).sum())
-    return out
+def _bias_summary(labels: Sequence[str], hist: PositionCounts) -> PositionBias:
+    gold = np.asarray(hist.gold, dtype=np.float64)
+    parsed = np.asarray(hist.parsed, dtype=np.float64)
+    top_label, top_share, tv_distance = None, None, None
+    if parsed.sum() > 0:
+        p_parsed = parsed / parsed.sum()
+        p_gold = gold / gold.sum()
+        top = int(np.argmax(p_parsed))
+        top_label, top_share = labels[top], float(p_parsed[top])
+        # Total variation between where the model points and where the answers are: 0 = no bias.
+        tv_distance = float(0.5 * np.abs(p_parsed - p_gold).sum())
+    return PositionBias(
+        labels=list(labels),
+        gold=list(hist.gold),
+        parsed=list(hist.parsed),
+        hits=list(hist.hits),
+        n=int(gold.sum()),
+        n_parsed=int(parsed.sum()),
+        top_label=top_label,
+        top_share=top_share,
+        tv_distance=tv_distance,
+    )
 
 
 @dataclass(frozen=True)
 class _MeasureResult:
-    row: dict[str, Any]
+    metrics: MeasureMetrics
     # None when the measure has no scored sample: it takes no part in group averages.
     score_reps: NDArray[np.float64] | None
     missed_reps: NDArray[np.float64] | None
@@ -150,25 +167,27 @@ def _measure(measure: str, group: Sequence[SampleRecord], seed: int) -> _Measure
         score_reps = bootstrap_means(correct, rng(seed, "bootstrap", measure, "score"), N_RESAMPLES)
         missed_reps = bootstrap_means(missed, rng(seed, "bootstrap", measure, "missed"), N_RESAMPLES)
     low, high = _interval(score_reps)
-    m_low, m_high = _interval(missed_reps)
-    row: dict[str, Any] = {
-        "n": len(scored),
-        "errors": len(group) - len(scored),
-        "correct": int(correct.sum()),
-        "score": float(correct.mean()) if scored else None,
-        "ci_low": low,
-        "ci_high": high,
-        "missed": int(missed.sum()),
-        "missed_rate": float(missed.mean()) if scored else None,
-        "missed_ci": [m_low, m_high],
-        "chance": fmt.chance,
-        "format": fmt.value,
-        "scale": meta.scale.value,
-        "factor": meta.factor.value,
-        "labels": list(group[0].labels),
-        "positions": _positions(group, fmt.n_options),
-    }
-    return _MeasureResult(row, score_reps, missed_reps)
+    positions = _positions(group, fmt.n_options)
+    labels = list(group[0].labels)
+    metrics = MeasureMetrics(
+        n=len(scored),
+        errors=len(group) - len(scored),
+        correct=int(correct.sum()),
+        score=float(correct.mean()) if scored else None,
+        ci_low=low,
+        ci_high=high,
+        missed=int(missed.sum()),
+        missed_rate=float(missed.mean()) if scored else None,
+        missed_ci=_interval(missed_reps),
+        chance=fmt.chance,
+        format=fmt.value,
+        scale=meta.scale.value,
+        factor=meta.factor.value,
+        labels=labels,
+        positions=positions,
+        position_bias=_bias_summary(labels, positions),
+    )
+    return _MeasureResult(metrics, score_reps, missed_reps)
 
 
 def _mean_reps(reps: Sequence[NDArray[np.float64] | None]) -> NDArray[np.float64] | None:
@@ -177,49 +196,61 @@ def _mean_reps(reps: Sequence[NDArray[np.float64] | None]) -> NDArray[np.float64
     return np.mean(present, axis=0) if present else None
 
 
-def _aggregate(members: Sequence[str], results: Mapping[str, _MeasureResult]) -> dict[str, Any]:
-    rows = [results[m].row for m in members]
+def _aggregate(
+    members: Sequence[str], results: Mapping[str, _MeasureResult], scale: str | None = None
+) -> GroupMetrics:
+    rows = [results[m].metrics for m in members]
     scored = [results[m] for m in members if results[m].score_reps is not None]
     score_reps = _mean_reps([r.score_reps for r in scored])
     missed_reps = _mean_reps([r.missed_reps for r in scored])
     low, high = _interval(score_reps)
-    m_low, m_high = _interval(missed_reps)
-    return {
-        "measures": list(members),
-        "n": sum(r["n"] for r in rows),
-        "errors": sum(r["errors"] for r in rows),
-        "score": float(np.mean([r.row["score"] for r in scored])) if scored else None,
-        "ci_low": low,
-        "ci_high": high,
-        "missed_rate": float(np.mean([r.row["missed_rate"] for r in scored])) if scored else None,
-        "missed_ci": [m_low, m_high],
-        "chance": float(np.mean([r["chance"] for r in rows])),
-    }
+    return GroupMetrics(
+        measures=list(members),
+        n=sum(r.n for r in rows),
+        errors=sum(r.errors for r in rows),
+        score=float(np.mean([_present(r.metrics.score) for r in scored])) if scored else None,
+        ci_low=low,
+        ci_high=high,
+        missed_rate=float(np.mean([_present(r.metrics.missed_rate) for r in scored])) if scored else None,
+        missed_ci=_interval(missed_reps),
+        chance=float(np.mean([r.chance for r in rows])),
+        scale=scale,
+    )
 
 
-def _position_by_format(groups: Mapping[str, list[SampleRecord]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _present(value: float | None) -> float:
+    """A measure with replicates has a score; None here would be a bug, not data."""
+    if value is None:
+        raise AssertionError("a scored measure without a score")
+    return value
+
+
+def _position_by_format(groups: Mapping[str, list[SampleRecord]]) -> dict[str, PositionBias]:
+    out: dict[str, PositionBias] = {}
     for fmt in QuestionFormat:
         members = [g for g in groups.values() if g[0].format is fmt]
         if not members:
             continue
-        total = {"gold": [0] * fmt.n_options, "parsed": [0] * fmt.n_options, "hits": [0] * fmt.n_options}
+        gold, parsed, hits = [0] * fmt.n_options, [0] * fmt.n_options, [0] * fmt.n_options
         for group in members:
-            for key, counts in _positions(group, fmt.n_options).items():
-                total[key] = [a + b for a, b in zip(total[key], counts, strict=True)]
+            counts = _positions(group, fmt.n_options)
+            gold = [a + b for a, b in zip(gold, counts.gold, strict=True)]
+            parsed = [a + b for a, b in zip(parsed, counts.parsed, strict=True)]
+            hits = [a + b for a, b in zip(hits, counts.hits, strict=True)]
+        total = PositionCounts(gold=gold, parsed=parsed, hits=hits)
         out[fmt.value] = _bias_summary(members[0][0].labels, total)
     return out
 
 
-def _groups_of(results: Mapping[str, _MeasureResult]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _groups_of(
+    results: Mapping[str, _MeasureResult],
+) -> tuple[dict[str, GroupMetrics], dict[str, GroupMetrics]]:
     factors: dict[str, list[str]] = {}
     scales: dict[str, list[str]] = {}
     for measure, result in results.items():
-        factors.setdefault(result.row["factor"], []).append(measure)
-        scales.setdefault(result.row["scale"], []).append(measure)
-    factors_out = {
-        f: {"scale": results[ms[0]].row["scale"], **_aggregate(ms, results)} for f, ms in factors.items()
-    }
+        factors.setdefault(result.metrics.factor, []).append(measure)
+        scales.setdefault(result.metrics.scale, []).append(measure)
+    factors_out = {f: _aggregate(ms, results, results[ms[0]].metrics.scale) for f, ms in factors.items()}
     return factors_out, {s: _aggregate(ms, results) for s, ms in scales.items()}
 
 
@@ -231,36 +262,29 @@ def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRec
     """
     groups = _group(samples)
     results = {m: _measure(m, g, seed) for m, g in groups.items()}
-    measures_out: dict[str, Any] = {}
-    for measure, result in results.items():
-        row = dict(result.row)
-        row["position_bias"] = _bias_summary(row["labels"], row["positions"])
-        measures_out[measure] = row
     records = [s for g in groups.values() for s in g]
     scored = [s for s in records if s.scored]
     factors, scales = _groups_of(results)
-    return MetricsRecord.model_validate(
-        {
-            "status": "ok" if scored or not records else "errored",
-            "seed": seed,
-            "n_resamples": N_RESAMPLES,
-            "confidence": CONFIDENCE,
-            "interval": "percentile bootstrap over questions; groups stratified by measure",
-            "model": _only(records, "model"),
-            "mode": _only(records, "mode"),
-            "variant": _only(records, "variant"),
-            "dataset": _only(records, "dataset"),
-            "n": len(scored),
-            "correct": sum(s.hit for s in scored),
-            "missed": sum(s.parsed_index is None for s in scored),
-            "errors": len(records) - len(scored),
-            "measures": measures_out,
-            "factors": factors,
-            "scales": scales,
-            "overall": _aggregate(list(results), results) if results else None,
-            "positions": _position_by_format(groups),
-            "ranking": ranking_metrics(records),
-        }
+    return MetricsRecord(
+        status="ok" if scored or not records else "errored",
+        seed=seed,
+        n_resamples=N_RESAMPLES,
+        confidence=CONFIDENCE,
+        interval="percentile bootstrap over questions; groups stratified by measure",
+        model=_only((s.model for s in records), "model"),
+        mode=_only((s.mode for s in records), "mode"),
+        variant=_only((s.variant for s in records), "variant"),
+        dataset=_only((s.dataset for s in records), "dataset"),
+        n=len(scored),
+        correct=sum(s.hit for s in scored),
+        missed=sum(s.parsed_index is None for s in scored),
+        errors=len(records) - len(scored),
+        measures={m: r.metrics for m, r in results.items()},
+        factors=factors,
+        scales=scales,
+        overall=_aggregate(list(results), results) if results else None,
+        positions=_position_by_format(groups),
+        ranking=ranking_metrics(records),
     )
 
 
@@ -284,7 +308,7 @@ def paired_comparison(
     samples_b: Sequence[SampleLike],
     *,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> PairedRecord:
     """Score difference A - B on the questions both runs answered, with paired bootstrap intervals.
 
     Resampling draws the same questions for both runs, so question difficulty
@@ -298,7 +322,7 @@ def paired_comparison(
     by_measure: dict[str, list[tuple[str, str]]] = {}
     for key in common:
         by_measure.setdefault(key[0], []).append(key)
-    measures: dict[str, Any] = {}
+    measures: dict[str, PairedMeasure] = {}
     reps: list[NDArray[np.float64]] = []
     for measure, keys in by_measure.items():
         ca = np.array([a[k].hit for k in keys], dtype=np.float64)
@@ -306,24 +330,23 @@ def paired_comparison(
         diff_reps = bootstrap_means(ca - cb, rng(seed, "paired", measure), N_RESAMPLES)
         reps.append(diff_reps)
         low, high = _interval(diff_reps)
-        measures[measure] = {
-            "n": len(keys),
-            "score_a": float(ca.mean()),
-            "score_b": float(cb.mean()),
-            "diff": float(ca.mean() - cb.mean()),
-            "ci_low": low,
-            "ci_high": high,
-        }
+        measures[measure] = PairedMeasure(
+            n=len(keys),
+            score_a=float(ca.mean()),
+            score_b=float(cb.mean()),
+            diff=float(ca.mean() - cb.mean()),
+            ci_low=low,
+            ci_high=high,
+        )
     overall_low, overall_high = _interval(np.mean(reps, axis=0))
-    return {
-        "schema": PAIRED_SCHEMA,
-        "n_common": len(common),
-        "only_a": len(set(a) - set(b)),
-        "only_b": len(set(b) - set(a)),
-        "measures": measures,
-        "overall": {
-            "diff": float(np.mean([m["diff"] for m in measures.values()])),
-            "ci_low": overall_low,
-            "ci_high": overall_high,
-        },
-    }
+    return PairedRecord(
+        n_common=len(common),
+        only_a=len(set(a) - set(b)),
+        only_b=len(set(b) - set(a)),
+        measures=measures,
+        overall=PairedDifference(
+            diff=float(np.mean([m.diff for m in measures.values()])),
+            ci_low=overall_low,
+            ci_high=overall_high,
+        ),
+    )

@@ -8,47 +8,54 @@ field can only change in one place, with a new schema version.
 ``recworld.sample/2`` differs from ``/1`` in one rule: a sample whose request
 failed (``error`` set) is not scored, so its ``correct`` and ``missed`` are
 null. ``/1`` records still read: an errored ``/1`` sample is unscored too.
+
+Every record here is produced as its class (:func:`recworld.scoring.score_samples`
+builds :class:`MeasureMetrics` and :class:`GroupMetrics` directly) and read as
+its class (the report never indexes a dict), so a renamed field fails the type
+check where it is used. ``SampleRecord.prompt`` holds the chat messages
+themselves (:class:`recworld.chat.Message`, validated field by field), written
+as before: ``images`` only when there are any.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_serializer, field_validator
 
+from recworld.chat import Message
 from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.lrworld.schema import QuestionFormat
+from recworld.records import FrozenRecord
 
 SAMPLE_SCHEMA: Literal["recworld.sample/2"] = "recworld.sample/2"
 METRICS_SCHEMA: Literal["recworld.metrics/2"] = "recworld.metrics/2"
+PAIRED_SCHEMA: Literal["recworld.paired/1"] = "recworld.paired/1"
 
 __all__ = [
     "METRICS_SCHEMA",
+    "PAIRED_SCHEMA",
     "SAMPLE_SCHEMA",
     "GroupMetrics",
     "MeasureMetrics",
     "MetricsRecord",
+    "PairedDifference",
+    "PairedMeasure",
+    "PairedRecord",
     "PositionBias",
+    "PositionCounts",
     "RankingMetrics",
     "SampleRecord",
     "SampleUsage",
 ]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    def to_json(self) -> dict[str, Any]:
-        """The on-disk form: field aliases (``schema``), JSON types."""
-        return self.model_dump(mode="json", by_alias=True)
-
-
-class SampleUsage(_Record):
+class SampleUsage(FrozenRecord):
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
 
 
-class SampleRecord(_Record):
+class SampleRecord(FrozenRecord):
     """One question put to one model: a line of ``samples.jsonl``."""
 
     schema_id: Literal["recworld.sample/1", "recworld.sample/2"] = Field(
@@ -61,7 +68,7 @@ class SampleRecord(_Record):
     model: str | None = None
     mode: str | None = None
     variant: str | None = None
-    prompt: list[dict[str, Any]] = Field(default_factory=list)
+    prompt: tuple[Message, ...] = ()
     labels: tuple[str, ...]
     answer_index: int
     response: str | None = None
@@ -83,6 +90,10 @@ class SampleRecord(_Record):
     # --mode rank: option indices best first, and whether the top score was shared (never broken to "A").
     ranking: tuple[int, ...] | None = None
     tie: bool | None = None
+
+    @field_serializer("prompt")
+    def _prompt_json(self, prompt: tuple[Message, ...]) -> list[dict[str, Any]]:
+        return [m.to_json() for m in prompt]
 
     # Field validators (not one model validator) so an error names its field.
     @field_validator("measure")
@@ -135,7 +146,7 @@ class SampleRecord(_Record):
         return self.parsed_index is not None and self.parsed_index == self.answer_index
 
 
-class PositionBias(_Record):
+class PositionBias(FrozenRecord):
     labels: list[str]
     gold: list[int]
     parsed: list[int]
@@ -147,7 +158,15 @@ class PositionBias(_Record):
     tv_distance: float | None
 
 
-class MeasureMetrics(_Record):
+class PositionCounts(FrozenRecord):
+    """Per option position: correct answers there, parsed answers there, and hits there."""
+
+    gold: list[int]
+    parsed: list[int]
+    hits: list[int]
+
+
+class MeasureMetrics(FrozenRecord):
     """One measure of one run; ``n`` counts scored samples, ``errors`` the failed ones."""
 
     n: int
@@ -164,11 +183,11 @@ class MeasureMetrics(_Record):
     scale: str
     factor: str
     labels: list[str]
-    positions: dict[str, list[int]]
+    positions: PositionCounts
     position_bias: PositionBias
 
 
-class GroupMetrics(_Record):
+class GroupMetrics(FrozenRecord):
     """A macro average over measures (a factor, a scale, or all); ``score`` is null when none scored."""
 
     measures: list[str]
@@ -183,7 +202,7 @@ class GroupMetrics(_Record):
     scale: str | None = None
 
 
-class RankingMetrics(_Record):
+class RankingMetrics(FrozenRecord):
     """One measure of a ``--mode rank`` run; ``ties`` counts samples whose top score was shared."""
 
     n: int
@@ -193,7 +212,7 @@ class RankingMetrics(_Record):
     ties: int
 
 
-class MetricsRecord(_Record):
+class MetricsRecord(FrozenRecord):
     """``metrics.json``: what :func:`recworld.scoring.score_samples` computes from a run's samples.
 
     ``status`` is ``errored`` when no sample could be scored: such a run has no
@@ -221,3 +240,46 @@ class MetricsRecord(_Record):
     positions: dict[str, PositionBias]
     # --mode rank only: HR@1, HR@3 and NDCG@10 per measure over the full candidate ranking.
     ranking: dict[str, RankingMetrics] = Field(default_factory=dict)
+
+
+class PairedMeasure(FrozenRecord):
+    """A - B on one measure's shared questions, with the paired bootstrap interval of the difference."""
+
+    n: int
+    score_a: float
+    score_b: float
+    diff: float
+    ci_low: float | None
+    ci_high: float | None
+
+    @property
+    def significant(self) -> bool:
+        """True when the 95% interval excludes 0."""
+        return _excludes_zero(self.ci_low, self.ci_high)
+
+
+class PairedDifference(FrozenRecord):
+    """The macro-average difference over measures, with its interval."""
+
+    diff: float
+    ci_low: float | None
+    ci_high: float | None
+
+    @property
+    def significant(self) -> bool:
+        return _excludes_zero(self.ci_low, self.ci_high)
+
+
+class PairedRecord(FrozenRecord):
+    """``recworld.paired/1``: what :func:`recworld.scoring.paired_comparison` computes for two runs."""
+
+    schema_id: Literal["recworld.paired/1"] = Field(default=PAIRED_SCHEMA, alias="schema")
+    n_common: int
+    only_a: int
+    only_b: int
+    measures: dict[str, PairedMeasure]
+    overall: PairedDifference
+
+
+def _excludes_zero(low: float | None, high: float | None) -> bool:
+    return low is not None and high is not None and (low > 0 or high < 0)

@@ -1,19 +1,20 @@
 """One builder per measure family, generic over the field it reads.
 
-Which builder serves which measure is declared on the measure's own catalogue
-entry (:attr:`recworld.lrworld.catalogue.Measure.builder`), not in a table here:
-adding a measure to a dataset family is one catalogue entry plus its prompt template.
+Which family serves which measure is declared on the measure's own catalogue
+entry (:attr:`recworld.lrworld.measure.Measure.builder`, a name and its
+parameters), not in a table here; :func:`builder_for` resolves it. Adding a
+measure to an existing family is one catalogue entry plus its prompt template.
 """
 
 from __future__ import annotations
 
 from recworld.lrworld.builders.assoc import AssocRuleBuilder
 from recworld.lrworld.builders.attribute import AttributeBuilder
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct
+from recworld.lrworld.builders.base import MeasureBuilder, QuestionMaker, draw_distinct
+from recworld.lrworld.builders.families import builder_for
 from recworld.lrworld.builders.memory import MemoryBuilder
 from recworld.lrworld.builders.neural import NeuralBuilder
 from recworld.lrworld.builders.next_item import NextItemBuilder
-from recworld.lrworld.measure import MeasureBuilder
 
 __all__ = [
     "AssocRuleBuilder",
@@ -23,5 +24,6 @@ __all__ = [
     "NeuralBuilder",
     "NextItemBuilder",
     "QuestionMaker",
+    "builder_for",
     "draw_distinct",
 ]

@@ -28,17 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, sliding_windows
 from recworld.lrworld.context import BuildContext
-from recworld.lrworld.measure import Measure
+from recworld.lrworld.measure import Level, Measure
 from recworld.lrworld.options import OptionGuard
 from recworld.lrworld.schema import Entry, Question, Target
-
-Level = Literal["all", "root", "interm", "leaf"]
 
 
 def _as_list(value: Any) -> list[str]:

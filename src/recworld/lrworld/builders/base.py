@@ -1,14 +1,14 @@
-"""The helpers every builder shares: drawing negatives, placing the positive.
+"""The protocol every builder meets, and the helpers they share: drawing negatives, placing the positive.
 
-The protocol builders meet, :class:`~recworld.lrworld.measure.MeasureBuilder`,
-lives beside :class:`~recworld.lrworld.measure.Measure`, whose entries carry them.
+A catalogue entry names its builder family (:data:`~recworld.lrworld.measure.BuilderSpec`);
+:func:`recworld.lrworld.builders.builder_for` turns that name into a :class:`MeasureBuilder`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -16,6 +16,19 @@ from recworld.lrworld.context import BuildContext, EntityKind, Sequences
 from recworld.lrworld.measure import Measure
 from recworld.lrworld.options import OptionGuard, distinct_texts
 from recworld.lrworld.schema import Entry, Question, Target
+
+
+class MeasureBuilder(Protocol):
+    """Builds one measure's questions; the measure's catalogue entry names which one."""
+
+    def unavailable(self, ctx: BuildContext) -> str | None:
+        """Why this dataset cannot give this measure (beyond missing fields), or None."""
+        ...
+
+    def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
+        """Up to ``ctx.config.per_measure`` questions, drawing only from ``rng``."""
+        ...
+
 
 # Rejection rounds before falling back to an explicit complement (only hit when few values remain).
 _MAX_ROUNDS = 8

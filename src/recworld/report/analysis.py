@@ -1,0 +1,50 @@
+"""What an analysis section is, and the options analyses take: the types every analysis module uses.
+
+They live apart from the registry (:mod:`recworld.report.sections`), which
+imports every analysis module, so an analysis imports only what is below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from recworld.errors import ConfigError
+from recworld.report.runs import RunData
+from recworld.report.tables import Table
+from recworld.scoring.prices import Price
+
+__all__ = ["AnalysisOptions", "Section", "SectionBuilder", "parse_pairs"]
+
+
+@dataclass
+class Section:
+    """One analysis: its tables and figures, or only a ``note`` saying why its input is missing."""
+
+    key: str
+    title: str
+    intro: str
+    tables: list[Table] = field(default_factory=list)
+    svgs: list[str] = field(default_factory=list)
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    pairs: tuple[tuple[str, str], ...] = ()
+    prices: Mapping[str, Price] = field(default_factory=dict)
+
+
+# An analysis: the runs and the options in, its section out (None: no run it reads exists).
+SectionBuilder = Callable[[Sequence[RunData], AnalysisOptions], Section | None]
+
+
+def parse_pairs(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``SMALL=LARGE`` model specs, as ``recworld report --pair`` takes them."""
+    out: list[tuple[str, str]] = []
+    for value in values:
+        small, sep, large = value.partition("=")
+        if not sep or not small.strip() or not large.strip():
+            raise ConfigError(f"--pair {value!r}: expected SMALL=LARGE (two model specs)")
+        out.append((small.strip(), large.strip()))
+    return tuple(out)
