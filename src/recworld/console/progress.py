@@ -181,8 +181,9 @@ class ProgressLines:
         return f"progress: {self.label}: " + ", ".join(parts)
 
     def _tick(self) -> None:
-        while not self._stop.wait(min(self.every_s, 1.0)):
-            if time.monotonic() - self._last >= self.every_s:
+        """Wake when the next line is due (an item's line moves that time on), and write it."""
+        while not self._stop.wait(max(0.01, self._last + self.every_s - time.monotonic())):
+            if time.monotonic() - self._last >= self.every_s - 0.005:
                 self._emit()
 
     def _emit(self) -> None:
