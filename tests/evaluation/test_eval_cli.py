@@ -141,3 +141,22 @@ def test_the_settings_recworld_eval_could_not_set_before(
     assert header["config"]["backend"]["n_ctx"] == 1024 and header["config"]["backend"]["n_threads"] == 2
     assert header["config"]["backend"]["allow_insecure_http"] is True
     assert header["settings"] == {"n_ctx": 1024}  # threads and the http switch never change an answer
+
+
+def test_analyze_takes_the_eval_settings_from_the_same_declarations(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = run_cli(
+        capsys, "analyze", str(suite), "--model", "scripted", "--variants", "few-shot-1", "--limit", "1",
+        "--system", "Be brief.", "--no-progress", "--out", str(tmp_path / "report"),
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    headers = [json.loads(p.read_text()) for p in sorted((suite / "runs").glob("*/run.json"))]
+    assert sorted(h["variant"] for h in headers) == ["few-shot-1", "zero-shot"]
+    assert all(
+        h["config"]["system"] == "Be brief." and h["settings"] == {"system": "Be brief."} for h in headers
+    )
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert (
+        run_cli(capsys, "analyze", str(suite), "--model", "scripted", "--orders", "3").code == 2
+    )  # its own choice
