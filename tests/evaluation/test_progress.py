@@ -37,8 +37,8 @@ def _config(suite: Path, **kwargs: object) -> EvalConfig:
 def test_a_slow_run_off_a_terminal_prints_progress_at_the_interval(
     suite: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    every = 0.3
-    slow = ScriptedModel(lambda r: "A", delay_s=0.8)  # slower per answer than the interval
+    every = 0.2
+    slow = ScriptedModel(lambda r: "A", delay_s=0.5)  # slower per answer than the interval
     started = time.monotonic()
     result = evaluate_config(
         _config(suite, limit=1, progress_every=every, runner={"concurrency": 1}), model=slow
