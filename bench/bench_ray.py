@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "runner")
 
 from _runner_fakes import write_suite
 
-from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate
+from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config
 from recworld.runner import RunnerConfig
 
 
@@ -72,7 +72,7 @@ def one_run(suite: Path, out: Path, model: str, engine: str, replicas: int) -> t
         replicas=replicas,
         runner=RunnerConfig(progress=False),
     )
-    evaluate(config)
+    evaluate_config(config)
     wall = time.perf_counter() - started
     n = (out / "samples.jsonl").read_text().count("\n")
     return n / wall, clock.steady_rate()

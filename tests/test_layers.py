@@ -98,6 +98,8 @@ ALLOWED: dict[str, frozenset[str]] = {
 PLUGINS: dict[tuple[str, str], str] = {
     ("models", "baselines"): "recworld.models.registry.BACKENDS names the classic baselines' module; "
     "load_model imports it only when a baseline spec is asked for",
+    ("recworld", "evaluation"): "recworld.LAZY names recworld.evaluation.api for recworld.evaluate; "
+    "the root's __getattr__ imports it on first use, so `import recworld` stays light",
 }
 
 
@@ -190,6 +192,15 @@ def test_module_name_plugins_are_declared() -> None:
     for name, backend in BACKENDS.items():
         dep = unit_of(backend.module)
         assert dep == "models" or ("models", dep) in PLUGINS, f"backend {name!r} loads {backend.module}"
+
+
+def test_lazy_root_names_are_declared() -> None:
+    import recworld
+
+    for name, module in recworld.LAZY.items():
+        dep = unit_of(module)
+        assert ("recworld", dep) in PLUGINS, f"recworld.{name} loads {module}"
+        assert name in recworld.__all__ and callable(getattr(recworld, name))
 
 
 def test_the_import_walker_sees_lazy_and_type_only_imports() -> None:

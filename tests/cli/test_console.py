@@ -102,3 +102,54 @@ def test_stage_progress_is_off_without_a_terminal_and_resets_the_step() -> None:
         assert bar.lines() == [("measures", 2, 0), ("writing questions", None, 0)]
     shown = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue()).replace("\r", "\n")
     assert "training NeuMF" in shown and all(len(line) <= 80 for line in shown.splitlines())
+
+
+def test_progress_lines_count_from_the_resumed_and_estimate_what_is_left(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from recworld.console.progress import ProgressLines, clock
+
+    assert [clock(s) for s in (4.4, 59.6, 61, 3599, 3600 * 2 + 185)] == [
+        "4s",
+        "1m00s",
+        "1m01s",
+        "59m59s",
+        "2h03m",
+    ]
+    configure_logging("warning")
+    with ProgressLines("m (generate, zero-shot)", 100, done=60, every_s=3600, every_n=20) as lines:
+        for i in range(40):
+            lines.advance(error=i == 0)
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("recworld: progress: ")]
+    assert len(err) == 2 and lines.lines_written == 2  # every 20 items; the last item's line is not repeated
+    assert err[0].startswith(
+        "recworld: progress: m (generate, zero-shot): 80/100 answered (80.0%), 1 errors, "
+    )
+    assert "about 0s left" in err[0] and err[1].startswith(
+        "recworld: progress: m (generate, zero-shot): 100/100"
+    )
+
+
+def test_a_notice_is_shown_once_whatever_the_log_level(capsys: pytest.CaptureFixture[str]) -> None:
+    from recworld.console.progress import notice
+
+    configure_logging("warning")
+    notice("estimate: 5 more requests")
+    configure_logging("info")
+    notice("estimate: 6 more requests")
+    configure_logging("warning")
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["recworld: estimate: 5 more requests", "recworld: info: estimate: 6 more requests"]
+
+
+def test_a_capture_handler_at_notset_does_not_hide_info_from_the_run_log(tmp_path: Path) -> None:
+    logger = logging.getLogger("recworld")
+    catch_all = logging.NullHandler()  # level NOTSET, as pytest's capture handlers are
+    logger.addHandler(catch_all)
+    try:
+        configure_logging("warning")
+        with log_to_file(tmp_path) as path:
+            logging.getLogger("recworld.evaluation.run").info("sent %d requests", 3)
+        assert "sent 3 requests" in path.read_text(encoding="utf-8")
+    finally:
+        logger.removeHandler(catch_all)

@@ -13,9 +13,13 @@ from typer.testing import CliRunner
 from recworld.console.options import (
     Flag,
     Given,
+    Nested,
+    Operational,
     build,
     comma_list,
+    file_keys,
     from_file,
+    identity_settings,
     iter_settings,
     key_values,
     layered,
@@ -76,11 +80,11 @@ def test_each_field_is_one_option_with_its_help_and_default() -> None:
     assert set(flags) >= {"--limit", "--colour", "--kind", "--measures", "--model-option", "--timeout"}
     assert "--secret-path" in flags and not flags["--secret-path"].cli
     assert flags["--timeout"].path == ("engine", "timeout_s")
-    assert flags["--timeout"].help == "Seconds per attempt. (default 120.0)"
+    assert flags["--timeout"].help == "Seconds per attempt (default 120.0)."
     assert flags["--limit"].help == "First N questions."  # None default: nothing to show
     result = CliRunner().invoke(_app([]), ["--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "--timeout" in result.output and "Seconds per attempt. (default 120.0)" in result.output
+    assert "--timeout" in result.output and "Seconds per attempt (default 120.0)." in result.output
     assert "--secret-path" not in result.output
     assert "--suite" not in result.output
 
@@ -142,3 +146,92 @@ def test_settings_of_a_built_config_are_listed_with_values() -> None:
     built = Settings(limit=4)
     values = {o.flag: v for o, v in iter_settings(built)}
     assert values["--limit"] == 4 and values["--timeout"] == 120.0
+
+
+class Backend(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: Annotated[str | None, Field(description="Server URL."), Operational()] = None
+    seed: int = 0  # the parent sets it
+    options: Annotated[
+        dict[str, Any],
+        Field(description="Backend options."),
+        Flag("--model-option", key="model_options", parse=key_values, cli_type=list[str]),
+    ] = Field(default_factory=dict)
+
+
+class Run(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    suite: Annotated[str, Flag(cli=False, file=False)] = "s"
+    seed: Annotated[int, Field(description="The one seed.")] = 0
+    system: Annotated[str | None, Field(description="A system prompt.")] = None
+    mode: Annotated[Literal["fast", "slow"], Field(description="How.")] = "fast"
+    quiet: Annotated[bool, Field(description="Say less.")] = False
+    backend: Annotated[Backend, Nested(omit=("seed",))] = Field(default_factory=Backend)
+    engine: Annotated[Engine, Operational()] = Field(default_factory=Engine)
+
+
+def test_nested_omit_flag_key_and_file_only_settings() -> None:
+    flags = {o.flag: o for o in option_fields(Run)}
+    assert "--seed" in flags and flags["--seed"].path == ("seed",)  # the backend's seed is omitted, no clash
+    assert flags["--model-option"].key == "model_options"
+    assert flags["--mode"].metavar == "fast|slow"
+    assert file_keys(Run) == [
+        "seed",
+        "system",
+        "mode",
+        "quiet",
+        "url",
+        "model_options",
+        "timeout",
+        "concurrency",
+    ]
+    with pytest.raises(ConfigError, match=r"f: unknown key 'suite'"):
+        from_file(Run, {"suite": "x"}, source="f")
+    with pytest.raises(ConfigError, match=r"call\(\): unknown keyword 'sytem' \(did you mean 'system'\?\)"):
+        from_file(Run, {"sytem": "x"}, source="call()", noun="keyword")
+    with pytest.raises(ConfigError, match=r"call\(\): keyword 'timeout': Input should be greater than 0"):
+        build(Run, from_file(Run, {"timeout": 0}, source="call()"), source="call()", noun="keyword")
+    assert from_file(Run, {"model_options": {"a": 1}}, source="f") == {"backend": {"options": {"a": 1}}}
+
+
+def test_a_bool_setting_is_a_switch_with_a_no_form() -> None:
+    seen: list[Given] = []
+    app = typer.Typer()
+
+    @app.command()
+    @with_options(Run)
+    def go(given: Given) -> None:
+        seen.append(given)
+
+    @app.command()
+    def other() -> None:
+        pass
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["go", "--quiet"]).exit_code == 0
+    assert runner.invoke(app, ["go", "--no-quiet"]).exit_code == 0
+    assert runner.invoke(app, ["go"]).exit_code == 0
+    assert [g.get("quiet") for g in seen] == [True, False, None]  # None: not given, a file may set it
+
+
+def test_identity_is_every_setting_not_marked_operational() -> None:
+    run = Run(system="Be brief.", backend=Backend(url="http://x", options={"k": "v"}))
+    assert identity_settings(run) == {
+        "suite": "s",
+        "seed": 0,
+        "system": "Be brief.",
+        "mode": "fast",
+        "quiet": False,
+        "model_options": {"k": "v"},
+    }  # the URL and the whole engine are operational
+
+
+def test_two_file_keys_that_collide_are_refused() -> None:
+    class Clash(BaseModel):
+        model_options: dict[str, Any] = Field(default_factory=dict)
+        backend: Backend = Field(default_factory=Backend)
+
+    with pytest.raises(TypeError, match="file key model_options is declared by both"):
+        option_fields(Clash)

@@ -1,13 +1,18 @@
-"""What a person sees from the real ``recworld`` at 80 columns: help, errors, ``--version``, tables, JSON."""
+"""What a person sees from the real ``recworld`` at 80 columns: help, errors, ``--version``, tables, JSON.
+
+The checks call the entry point in process (the ``recworld`` fixture); the first one
+runs the installed script once, to show it is that entry point.
+"""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_helpers import Recworld
+from cli_helpers import RECWORLD, Recworld, cli_env
 
 from recworld import __version__
 from recworld.data.dataset import Dataset
@@ -22,6 +27,17 @@ HELP_PAGES = [
     ["lunar", "--help"],
     ["report", "--help"],
 ]
+
+
+def test_the_installed_script_is_the_entry_point(tmp_path: Path) -> None:
+    assert RECWORLD.is_file(), f"the entry point is not installed at {RECWORLD}"
+    done = subprocess.run(
+        [str(RECWORLD), "eval", "--limt", "3"],
+        env=cli_env(tmp_path / "home"), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("recworld: error: no such option: --limt")
+    assert done.stderr.splitlines()[-1] == "try 'recworld eval --help' for help"
 
 
 @pytest.mark.parametrize("argv", HELP_PAGES, ids=" ".join)

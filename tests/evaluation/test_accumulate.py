@@ -1,18 +1,19 @@
-"""A run folder accumulates; generation settings reach the request; Ctrl-C says how far it got."""
+"""A run folder accumulates; generation settings reach the request; Ctrl-C writes what is done."""
 
 from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
+from _eval_support import config, evaluate_with, oracle, read_jsonl
 from _runner_fakes import write_suite
-from test_evaluate import config, oracle, read_jsonl, use_model
 
 from recworld.chat import Request
 from recworld.console import interrupt_message
-from recworld.evaluation import evaluate
+from recworld.evaluation import evaluate_config
 from recworld.evaluation.eval_output import run_summary
 from recworld.models.scripted import ScriptedModel
 
@@ -24,14 +25,15 @@ def suite(tmp_path: Path) -> Path:
     return write_suite(tmp_path / "suite", COUNTS)
 
 
-def test_a_later_subset_adds_and_never_removes(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    use_model(monkeypatch, ScriptedModel(oracle))
-    run_dir = evaluate(config(suite, limit=3))
+def test_a_later_subset_adds_and_never_removes(suite: Path) -> None:
+    model = ScriptedModel(oracle)
+    run_dir = evaluate_with(model, config(suite, limit=3))
     assert len(read_jsonl(run_dir / "samples.jsonl")) == 6
-    evaluate(config(suite, measures=("mem_item_item",)))  # all 4 of one measure
-    evaluate(config(suite, limit=1))  # a smaller limit
+    evaluate_with(model, config(suite, measures=("mem_item_item",)))  # all 4 of one measure
+    evaluate_with(model, config(suite, limit=1))  # a smaller limit
     ids = [(s["measure"], s["question_id"]) for s in read_jsonl(run_dir / "samples.jsonl")]
     assert len(ids) == len(set(ids)) == 3 + 4  # kg: the first 3; mem: all 4
+    assert len(model.calls) == 7  # limit and measures are a subset, not a new run: nothing re-asked
     run = json.loads((run_dir / "run.json").read_text())
     assert run["counts"]["questions"] == 7 and run["measures"] == ["kg_movie_genre", "mem_item_item"]
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -39,10 +41,9 @@ def test_a_later_subset_adds_and_never_removes(suite: Path, monkeypatch: pytest.
     assert run["finished"].endswith("Z") and "T" in run["started"]  # ISO times, not epoch seconds
 
 
-def test_temperature_and_system_reach_the_request(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_temperature_and_system_reach_the_request(suite: Path) -> None:
     model = ScriptedModel(oracle)
-    use_model(monkeypatch, model)
-    run_dir = evaluate(config(suite, limit=1, temperature=0.6, system="Answer tersely."))
+    run_dir = evaluate_with(model, config(suite, limit=1, temperature=0.6, system="Answer tersely."))
     assert {r.temperature for r in model.calls} == {0.6}
     assert all(r.messages[0].role == "system" for r in model.calls)
     assert all(r.messages[0].content.startswith("Answer tersely.") for r in model.calls)
@@ -50,38 +51,53 @@ def test_temperature_and_system_reach_the_request(suite: Path, monkeypatch: pyte
     assert sample["prompt"][0] == {"role": "system", "content": "Answer tersely."}
 
 
-def test_an_unclosed_think_block_is_a_miss(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    use_model(monkeypatch, ScriptedModel(lambda r: "<think>The user liked it. Option A is"))
-    run_dir = evaluate(config(suite, limit=1))
+def test_an_unclosed_think_block_is_a_miss(suite: Path) -> None:
+    run_dir = evaluate_with(
+        ScriptedModel(lambda r: "<think>The user liked it. Option A is"), config(suite, limit=1)
+    )
     samples = read_jsonl(run_dir / "samples.jsonl")
     assert all(s["missed"] is True and s["parsed_index"] is None for s in samples)
 
 
-def test_ctrl_c_reports_how_many_were_answered(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_stops_at_once_and_writes_what_is_done(suite: Path) -> None:
     calls: list[Request] = []
+    interrupted_at: list[float] = []
 
     def answer_then_interrupt(request: Request) -> str:
         calls.append(request)
         if len(calls) == 4:
+            interrupted_at.append(time.monotonic())
             signal.raise_signal(signal.SIGINT)
         return "A"
 
-    use_model(monkeypatch, ScriptedModel(answer_then_interrupt, delay_s=0.05))
+    slow = ScriptedModel(answer_then_interrupt, delay_s=0.3)  # 9 questions: 2.7 s if not stopped
     with pytest.raises(KeyboardInterrupt):
-        evaluate(config(suite, concurrency=1))
+        evaluate_config(config(suite, concurrency=1), model=slow)
+    assert time.monotonic() - interrupted_at[0] < 1.0  # stopped within a second of Ctrl-C
     message = interrupt_message()
     assert message.startswith("interrupted: ") and message.endswith(
         "/9 answered; rerun the same command to resume"
     )
     done = int(message.removeprefix("interrupted: ").split("/")[0])
-    assert 3 <= done <= 4
+    # The scripted model answers after its delay, so the 4th answer exists when the signal is
+    # handled (at the next await): 4 done, the 5th never asked.
+    assert done == 4 and len(calls) == 4
     run_dir = suite / "runs" / "scripted__generate__zero-shot"
     assert len((run_dir / ".samples.journal.jsonl").read_text().splitlines()) == done
+    # What was done is written as a result: samples, metrics and the reason, not only the journal.
+    assert len(read_jsonl(run_dir / "samples.jsonl")) == done
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["n"] == done
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "interrupted" and "4/9 answered" in run["reason"]
+    # A rerun resumes: only the 5 not yet answered are asked.
+    again = ScriptedModel(lambda r: "A")
+    result = evaluate_config(config(suite), model=again)
+    assert len(again.calls) == 5 and result.status == "finished" and result.header.counts.resumed == 4
 
 
-def test_a_baseline_reports_no_sent_requests(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    use_model(monkeypatch, ScriptedModel(oracle))
-    run_dir = evaluate(config(suite, limit=1).model_copy(update={"model": "popularity"}))
-    assert "runner" not in run_summary(run_dir)["counts"]
-    scripted = evaluate(config(suite, limit=1))
+def test_a_baseline_reports_no_sent_requests(suite: Path) -> None:
+    baseline = evaluate_config(config(suite, limit=1).model_copy(update={"model": "random"})).run_dir
+    assert "runner" not in run_summary(baseline)["counts"]
+    scripted = evaluate_with(ScriptedModel(oracle), config(suite, limit=1))
     assert "runner" in run_summary(scripted)["counts"]

@@ -1,36 +1,27 @@
-"""``recworld eval`` as a person runs it: the real entry point, a subprocess, 80 columns."""
+"""``recworld eval`` as a person runs it, in process: errors, dry run, JSON, config files.
+
+``recworld.cli.main`` is the entry point itself (its error style and exit codes
+included), so these run in this process; ``tests/cli/test_terminal.py`` keeps one
+subprocess check of the installed script.
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _eval_support import run_cli
 from _runner_fakes import write_suite
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from cli_helpers import RECWORLD, cli_env
 
 COUNTS = {"kg_movie_genre": 3, "mem_item_item": 2}
 
 
 @pytest.fixture
-def suite(tmp_path: Path) -> Path:
+def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
     return write_suite(tmp_path / "suite", COUNTS)
-
-
-def recworld(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(RECWORLD), *args],
-        cwd=cwd,
-        env=cli_env(cwd / "home"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
@@ -41,25 +32,31 @@ def recworld(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         (["--model", "openai:x", "--model-option", "batch_szie=2"], "has no option 'batch_szie'"),
         (["--model", "scripted", "--measures", "kg_movie_casts"], "kg_movie_casts"),
         (["--model", "scripted", "--model", "popularty"], "did you mean 'popularity'"),  # the 2nd model too
+        (["--model", "scripted", "--model-option", "nokey"], "--model-option: 'nokey' is not KEY=VALUE"),
+        (["--model", "scripted", "--prices", "p.jsonl"], "--prices goes with --dry-run"),
     ],
 )
-def test_a_bad_input_creates_nothing(suite: Path, args: list[str], says: str) -> None:
-    result = recworld(suite.parent, "eval", str(suite), *args)
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith("recworld: error: ") and says in result.stderr
-    assert result.stderr.count("\n") == 1 and result.stdout == ""
+def test_a_bad_input_creates_nothing(
+    suite: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    ran = run_cli(capsys, "eval", str(suite), *args)
+    assert ran.code == 2, ran.err
+    assert ran.err.startswith("recworld: error: ") and says in ran.err
+    assert ran.err.count("\n") == 1 and ran.out == ""
     assert not (suite / "runs").exists()
 
 
-def test_dry_run_counts_prompts_and_cost_and_writes_nothing(suite: Path, tmp_path: Path) -> None:
+def test_dry_run_counts_prompts_and_cost_and_writes_nothing(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     prices = tmp_path / "prices.jsonl"
     prices.write_text('{"model": "scripted", "input": 1000, "output": 2000}\n')
-    result = recworld(
-        suite.parent, "eval", str(suite), "--model", "scripted", "--dry-run", "--limit", "2",
+    ran = run_cli(
+        capsys, "eval", str(suite), "--model", "scripted", "--dry-run", "--limit", "2",
         "--system", "Be brief.", "--prices", str(prices),
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    assert ran.code == 0, ran.err
+    out = ran.out
     assert "kg_movie_genre\t2\t" in out and "mem_item_item\t2\t" in out  # piped: a plain table
     assert "total: 4 requests, at most $" in out
     assert "--- first prompt of kg_movie_genre ---" in out and "[system]\nBe brief." in out
@@ -68,48 +65,98 @@ def test_dry_run_counts_prompts_and_cost_and_writes_nothing(suite: Path, tmp_pat
     assert not (suite / "runs").exists()
 
 
-def test_json_summary_and_a_log_file(suite: Path) -> None:
-    result = recworld(suite.parent, "eval", str(suite), "--model", "scripted", "--json")
-    assert result.returncode == 0, result.stderr
-    runs = json.loads(result.stdout)["runs"]  # stdout holds the JSON and nothing else
+def test_json_summary_and_a_log_file(suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ran = run_cli(capsys, "eval", str(suite), "--model", "scripted", "--json")
+    assert ran.code == 0, ran.err
+    runs = json.loads(ran.out)["runs"]  # stdout holds the JSON and nothing else
     assert [r["model"] for r in runs] == ["scripted"]
     assert runs[0]["measures"]["kg_movie_genre"]["n"] == 3 and runs[0]["counts"]["questions"] == 5
     run_dir = Path(runs[0]["run_dir"])
     assert "5 to send" in (run_dir / "recworld.log").read_text()
 
 
-def test_config_file_runs_several_models_and_is_recorded(suite: Path, tmp_path: Path) -> None:
+def test_config_file_runs_several_models_and_is_recorded(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     script = tmp_path / "script.json"
     script.write_text('{"*": "A"}')
     config = tmp_path / "eval.toml"
     config.write_text(
-        f'limit = 1\ntemperature = 0.3\n\n[[models]]\nspec = "scripted"\n\n'
+        f'limit = 1\ntemperature = 0.3\nconcurrency = 2\n\n[[models]]\nspec = "scripted"\n\n'
         f'[[models]]\nspec = "scripted:{script}"\ntemperature = 0.7\nsystem = "You are terse."\n'
+        "n_ctx = 2048\n"
     )
-    result = recworld(suite.parent, "eval", str(suite), "--config", str(config))
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.count("run: ") == 2
+    ran = run_cli(capsys, "eval", str(suite), "--config", str(config), "--concurrency", "3")
+    assert ran.code == 0, ran.err
+    assert ran.out.count("run: ") == 2
     headers = [json.loads(p.read_text()) for p in sorted((suite / "runs").glob("*/run.json"))]
     assert len(headers) == 2
     by_model = {h["model"]: h for h in headers}
     assert by_model["scripted"]["config"]["temperature"] == 0.3  # the file's top level
-    assert by_model[f"scripted:{script}"]["config"]["temperature"] == 0.7  # the model's own entry
-    assert by_model[f"scripted:{script}"]["config"]["system"] == "You are terse."
+    own = by_model[f"scripted:{script}"]
+    assert own["config"]["temperature"] == 0.7  # the model's own entry
+    assert own["config"]["system"] == "You are terse." and own["config"]["backend"]["n_ctx"] == 2048
+    assert own["settings"] == {"temperature": 0.7, "system": "You are terse.", "n_ctx": 2048}
+    assert all(h["config"]["runner"]["concurrency"] == 3 for h in headers)  # the command line wins
     assert all(h["config"]["config_file"] == str(config.resolve()) for h in headers)
     assert all(h["counts"]["questions"] == 2 for h in headers)  # limit 1 per measure
 
 
-def test_a_bad_config_file_names_file_and_field(suite: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ('[[models]]\nspec = "scripted"\ntemperature = 5\n', "[[models]] #1: key 'temperature': "),
+        ('timeout = 0\n[[models]]\nspec = "scripted"\n', "eval.toml: key 'timeout': Input should be greater"),
+        ('temprature = 0.1\n[[models]]\nspec = "scripted"\n', "unknown key 'temprature' (did you mean"),
+        ('[[models]]\nspec = "scripted"\noptions = {a = 1}\n', "did you mean 'model_options'"),
+        ("[[models]]\ntemperature = 0.1\n", "[[models]] #1: 'spec' is missing"),
+        ('model = "scripted"\n', "unknown key 'model' (did you mean 'models'?)"),
+    ],
+)
+def test_a_bad_config_file_names_file_and_key(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str, says: str
+) -> None:
     config = tmp_path / "eval.toml"
-    config.write_text('[[models]]\nspec = "scripted"\ntemperature = 5\n')
-    result = recworld(suite.parent, "eval", str(suite), "--config", str(config))
-    assert result.returncode == 2
-    assert str(config) in result.stderr and "models.0.temperature" in result.stderr
+    config.write_text(toml)
+    ran = run_cli(capsys, "eval", str(suite), "--config", str(config))
+    assert ran.code == 2
+    assert str(config) in ran.err and says in ran.err, ran.err
     assert not (suite / "runs").exists()
 
 
-def test_repeated_model_with_out_is_refused(suite: Path) -> None:
-    result = recworld(
-        suite.parent, "eval", str(suite), "--model", "scripted", "--model", "random", "--out", "x"
+def test_repeated_model_with_out_is_refused(suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ran = run_cli(capsys, "eval", str(suite), "--model", "scripted", "--model", "random", "--out", "x")
+    assert ran.code == 2 and "--out names one run folder" in ran.err
+
+
+def test_the_settings_recworld_eval_could_not_set_before(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = run_cli(
+        capsys, "eval", str(suite), "--model", "scripted", "--n-ctx", "1024", "--n-threads", "2",
+        "--allow-insecure-http", "--limit", "1", "--json",
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    header = json.loads((Path(json.loads(ran.out)["runs"][0]["run_dir"]) / "run.json").read_text())
+    assert header["config"]["backend"]["n_ctx"] == 1024 and header["config"]["backend"]["n_threads"] == 2
+    assert header["config"]["backend"]["allow_insecure_http"] is True
+    assert header["settings"] == {"n_ctx": 1024}  # threads and the http switch never change an answer
+
+
+def test_analyze_takes_the_eval_settings_from_the_same_declarations(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = run_cli(
+        capsys, "analyze", str(suite), "--model", "scripted", "--variants", "few-shot-1", "--limit", "1",
+        "--system", "Be brief.", "--no-progress", "--out", str(tmp_path / "report"),
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    headers = [json.loads(p.read_text()) for p in sorted((suite / "runs").glob("*/run.json"))]
+    assert sorted(h["variant"] for h in headers) == ["few-shot-1", "zero-shot"]
+    assert all(
+        h["config"]["system"] == "Be brief." and h["settings"] == {"system": "Be brief."} for h in headers
     )
-    assert result.returncode == 2 and "--out names one run folder" in result.stderr
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert (
+        run_cli(capsys, "analyze", str(suite), "--model", "scripted", "--orders", "3").code == 2
+    )  # its own choice

@@ -21,7 +21,7 @@ from _runner_fakes import FakeOpenAI, answer_for, write_suite
 
 from recworld.chat import Request
 from recworld.cli import main
-from recworld.evaluation import EvalConfig, evaluate
+from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.models.scripted import ScriptedModel
 from recworld.report import write_report
 from recworld.runner import RunnerConfig
@@ -184,14 +184,13 @@ def test_the_fail_on_error_threshold(
     assert read_json(out / "metrics.json")["errors"] == 0
 
 
-def test_a_bug_in_a_backend_propagates(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_in_a_backend_propagates(suite: Path) -> None:
     def buggy(request: Request) -> str:
         return request.choices[0] + 1  # type: ignore[operator, return-value]
 
-    monkeypatch.setattr("recworld.models.registry.load_model", lambda spec, config=None: ScriptedModel(buggy))
     config = EvalConfig(suite_dir=suite, model="scripted", runner=RunnerConfig(progress=False))
     with pytest.raises(TypeError, match="can only concatenate str"):
-        evaluate(config)
+        evaluate_config(config, model=ScriptedModel(buggy))
     journal = suite / "runs" / "scripted__generate__zero-shot" / ".samples.journal.jsonl"
     assert not journal.exists() or journal.read_text() == ""  # never recorded as a sample error
 

@@ -23,7 +23,7 @@ from _runner_fakes import write_suite
 from recworld.chat import AnswerMode, Request
 from recworld.cli import main
 from recworld.errors import ConfigError
-from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate
+from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import RunnerConfig
 
@@ -50,14 +50,14 @@ def suite(tmp_path: Path) -> Path:
 
 
 def run(suite: Path, out: str, **kwargs: Any) -> Path:
-    return evaluate(
+    return evaluate_config(
         EvalConfig(
             suite_dir=suite,
             out_dir=suite / out,
             runner=RunnerConfig(progress=False),
             **{"model": "scripted", **kwargs},
         )
-    )
+    ).run_dir
 
 
 def samples(run_dir: Path) -> list[dict[str, Any]]:
@@ -127,7 +127,7 @@ _DRIVER = """
 import sys, time
 from pathlib import Path
 import ray
-from recworld.evaluation import EvalConfig, evaluate, ray_engine
+from recworld.evaluation import EvalConfig, evaluate_config, ray_engine
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import RunnerConfig
 
@@ -144,7 +144,7 @@ def slow_model():
 
 ray_engine.replica_factory = slow_model
 ray.init(address=address, log_to_driver=False)
-evaluate(EvalConfig(suite_dir=suite, model="scripted", out_dir=out, engine="ray", replicas=2,
+evaluate_config(EvalConfig(suite_dir=suite, model="scripted", out_dir=out, engine="ray", replicas=2,
                     runner=RunnerConfig(progress=False)))
 """
 

@@ -9,7 +9,7 @@ import pytest
 from _runner_fakes import write_suite
 
 from recworld.chat import AnswerMode, Request, Response
-from recworld.evaluation import EvalConfig, evaluate
+from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.evaluation.analyze import plan_runs
 from recworld.evaluation.questions import load_questions
 from recworld.evaluation.variants import Catalogue, few_shot_examples, noisy_history, permuted
@@ -26,10 +26,6 @@ def suite(tmp_path: Path) -> Path:
     return write_suite(tmp_path / "suite", COUNTS)
 
 
-def _use(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> None:
-    monkeypatch.setattr("recworld.models.registry.load_model", lambda spec, config=None: model)
-
-
 def _config(suite: Path, **kwargs: object) -> EvalConfig:
     return EvalConfig(suite_dir=suite, model="scripted", runner=RunnerConfig(progress=False), **kwargs)  # type: ignore[arg-type]
 
@@ -38,13 +34,12 @@ def _samples(run: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
 
 
-def test_orders_permute_options_and_keep_the_answer(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_orders_permute_options_and_keep_the_answer(suite: Path) -> None:
     def truthful(request: Request) -> str:
         assert request.question is not None
         return request.choices[request.question.answer_index]
 
-    _use(monkeypatch, ScriptedModel(truthful))
-    run = evaluate(_config(suite, orders=3))
+    run = evaluate_config(_config(suite, orders=3), model=ScriptedModel(truthful)).run_dir
     samples = _samples(run)
     assert len(samples) == 3 * sum(COUNTS.values())
     assert {s["order"] for s in samples} == {0, 1, 2}
@@ -113,9 +108,7 @@ def test_noisy_history_swaps_one_item_for_one_the_user_never_had() -> None:
     assert noisy.candidates == q.candidates and noisy.answer_index == q.answer_index
 
 
-def test_cot_asks_for_reasoning_and_reads_the_last_answer(
-    suite: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_cot_asks_for_reasoning_and_reads_the_last_answer(suite: Path) -> None:
     seen: list[Request] = []
 
     def reasoner(request: Request) -> str:
@@ -125,15 +118,16 @@ def test_cot_asks_for_reasoning_and_reads_the_last_answer(
         wrong = next(c for c in request.choices if c != right)
         return f"Maybe the answer is {wrong}. On reflection, Answer: {right}"
 
-    _use(monkeypatch, ScriptedModel(reasoner))
-    run = evaluate(_config(suite, variant="cot", measures=("kg_movie_genre",)))
+    run = evaluate_config(
+        _config(suite, variant="cot", measures=("kg_movie_genre",)), model=ScriptedModel(reasoner)
+    ).run_dir
     assert all(s["correct"] for s in _samples(run))
     assert seen[0].max_tokens == 512
     assert seen[0].messages[-1].content.endswith("Let's think step by step.")
     assert "Reply with a single letter" not in seen[0].messages[-1].content
 
 
-def test_rank_mode_scores_texts_and_reports_ties(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rank_mode_scores_texts_and_reports_ties(suite: Path) -> None:
     def scorer(request: Request) -> Response:
         assert request.question is not None and request.mode is AnswerMode.RANK
         assert request.choices == tuple(c.text for c in request.question.candidates)
@@ -144,8 +138,9 @@ def test_rank_mode_scores_texts_and_reports_ties(suite: Path, monkeypatch: pytes
         scores[request.question.answer_index] = 1.0 if n % 2 else -0.5  # odd: first; even: second
         return Response(text="", choice_logprobs=tuple(scores))
 
-    _use(monkeypatch, ScriptedModel(scorer))
-    run = evaluate(_config(suite, mode=AnswerMode.RANK, measures=("mem_item_item",)))
+    run = evaluate_config(
+        _config(suite, mode=AnswerMode.RANK, measures=("mem_item_item",)), model=ScriptedModel(scorer)
+    ).run_dir
     samples = {str(s["question_id"]): s for s in _samples(run)}
     tied = samples["fake/mem_item_item/00000"]
     assert tied["tie"] is True and tied["parsed_index"] is None and tied["missed"] is True

@@ -78,7 +78,7 @@ def test_item_images_keeps_local_files_only(tmp_path: Path) -> None:
 
 
 def test_eval_with_the_variant_sends_the_image(tmp_path: Path) -> None:
-    from recworld.evaluation import EvalConfig, evaluate
+    from recworld.evaluation import EvalConfig, evaluate_config
     from recworld.lrworld import BuildConfig, build_suite
     from recworld.runner import RunnerConfig
 
@@ -98,9 +98,9 @@ def test_eval_with_the_variant_sends_the_image(tmp_path: Path) -> None:
     images = suite_images(suite)
     assert images == item_images(dataset)
 
-    run_dir = evaluate(
+    run_dir = evaluate_config(
         EvalConfig(suite_dir=suite, model="scripted", variant=VARIANT, runner=RunnerConfig(progress=False))
-    )
+    ).run_dir
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert samples
     for sample in samples:

@@ -15,7 +15,7 @@ from _runner_fakes import write_suite
 
 from recworld.chat import AnswerMode, Request, Response
 from recworld.data.dataset import Dataset
-from recworld.evaluation import EvalConfig, evaluate
+from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.models.scripted import ScriptedModel
 from recworld.report.sections import AnalysisOptions, Price, parse_pairs
 from recworld.report.writer import write_report
@@ -52,11 +52,7 @@ def _dataset(suite: Path) -> None:
 def analysed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
     suite = write_suite(tmp_path_factory.mktemp("an") / "suite", COUNTS)
     _dataset(suite)
-    mp = pytest.MonkeyPatch()
     for model in ("scripted:small", "scripted:large"):
-        mp.setattr(
-            "recworld.models.registry.load_model", lambda spec, config=None: ScriptedModel(_reply, name=spec)
-        )
         for variant, orders, mode in (
             ("zero-shot", 1, "generate"),
             ("few-shot-2", 1, "generate"),
@@ -65,7 +61,7 @@ def analysed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
         ):
             if model == "scripted:large" and (variant != "zero-shot" or orders > 1 or mode != "generate"):
                 continue
-            evaluate(
+            evaluate_config(
                 EvalConfig(
                     suite_dir=suite,
                     model=model,
@@ -73,9 +69,9 @@ def analysed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
                     orders=orders,
                     mode=AnswerMode(mode),
                     runner=RunnerConfig(progress=False),
-                )
+                ),
+                model=ScriptedModel(_reply, name=model),
             )
-    mp.undo()
     options = AnalysisOptions(
         pairs=parse_pairs(["scripted:small=scripted:large"]), prices={"scripted:small": Price(1.0, 2.0)}
     )
@@ -122,14 +118,12 @@ def test_numbers_in_the_analyses(analysed: tuple[Path, dict[str, Path]]) -> None
     assert "$" in md.split("### Cost per 1,000 questions")[1].split("###")[0]
 
 
-def test_a_missing_suite_dataset_leaves_suite_analyses_out(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_missing_suite_dataset_leaves_suite_analyses_out(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", {"mem_item_item": 2})
-    monkeypatch.setattr(
-        "recworld.models.registry.load_model", lambda spec, config=None: ScriptedModel(_reply)
+    evaluate_config(
+        EvalConfig(suite_dir=suite, model="scripted", runner=RunnerConfig(progress=False)),
+        model=ScriptedModel(_reply),
     )
-    evaluate(EvalConfig(suite_dir=suite, model="scripted", runner=RunnerConfig(progress=False)))
     html = write_report([suite], tmp_path / "out")["html"].read_text()
     assert 'id="dataset-stats"' not in html and 'id="popularity"' not in html
     assert '<table id="time"' in html

@@ -22,7 +22,7 @@ from _runner_fakes import FakeOpenAI, answer_for, write_suite
 
 from recworld.chat import Message, Request
 from recworld.errors import RunError
-from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate
+from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config
 from recworld.models.registry import ModelConfig, load_model
 from recworld.runner import ResponseCache, Runner, RunnerConfig
 
@@ -56,7 +56,7 @@ def child_env() -> dict[str, str]:
 def config(suite: Path, server: FakeOpenAI, out: Path, **kwargs: Any) -> EvalConfig:
     engine = {k: kwargs.pop(k) for k in list(kwargs) if k in RunnerConfig.model_fields and k != "seed"}
     return EvalConfig(
-        suite_dir=suite, model="openai:fake-model", base_url=server.base_url, out_dir=out,
+        suite_dir=suite, model="openai:fake-model", backend={"base_url": server.base_url}, out_dir=out,
         runner=RunnerConfig(progress=False, **engine), **kwargs,
     )  # fmt: skip
 
@@ -74,7 +74,9 @@ def test_killed_run_resumes_without_resending(tmp_path: Path, monkeypatch: pytes
     suite = write_suite(tmp_path / "suite", COUNTS)
     total = sum(COUNTS.values())
     with FakeOpenAI() as reference_server:
-        reference = evaluate(config(suite, reference_server, tmp_path / "reference", concurrency=3))
+        reference = evaluate_config(
+            config(suite, reference_server, tmp_path / "reference", concurrency=3)
+        ).run_dir
 
     run_dir = tmp_path / "interrupted"
     journal = run_dir / JOURNAL_NAME
@@ -133,7 +135,7 @@ def test_faulty_server_every_sample_is_accounted_for(tmp_path: Path, monkeypatch
     run_dir = tmp_path / "run"
     # The failures exceed --fail-on-error's 5%: the run writes everything, then fails with exit 3.
     with FakeOpenAI(plan=plan_of, hang_s=3.0) as server, pytest.raises(RunError, match="samples failed"):
-        evaluate(
+        evaluate_config(
             config(suite, server, run_dir, concurrency=6, timeout_s=0.5, max_retries=3,
                    backoff_base_s=0.01, backoff_max_s=0.05)
         )  # fmt: skip

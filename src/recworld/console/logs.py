@@ -57,7 +57,15 @@ def _stderr_handler(logger: logging.Logger) -> _StderrHandler:
 
 
 def _effective_level(logger: logging.Logger) -> int:
-    return min((h.level for h in logger.handlers), default=logging.NOTSET)
+    # A handler at NOTSET takes every record (pytest's capture handlers do): the logger
+    # must then pass DEBUG, not NOTSET, which would mean "inherit the root's WARNING".
+    return min((h.level or logging.DEBUG for h in logger.handlers), default=logging.NOTSET)
+
+
+def shows_on_stderr(level: int) -> bool:
+    """Whether a ``recworld`` record at ``level`` reaches stderr now (``--log-level``)."""
+    logger = logging.getLogger(_ROOT)
+    return any(isinstance(h, _StderrHandler) and level >= h.level for h in logger.handlers)
 
 
 def configure_logging(level: LogLevel | str = LogLevel.warning) -> None:

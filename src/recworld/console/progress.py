@@ -1,20 +1,29 @@
-"""Progress for commands made of stages (``build``), drawn with rich on stderr.
+"""Progress on stderr: a rich display on a terminal, plain lines everywhere else.
 
-Two lines: the overall steps (k/N, elapsed) and the step now running, with a
-bar when its length is known (NeuMF epochs) and a spinner otherwise. Only on
-an interactive stderr and when not switched off; elsewhere every call is a
-no-op, so logs and pipes stay clean.
+* :class:`StageProgress`, for commands made of stages (``build``): two lines, the
+  overall steps (k/N, elapsed) and the step now running, with a bar when its
+  length is known (NeuMF epochs) and a spinner otherwise. Only on an interactive
+  stderr; elsewhere every call is a no-op.
+* :class:`ProgressLines`, for long loops when stderr is *not* a terminal: one
+  plain line per N items or per T seconds, on stderr and in the log, so a run
+  in a pipe, a CI log or a notebook is never silent for minutes.
+* :func:`notice`: one such line (an estimate before a long wait, say).
 """
 
 from __future__ import annotations
 
+import logging
 import sys
+import threading
+import time
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
+
+_log = logging.getLogger("recworld.progress")
 
 
 class StageProgress:
@@ -98,3 +107,108 @@ def _fit(text: str, width: int = 34) -> str:
 
     text = text if len(text) <= width else text[: width - 1] + "…"
     return escape(text.ljust(width))
+
+
+class ProgressLines:
+    """Progress as plain lines, for a long loop whose stderr is not a terminal (logs, pipes, notebooks).
+
+    A line goes out every ``every_n`` items and, from a timer thread, at least
+    every ``every_s`` seconds, so a slow local model that takes two minutes per
+    question still says it is alive. Each line goes to the ``recworld`` log
+    (hence a run folder's ``recworld.log``) and to stderr. Use as a context
+    manager and call :meth:`advance` as items finish; the last line is written on exit.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        *,
+        done: int = 0,
+        every_s: float = 30.0,
+        every_n: int | None = None,
+        noun: str = "answered",
+    ) -> None:
+        self.label, self.total, self.noun = label, total, noun
+        self.every_s = every_s
+        self.every_n = every_n if every_n is not None else max(1, -(-total // 10))
+        self.done = self.errors = 0
+        self._offset = done  # finished before this invocation: shown, not counted in the rate
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = self._last = time.monotonic()
+        self._last_done = 0
+        self.lines_written = 0
+
+    def __enter__(self) -> ProgressLines:
+        self._started = self._last = time.monotonic()
+        self._thread = threading.Thread(target=self._tick, name="recworld-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+        if self.done != self._last_done:
+            self._emit()
+
+    def advance(self, *, error: bool = False) -> None:
+        """One more item finished (``error``: it failed)."""
+        with self._lock:
+            self.done += 1
+            self.errors += int(error)
+            due = self.done - self._last_done >= self.every_n
+        if due:
+            self._emit()
+
+    def line(self) -> str:
+        """``progress: LABEL: 40/600 answered (6.7%), 2 errors, 1m12s elapsed, about 17m left``."""
+        elapsed = time.monotonic() - self._started
+        shown = self._offset + self.done
+        share = f" ({shown / self.total:.1%})" if self.total else ""
+        parts = [
+            f"{shown}/{self.total} {self.noun}{share}",
+            f"{self.errors} errors",
+            f"{clock(elapsed)} elapsed",
+        ]
+        left = self.total - shown
+        if self.done and left > 0:
+            parts.append(f"about {clock(elapsed / self.done * left)} left")
+        return f"progress: {self.label}: " + ", ".join(parts)
+
+    def _tick(self) -> None:
+        """Wake when the next line is due (an item's line moves that time on), and write it."""
+        while not self._stop.wait(max(0.01, self._last + self.every_s - time.monotonic())):
+            if time.monotonic() - self._last >= self.every_s - 0.005:
+                self._emit()
+
+    def _emit(self) -> None:
+        with self._lock:
+            text = self.line()
+            self._last, self._last_done = time.monotonic(), self.done
+            self.lines_written += 1
+        notice(text)
+
+
+def notice(text: str) -> None:
+    """A line a person waiting should see: on stderr whatever ``--log-level`` says, and in the log."""
+    from recworld.console.logs import shows_on_stderr
+
+    _log.info("%s", text)
+    if not shows_on_stderr(logging.INFO):
+        sys.stderr.write(f"recworld: {text}\n")
+        sys.stderr.flush()
+
+
+def clock(seconds: float) -> str:
+    """``45s``, ``12m05s``, ``2h03m``: a duration as a person reads it."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"

@@ -55,13 +55,13 @@ def run_plans(
     still enter the report, which the caller (``recworld analyze``, in
     :mod:`recworld.report`, the layer above) writes over the suite.
     """
-    from recworld.evaluation.run import evaluate
+    from recworld.evaluation.run import evaluate_config
 
     failures: list[str] = []
     for config in plans:
         say(f"== {config.model} {config.mode.value} {config.variant} (orders {config.orders})")
         try:
-            evaluate(config)
+            evaluate_config(config)
         except RunError as exc:
             failures.append(str(exc))
             say(f"   failed: {exc}")

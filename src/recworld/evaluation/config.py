@@ -1,62 +1,138 @@
-"""What ``recworld eval`` runs: :class:`EvalConfig`, and where a run's files go."""
+"""What ``recworld eval`` runs: :class:`EvalConfig`, every setting declared once, and where a run goes.
+
+Each field is the one declaration of a setting: its type, bounds, default and
+help. The ``recworld eval`` options, the ``--config`` TOML keys and the keywords
+of :func:`recworld.evaluate` are all generated from it
+(:mod:`recworld.console.options`), and ``run.json`` stores it typed. The
+backend's shared settings are the model registry's own :class:`ModelConfig`
+(``backend``) and the engine's are :class:`RunnerConfig` (``runner``), nested, so
+``--base-url`` or ``--timeout`` exists in one place.
+
+A run's identity is its settings (:meth:`EvalConfig.identity`): every setting
+except those marked :class:`~recworld.console.options.Operational` (how fast, how
+many, where to). Two configs with different identities write to different run
+folders (:func:`default_run_dir`), so a rerun with another ``--system`` never
+reuses an answer made without it.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
 
 from recworld.chat import AnswerMode
+from recworld.console.options import Flag, Nested, Operational, comma_list, identity_settings
+from recworld.io import dumps_canonical
+from recworld.models.registry import ModelConfig
+from recworld.records import Record
 from recworld.runner import RunnerConfig
 
-__all__ = ["EvalConfig", "default_run_dir", "run_slug"]
+__all__ = ["NAMED", "EvalConfig", "default_run_dir", "run_slug"]
+
+# Settings the run folder's name already shows (model__mode__variant__oN): not hashed again.
+NAMED = frozenset({"suite_dir", "model", "mode", "variant", "orders"})
+
+_VARIANTS = "zero-shot, cot, few-shot-1..5, noisy or describe+image"
 
 
-class EvalConfig(BaseModel):
-    """Everything an evaluation needs; written into ``run.json``.
+class EvalConfig(Record):
+    """Everything an evaluation needs; written typed into ``run.json``.
 
-    How requests are sent (concurrency, timeouts, retries) is the runner's own
-    :class:`~recworld.runner.RunnerConfig`, nested rather than repeated, so an
-    engine setting exists in one place.
+    Adding a setting is one field here: the flag, the file key, the library
+    keyword, the run.json field and (unless marked ``Operational``) the run's
+    identity follow from it.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
-    suite_dir: Path
-    model: str
-    base_url: str | None = None
-    # The NAME of the environment variable holding the key; the key itself is never stored.
-    api_key_env: str = "OPENAI_API_KEY"
-    out_dir: Path | None = None
-    limit: int | None = Field(default=None, ge=1)  # first N questions per measure
-    measures: tuple[str, ...] | None = None
-    mode: AnswerMode = AnswerMode.GENERATE
-    variant: str = "zero-shot"
-    # Seeds the request (Request.seed, so the cache key) and the bootstrap intervals.
-    seed: int = 0
-    # None: the variant's default (16 leaves room for "Answer: B"; cot gets 512 for its reasoning).
-    max_tokens: int | None = Field(default=None, ge=1)
-    # 0: the same reply every time (greedy); above it the cache still keys on the seed.
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    # A system message sent before every prompt (joined to the variant's own, if it has one).
-    system: str | None = None
-    # Backend-specific options, checked against the backend's typed class (recworld.models.options).
-    model_options: dict[str, Any] = Field(default_factory=dict)
+    suite_dir: Annotated[Path, Field(description="Suite directory."), Flag(cli=False, file=False)]
+    # The spec; for a model object (recworld.evaluate(model=obj)), the name made from its identity.
+    model: Annotated[str, Field(min_length=1, description="Model spec."), Flag(cli=False, file=False)]
+    backend: Annotated[ModelConfig, Nested(omit=("seed", "suite_dir"))] = Field(default_factory=ModelConfig)
+    out_dir: Annotated[
+        Path | None,
+        Field(description="Run directory (default SUITE/runs/MODEL__MODE__VARIANT[__SETTINGS]); one model."),
+        Flag("--out", metavar="RUN_DIR"),
+        Operational(),
+    ] = None
+    limit: Annotated[
+        int | None, Field(ge=1, description="First N questions per measure (default all)."), Operational()
+    ] = None
+    measures: Annotated[
+        tuple[str, ...] | None,
+        Field(description="Comma-separated measure ids (default all)."),
+        Flag(parse=comma_list, cli_type=str, metavar="IDS"),
+        Operational(),
+    ] = None
+    mode: Annotated[
+        AnswerMode, Field(description="generate, loglik (score the letters) or rank (score the texts).")
+    ] = AnswerMode.GENERATE
+    variant: Annotated[str, Field(min_length=1, description=f"Prompt variant: {_VARIANTS}.")] = "zero-shot"
+    seed: Annotated[
+        int, Field(description="Seeds the request (so the cache key), backoff jitter and bootstrap CIs.")
+    ] = 0
+    max_tokens: Annotated[
+        int | None,
+        Field(ge=1, description="Reply length."),
+        Flag(default_help="16; 512 for --variant cot"),
+    ] = None
+    temperature: Annotated[
+        float, Field(ge=0.0, le=2.0, description="Sampling temperature, 0 to 2 (0: greedy).")
+    ] = 0.0
+    system: Annotated[
+        str | None, Field(description="A system message sent before every prompt."), Flag(metavar="TEXT")
+    ] = None
+    orders: Annotated[
+        int, Field(ge=1, le=24, description="Ask each question in N seeded option orders (paper: 5).")
+    ] = 1
+    fail_on_error: Annotated[
+        float,
+        Field(ge=0.0, le=1.0, description="Exit 3 when more than this share of samples failed."),
+        Flag(metavar="FRACTION"),
+        Operational(),
+    ] = 0.05
+    cache_path: Annotated[
+        Path | None,
+        Field(
+            description="Response cache file; point runs at one to share it (default RUN_DIR/cache.sqlite)."
+        ),
+        Flag(metavar="FILE"),
+        Operational(),
+    ] = None
+    progress_every: Annotated[
+        float,
+        Field(gt=0, le=3600, description="Seconds between progress lines when stderr is not a terminal."),
+        Flag(metavar="SECONDS"),
+        Operational(),
+    ] = 30.0
+    runner: Annotated[RunnerConfig, Nested(omit=("seed",)), Operational()] = Field(
+        default_factory=RunnerConfig
+    )
+    engine: Annotated[
+        Literal["local", "ray"],
+        Field(description="local, or ray: model replicas answer on a Ray cluster."),
+        Operational(),
+    ] = "local"
+    ray_address: Annotated[
+        str | None,
+        Field(description="Ray cluster to join (default: start a local one)."),
+        Flag(metavar="ADDRESS"),
+        Operational(),
+    ] = None
+    replicas: Annotated[int, Field(ge=1, description="Model replicas (--engine ray)."), Operational()] = 1
     # The --config file this run came from, if any (the values above are what it resolved to).
-    config_file: Path | None = None
-    # Ask each question under this many seeded option orders (paper Tables 6, 11: 5).
-    orders: int = Field(default=1, ge=1, le=24)
-    # Above this share of failed samples the run is written and then exits 3 (inspect_ai's fail_on_error).
-    fail_on_error: float = Field(default=0.05, ge=0.0, le=1.0)
-    # None: RUN_DIR/cache.sqlite. Point several runs at one file to share responses.
-    cache_path: Path | None = None
-    runner: RunnerConfig = Field(default_factory=RunnerConfig)
-    # "ray": a Ray Dataset over `replicas` model replicas answers (recworld.evaluation.ray_engine).
-    engine: Literal["local", "ray"] = "local"
-    ray_address: str | None = None  # None: the Ray session already open, else a new local one
-    replicas: int = Field(default=1, ge=1)
+    config_file: Annotated[Path | None, Flag(cli=False, file=False), Operational()] = None
+
+    @model_validator(mode="after")
+    def _one_seed(self) -> Self:
+        """``seed`` is the one seed: the backend's fallback and the runner's jitter follow it."""
+        if self.backend.seed != self.seed:
+            self.backend = self.backend.model_copy(update={"seed": self.seed})
+        if self.runner.seed != self.seed:
+            self.runner = self.runner.model_copy(update={"seed": self.seed})
+        return self
 
     @property
     def reply_tokens(self) -> int:
@@ -67,15 +143,49 @@ class EvalConfig(BaseModel):
             self.max_tokens if self.max_tokens is not None else get_variant(self.variant).default_max_tokens
         )
 
+    def identity(self) -> dict[str, Any]:
+        """Every setting that changes a request or its answer, by key (``max_tokens`` as sent)."""
+        settings = identity_settings(self)
+        settings["max_tokens"] = self.reply_tokens
+        return settings
+
+    def differing(self) -> dict[str, Any]:
+        """The identity settings that differ from the defaults, leaving out what the folder name shows."""
+        default = type(self)(
+            suite_dir=self.suite_dir,
+            model=self.model,
+            mode=self.mode,
+            variant=self.variant,
+            orders=self.orders,
+        ).identity()
+        return {k: v for k, v in self.identity().items() if k not in NAMED and v != default.get(k)}
+
 
 def run_slug(spec: str) -> str:
     """A file-name-safe form of a model spec: ``openai:gpt-4o`` -> ``openai-gpt-4o``."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-.") or "model"
 
 
-def default_run_dir(config: EvalConfig) -> Path:
-    """``SUITE/runs/<model>__<mode>__<variant>``, with ``__o<N>`` when asked in N option orders."""
+def settings_hash(differing: dict[str, Any]) -> str:
+    """Eight hex digits naming a set of non-default settings; empty for none."""
+    if not differing:
+        return ""
+    return hashlib.sha256(dumps_canonical(differing).encode("utf-8")).hexdigest()[:8]
+
+
+def settings_label(differing: dict[str, Any]) -> str:
+    """The non-default settings as a reader scans them: ``system='Be brief.', max_tokens=8``."""
+    return ", ".join(f"{key}={value!r}" for key, value in differing.items())
+
+
+def default_run_dir(config: EvalConfig, extra: dict[str, Any] | None = None) -> Path:
+    """``SUITE/runs/<model>__<mode>__<variant>[__o<N>][__<settings hash>]``.
+
+    The hash covers every identity setting that differs from the defaults (and
+    ``extra``: what identifies a model object beyond its name), so runs with
+    other settings never share a folder, and a default run keeps the plain name.
+    """
     orders = f"__o{config.orders}" if config.orders > 1 else ""
-    return (
-        config.suite_dir / "runs" / f"{run_slug(config.model)}__{config.mode.value}__{config.variant}{orders}"
-    )
+    digest = settings_hash({**config.differing(), **(extra or {})})
+    name = f"{run_slug(config.model)}__{config.mode.value}__{config.variant}{orders}"
+    return config.suite_dir / "runs" / (f"{name}__{digest}" if digest else name)

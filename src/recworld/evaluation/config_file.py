@@ -1,9 +1,11 @@
 """``recworld eval --config FILE.toml``: settings and several models in one checked file.
 
-The file uses the command line's own option names (``max_retries``,
-``timeout``), so moving a setting between the two is a copy. A value given on
-the command line wins over the file; a model's own entry wins over the
-file's top-level value::
+The keys are the command line's option names with ``_`` (``max_retries``,
+``timeout``, ``model_options``), generated from :class:`EvalConfig` like the
+options themselves, so moving a setting between the two is a copy and a new
+setting is a new key without an edit here. A value given on the command line
+wins over the file; a model's own ``[[models]]`` entry wins over the file's top
+level, and may set any key the top level may::
 
     limit = 200
     measures = ["assoc_rule", "kg_movie_genre"]
@@ -18,66 +20,46 @@ file's top-level value::
     api_key_env = "LOCAL_KEY"
     max_tokens = 512
     system = "You are a movie expert."
-    options = { max_tokens_param = "max_completion_tokens" }
+    model_options = { max_tokens_param = "max_completion_tokens" }
 
-An unknown key or a bad value is one error naming the file and the field
-(``eval.toml: field 'models.1.temperature': ...``).
+An unknown key is one error naming the file, the key and the closest known key
+(``eval.toml: [[models]] #2: unknown key 'temprature' (did you mean
+'temperature'?)``); a bad value names the key the same way.
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from recworld.console.options import from_file
+from recworld.errors import ConfigError, DataError
+from recworld.evaluation.config import EvalConfig
 
-from recworld.chat import AnswerMode
-from recworld.errors import DataError, from_validation
-
-__all__ = ["EvalFile", "ModelEntry", "read_eval_file"]
-
-
-class ModelEntry(BaseModel):
-    """One ``[[models]]`` table: a spec and what differs for it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    spec: str = Field(min_length=1)
-    base_url: str | None = None
-    api_key_env: str | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    system: str | None = None
-    # Backend options (``--model-option``), checked against the backend's class before the run.
-    options: dict[str, Any] = Field(default_factory=dict)
+__all__ = ["EvalFile", "read_eval_file"]
 
 
-class EvalFile(BaseModel):
-    """The whole file: run settings shared by every model, and the models."""
+@dataclass(frozen=True)
+class ModelEntry:
+    """One ``[[models]]`` table: its place in the file (for errors) and its settings, nested."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    models: list[ModelEntry] = Field(default_factory=list)
-    measures: list[str] | None = None
-    limit: int | None = Field(default=None, ge=1)
-    mode: AnswerMode | None = None
-    variant: str | None = None
-    orders: int | None = Field(default=None, ge=1, le=24)
-    seed: int | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    system: str | None = None
-    concurrency: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    max_retries: int | None = Field(default=None, ge=0)
-    fail_on_error: float | None = Field(default=None, ge=0.0, le=1.0)
+    source: str  # "eval.toml: [[models]] #2"
+    values: dict[str, Any]  # with "model": the entry's spec
 
 
-def read_eval_file(path: Path) -> EvalFile:
-    """The checked file; a missing file, bad TOML or bad field is a DataError naming it."""
+@dataclass(frozen=True)
+class EvalFile:
+    """The whole file: settings shared by every model (nested, like the config), and the models."""
+
+    path: Path
+    top: dict[str, Any] = field(default_factory=dict)
+    models: list[ModelEntry] = field(default_factory=list)
+
+
+def read_eval_file(path: Path, config: type[EvalConfig] = EvalConfig) -> EvalFile:
+    """The file's layers, each key checked against ``config``; bad TOML or keys name the file."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -88,7 +70,17 @@ def read_eval_file(path: Path) -> EvalFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DataError(f"not valid TOML: {exc}", path=path) from None
-    try:
-        return EvalFile.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation(exc, path=path) from None
+    top = from_file(config, data, source=path, extra=["models"])
+    raw_models = top.pop("models", [])
+    if not isinstance(raw_models, list) or not all(isinstance(m, dict) for m in raw_models):
+        raise ConfigError(f"{path}: 'models' must be [[models]] tables, each with a spec")
+    return EvalFile(path, top, [_entry(path, i, m, config) for i, m in enumerate(raw_models, start=1)])
+
+
+def _entry(path: Path, number: int, raw: dict[str, Any], config: type[EvalConfig]) -> ModelEntry:
+    source = f"{path}: [[models]] #{number}"
+    spec = raw.get("spec")
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"{source}: 'spec' is missing (the model spec, e.g. spec = \"openai:gpt-4o-mini\")")
+    values = from_file(config, {k: v for k, v in raw.items() if k != "spec"}, source=source, extra=[])
+    return ModelEntry(source, {**values, "model": spec.strip()})

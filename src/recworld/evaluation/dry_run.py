@@ -3,7 +3,10 @@
 Nothing is sent and nothing is written: the plan (:mod:`recworld.evaluation.plan`)
 has already checked the inputs, and this module only renders prompts in
 memory. Prompt tokens are estimated at 4 characters per token (no tokenizer
-is loaded); completion tokens are counted at ``max_tokens``, an upper bound.
+is loaded); completion tokens are counted at ``max_tokens``, an upper bound,
+in generate mode, and as none in loglik and rank modes, which generate nothing.
+A prices file with no row for a model is a warning naming the file, never a
+silent "no price".
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from recworld.chat import AnswerMode
+from recworld.evaluation.estimate import CHARS_PER_TOKEN, tokens
 from recworld.evaluation.plan import RunPlan, render_all
 
 if TYPE_CHECKING:
@@ -18,17 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = ["CHARS_PER_TOKEN", "describe", "print_dry_run"]
 
-CHARS_PER_TOKEN = 4
-
-
-def _tokens(chars: int) -> int:
-    return -(-chars // CHARS_PER_TOKEN)
-
 
 def describe(plan: RunPlan, prices: Mapping[str, Price]) -> dict[str, Any]:
     """One run's dry-run summary as plain data (what ``--json`` prints)."""
     rendered = render_all(plan, plan.asked)
-    reply = plan.config.reply_tokens
+    reply = plan.config.reply_tokens if plan.config.mode is AnswerMode.GENERATE else 0
     price = prices.get(plan.spec)
     measures: dict[str, dict[str, Any]] = {}
     for asked, prompt in zip(plan.asked, rendered, strict=True):
@@ -37,7 +36,7 @@ def describe(plan: RunPlan, prices: Mapping[str, Price]) -> dict[str, Any]:
             {"requests": 0, "prompt_tokens": 0, "first_prompt": [m.to_json() for m in prompt.messages]},
         )
         entry["requests"] += 1
-        entry["prompt_tokens"] += _tokens(sum(len(m.content) for m in prompt.messages))
+        entry["prompt_tokens"] += tokens(sum(len(m.content) for m in prompt.messages))
     for entry in measures.values():
         entry["max_completion_tokens"] = entry["requests"] * reply
         entry["cost_usd"] = (

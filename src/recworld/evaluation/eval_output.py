@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +14,11 @@ from recworld.errors import RunError
 if TYPE_CHECKING:
     from recworld.evaluation.config import EvalConfig
     from recworld.evaluation.plan import RunPlan
+    from recworld.scoring.prices import Price
 
 __all__ = ["dry_run_all", "run_all", "run_summary"]
+
+_log = logging.getLogger(__name__)
 
 # Backends that answer in-process from the suite's data: they send no request to anyone.
 BASELINES = frozenset({"random", "popularity", "itemknn", "oracle"})
@@ -22,19 +26,18 @@ BASELINES = frozenset({"random", "popularity", "itemknn", "oracle"})
 
 def run_all(configs: Sequence[EvalConfig], *, as_json: bool) -> None:
     """Evaluate each config in turn; a failed run does not stop the next, but the command exits 3."""
-    from recworld.evaluation.config import default_run_dir
-    from recworld.evaluation.run import evaluate
+    from recworld.evaluation.run import RunFailedError, evaluate_config
 
     summaries: list[dict[str, Any]] = []
     failures: list[RunError] = []
     for config in configs:
         try:
-            run_dir = evaluate(config)
-        except RunError as exc:
+            run_dir = evaluate_config(config).run_dir
+        except RunFailedError as exc:
             failures.append(exc)
-            run_dir = (config.out_dir or default_run_dir(config)).resolve()
+            run_dir = exc.result.run_dir
         if (run_dir / "metrics.json").is_file():
-            summaries.append(run_summary(run_dir))
+            summaries.append(run_summary(run_dir, type(config)))
             if not as_json:
                 print_scores(summaries[-1])
     if as_json:
@@ -47,14 +50,14 @@ def run_all(configs: Sequence[EvalConfig], *, as_json: bool) -> None:
         raise RunError(f"{len(failures)} of {len(configs)} runs failed; first: {failures[0]}")
 
 
-def run_summary(run_dir: Path) -> dict[str, Any]:
-    """The run as plain data: what ``--json`` prints and the table shows."""
+def run_summary(run_dir: Path, config: type[EvalConfig] | None = None) -> dict[str, Any]:
+    """The run as plain data: what ``--json`` prints and the table shows (``config``: its class)."""
     from recworld.evaluation.records import read_run_header
     from recworld.lrworld.catalogue import MEASURES
     from recworld.scoring.records import MetricsRecord
 
     metrics = MetricsRecord.model_validate_json((run_dir / "metrics.json").read_bytes())
-    header = read_run_header(run_dir / "run.json")
+    header = read_run_header(run_dir / "run.json", *(() if config is None else (config,)))
     order = {m.id: i for i, m in enumerate(MEASURES)}
     keys = ("n", "score", "ci_low", "ci_high", "missed_rate", "errors", "chance")
     counts = header.counts.model_dump()
@@ -64,6 +67,8 @@ def run_summary(run_dir: Path) -> dict[str, Any]:
         "model": header.model,
         "mode": header.mode,
         "variant": header.variant,
+        "settings": header.settings,
+        "label": header.label,
         "run_dir": str(run_dir),
         "status": header.status,
         "reason": header.reason,
@@ -96,7 +101,8 @@ def print_scores(summary: dict[str, Any]) -> None:
         ]
         for name, row in summary["measures"].items()
     ]
-    typer.echo(f"{summary['model']} ({summary['mode']}, {summary['variant']})")  # piped tables have no title
+    label = f"; {summary['label']}" if summary.get("label") else ""  # the settings that make it its own run
+    typer.echo(f"{summary['model']} ({summary['mode']}, {summary['variant']}{label})")  # piped: no title
     print_table(columns, rows)
     counts = summary["counts"]
     line = f"questions {counts['questions']}, errors {counts['errors']}, resumed {counts['resumed']}"
@@ -111,11 +117,14 @@ def dry_run_all(plans: Sequence[RunPlan], prices: Path | None, *, as_json: bool)
     """``--dry-run``: describe every planned run; nothing is sent or written."""
     from recworld.evaluation.dry_run import describe, print_dry_run
 
-    table = {}
+    table: Mapping[str, Price] = {}
     if prices is not None:
         from recworld.scoring.prices import read_prices
 
-        table = read_prices(prices)
+        priced = read_prices(prices)
+        for spec in priced.unmatched([p.spec for p in plans if p.spec.partition(":")[0] not in BASELINES]):
+            _log.warning("%s", priced.warning(spec))
+        table = priced
     summaries = [describe(plan, table) for plan in plans]
     if as_json:
         from recworld.console.output import emit_json

@@ -15,17 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from recworld.console.options import iter_settings, option_fields
 from recworld.errors import ConfigError
-from recworld.evaluation.config import EvalConfig, default_run_dir
+from recworld.evaluation.config import EvalConfig, default_run_dir, settings_label
 from recworld.evaluation.questions import load_questions
 from recworld.evaluation.records import RunHeader, read_run_header
 from recworld.evaluation.samples import with_system
 from recworld.evaluation.variants import Asked, prepare
+from recworld.models.registry import ModelConfig
 
 if TYPE_CHECKING:
     from recworld.lrworld.prompts import RenderedPrompt
+    from recworld.models.base import Model
 
-__all__ = ["RunPlan", "check_model", "now_iso", "plan_run", "render_all"]
+__all__ = ["RunPlan", "check_model", "now_iso", "object_name", "plan_run", "render_all"]
 
 
 @dataclass
@@ -43,6 +46,10 @@ class RunPlan:
     def requests_per_measure(self) -> dict[str, int]:
         return dict(Counter(a.question.measure for a in self.asked))
 
+    def model_config(self) -> ModelConfig:
+        """The backend settings a spec is loaded with: the run's own, with the suite and the seed."""
+        return self.config.backend.model_copy(update={"suite_dir": self.suite, "seed": self.config.seed})
+
 
 def check_model(spec: str, options: dict[str, object]) -> str:
     """The canonical spec; a bad spec or backend option is a ConfigError. Loads nothing."""
@@ -54,20 +61,39 @@ def check_model(spec: str, options: dict[str, object]) -> str:
     return str(parsed)
 
 
-def plan_run(config: EvalConfig) -> RunPlan:
-    """Check every input of ``config`` and return what the run will do; writes nothing."""
+def object_name(model: Model) -> str:
+    """The name a model object's run goes by: ``backend:model`` from its identity, else its class."""
+    identity = dict(model.identity)
+    backend, name = identity.get("backend"), identity.get("model")
+    if backend and name:
+        return f"{backend}:{name}"
+    return str(name or backend or type(model).__name__)
+
+
+def plan_run(config: EvalConfig, model: Model | None = None) -> RunPlan:
+    """Check every input of ``config`` and return what the run will do; writes nothing.
+
+    ``model``: a model object to ask instead of loading ``config.model``; it is
+    used as it is, so backend settings (``--base-url``, ``--model-option``, ...)
+    given with it are refused rather than ignored.
+    """
     from recworld.lrworld.manifest import read_manifest
     from recworld.lrworld.prompts import get_variant
 
     suite = config.suite_dir.resolve()
     manifest = read_manifest(suite)
-    spec = check_model(config.model, config.model_options)
+    identity = _object_identity(config, model)
+    spec = check_model(config.model, config.backend.options) if model is None else config.model
     get_variant(config.variant)
-    run_dir = (config.out_dir or default_run_dir(config)).resolve()
+    extra = {k: v for k, v in (identity or {}).items() if k not in ("backend", "model")}
+    run_dir = (
+        config.out_dir or default_run_dir(config, {"model_identity": extra} if extra else None)
+    ).resolve()
     questions = load_questions(suite, config.measures, config.limit)
     asked = prepare(
         questions, variant=config.variant, orders=config.orders, seed=config.seed, suite_dir=suite
     )
+    differing = config.differing()
     header = RunHeader(
         model=spec,
         mode=config.mode.value,
@@ -79,12 +105,33 @@ def plan_run(config: EvalConfig) -> RunPlan:
         limit=config.limit,
         started=now_iso(),
         status="running",
-        config=config.model_dump(mode="json"),
+        config=config,
+        settings=differing,
+        label=settings_label(differing),
+        model_identity=identity,
     )
-    previous = _check_resumable(run_dir, header)
+    previous = _check_resumable(run_dir, header, config)
     if previous is not None:
         header.started = previous.started
     return RunPlan(config, spec, suite, run_dir, header, asked, previous)
+
+
+def _object_identity(config: EvalConfig, model: Model | None) -> dict[str, str] | None:
+    """A model object's identity; ConfigError for backend settings it would silently ignore."""
+    if model is None:
+        return None
+    unset = {o.key: v for o, v in iter_settings(ModelConfig())}
+    changed = [
+        o.key
+        for o, v in iter_settings(config.backend)
+        if o.key not in ("seed", "suite_dir") and v != unset[o.key]
+    ]
+    if changed:
+        raise ConfigError(
+            f"{', '.join(changed)}: a backend setting applies to a model spec; "
+            f"the model object {object_name(model)!r} is used as it is (configure it when you make it)"
+        )
+    return {str(k): str(v) for k, v in model.identity.items()}
 
 
 def now_iso() -> str:
@@ -113,17 +160,29 @@ def render_all(plan: RunPlan, asked: list[Asked]) -> list[RenderedPrompt]:
     ]
 
 
-def _check_resumable(run_dir: Path, header: RunHeader) -> RunHeader | None:
-    """The previous header, if this is a resume; ConfigError if the directory holds another run."""
+def _check_resumable(run_dir: Path, header: RunHeader, config: EvalConfig) -> RunHeader | None:
+    """The previous header, if this is a resume; ConfigError if the directory holds another run.
+
+    Every identity setting must match, so answers made with another system
+    prompt, temperature or seed are never mixed with this run's.
+    """
     path = run_dir / "run.json"
     if not path.exists():
         return None
-    previous = read_run_header(path)
-    ours = header.identity()
-    for key, theirs in previous.identity().items():
-        if theirs != ours[key]:
+    previous = read_run_header(path, type(config))
+    ours, theirs = header.identity(), previous.identity()
+    for key in [*theirs, *(k for k in ours if k not in theirs)]:
+        if theirs.get(key) != ours.get(key):
+            where = "give another --out" if config.out_dir is not None else "move it away or give --out"
             raise ConfigError(
-                f"{path}: field {key!r} is {theirs!r}, this run has {ours[key]!r}; "
-                "use another --out directory"
+                f"{run_dir} holds a run with other settings: {_named(config, key)} is "
+                f"{theirs.get(key)!r} there and {ours.get(key)!r} here; {where} "
+                "(each set of settings is its own run, so answers are never mixed)"
             )
     return previous
+
+
+def _named(config: EvalConfig, key: str) -> str:
+    """A setting as the user gives it: ``--system`` (the flag) for a key of the config."""
+    flags = {o.key: o.flag for o in option_fields(type(config)) if o.cli}
+    return flags.get(key, key)

@@ -108,14 +108,8 @@ def answer_on_ray(
 
 
 def _job(config: EvalConfig, spec: str, suite: Path) -> ReplicaJob:
-    model_config = ModelConfig(
-        base_url=config.base_url,
-        api_key_env=config.api_key_env,
-        suite_dir=suite,
-        seed=config.seed,
-        n_threads=1,  # one CPU per replica: more threads than cores slows llama.cpp down badly
-        options=config.model_options,
-    )
+    # One CPU per replica: more threads than cores slows llama.cpp down badly.
+    model_config = config.backend.model_copy(update={"suite_dir": suite, "seed": config.seed, "n_threads": 1})
     runner = config.runner.model_copy(update={"progress": False})
     return ReplicaJob(spec, model_config, runner, config.mode, replica_factory)
 

@@ -1,8 +1,8 @@
 """Evaluate one model on an LRWorld suite: a resumable run that writes samples, run and metrics files.
 
-Layout of a run directory (default ``SUITE/runs/<model-slug>__<mode>__<variant>``)::
+Layout of a run directory (default ``SUITE/runs/<model-slug>__<mode>__<variant>[__<settings>]``)::
 
-    run.json                  RunHeader: what was run, counts, status, timestamps
+    run.json                  RunHeader: what was run, with which settings, counts, status, timestamps
     samples.jsonl             one SampleRecord per question, sorted by (measure, question_id)
     metrics.json              MetricsRecord: recworld.scoring.score_samples(samples)
     .samples.journal.jsonl    fsynced line per finished sample; the resume state
@@ -11,6 +11,8 @@ Layout of a run directory (default ``SUITE/runs/<model-slug>__<mode>__<variant>`
 
 ``samples.jsonl`` is the union of every invocation: ``--limit 5`` then
 ``--measures a,b`` keeps all the first run's answers and adds the second's.
+Every invocation has the folder's settings: another ``--system`` is another
+folder (:meth:`~recworld.evaluation.config.EvalConfig.identity`).
 
 Rerunning the same command resumes: questions whose sample is in the journal
 without an error are skipped, and every response that arrived before a kill
@@ -21,28 +23,36 @@ Failure policy: a failed request is an unscored sample with ``error`` set. A
 fatal failure (bad key, no such model, a server that refuses every
 connection) stops the run at once; more failed samples than
 ``fail_on_error`` allows fails it at the end. Either way what is finished is
-written, ``run.json`` says why, and :class:`~recworld.errors.RunError` (exit 3)
-is raised.
+written, ``run.json`` says why, and :class:`RunFailedError` (exit 3) is raised.
+Ctrl-C (or cancelling the task) writes what is finished too, with status
+``interrupted``, and then lets the interrupt through.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from recworld.chat import AnswerMode, Request, Response
 from recworld.console import Resume, log_to_file, resumable
+from recworld.console.progress import ProgressLines
 from recworld.errors import ConfigError, RunError, from_validation
 from recworld.evaluation.config import EvalConfig
+from recworld.evaluation.estimate import answer_with_estimate
 from recworld.evaluation.plan import RunPlan, now_iso, plan_run, render_all
-from recworld.evaluation.records import RunCounts, RunHeader, RunStatus
+from recworld.evaluation.records import EvalResult, RunCounts, RunHeader, RunStatus
 from recworld.evaluation.samples import build_request, build_sample
 from recworld.evaluation.variants import Asked
 from recworld.io import atomic_write_json, atomic_write_jsonl
 from recworld.models.base import FatalModelError
+from recworld.models.registry import resolve_model
 from recworld.runner import Completion, ResponseCache, Runner, RunnerStats
 from recworld.runner.journal import SampleJournal
 from recworld.scoring import score_samples
@@ -56,65 +66,105 @@ _log = logging.getLogger(__name__)
 JOURNAL_NAME = ".samples.journal.jsonl"
 CACHE_NAME = "cache.sqlite"
 
-__all__ = ["CACHE_NAME", "JOURNAL_NAME", "evaluate", "evaluate_async"]
+__all__ = ["CACHE_NAME", "JOURNAL_NAME", "RunFailedError", "evaluate_config", "evaluate_config_async"]
 
 
-def evaluate(config: EvalConfig) -> Path:
-    """Run (or resume) an evaluation; returns the run directory.
+class RunFailedError(RunError):
+    """A run that stopped or had too many errors (exit 3); ``result`` is what it wrote."""
 
-    The Ctrl-C note lives out here: inside ``asyncio.run`` a SIGINT arrives as
-    a cancellation, and only this frame sees the ``KeyboardInterrupt``.
+    def __init__(self, message: str, result: EvalResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def evaluate_config(config: EvalConfig, *, model: Model | None = None) -> EvalResult:
+    """Run (or resume) an evaluation; returns its folder and typed records.
+
+    ``model``: a model object to ask instead of loading ``config.model`` (it is
+    never closed here: it belongs to whoever made it). The Ctrl-C note lives out
+    here: inside ``asyncio.run`` a SIGINT arrives as a cancellation, and only
+    this frame sees the ``KeyboardInterrupt``. Called where an event loop is
+    already running (a notebook cell), the run gets its own loop in a worker
+    thread; ``await evaluate_config_async(...)`` uses the caller's loop instead.
     """
     with resumable() as note:
-        return asyncio.run(evaluate_async(config, note=note))
+        run = evaluate_config_async(config, model=model, note=note)
+        if not _loop_running():
+            return asyncio.run(run)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="recworld-eval") as pool:
+            return pool.submit(asyncio.run, run).result()
 
 
-async def evaluate_async(config: EvalConfig, *, note: Resume | None = None) -> Path:
-    """:func:`evaluate` for callers already inside an event loop.
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def evaluate_config_async(
+    config: EvalConfig, *, model: Model | None = None, note: Resume | None = None
+) -> EvalResult:
+    """:func:`evaluate_config` for callers already inside an event loop.
 
     Every input is checked and the model is opened before the run folder is
     created, so a typo or a missing extra leaves nothing behind.
     """
-    plan = plan_run(config)
+    plan = plan_run(config, model)
     if config.engine == "ray":  # the replicas load the model; a missing extra is reported here
+        if model is not None:
+            raise ConfigError(
+                "--engine ray: the replicas load the model from its spec; pass a spec, not an object"
+            )
         from recworld.evaluation.ray_engine import require_ray
 
         require_ray()
-    model = None if config.engine == "ray" else await _open_model(plan)
+    opened, owned = (None, False) if config.engine == "ray" else await _open_model(plan, model)
     try:
         plan.run_dir.mkdir(parents=True, exist_ok=True)
         with log_to_file(plan.run_dir):
-            return await _run(plan, model, note or Resume())
+            return await _run(plan, None if opened is None else Borrowed(opened), note or Resume())
     finally:
-        if model is not None:
-            await model.aclose()
+        if opened is not None and owned:  # closed once, here; a caller's object is left open
+            await opened.aclose()
 
 
-async def _run(plan: RunPlan, model: Model | None, note: Resume) -> Path:
+async def _run(plan: RunPlan, model: Model | None, note: Resume) -> EvalResult:
     """Answer what is not yet answered; write the union of every invocation's samples."""
     run_dir, header = plan.run_dir, plan.header
     atomic_write_json(run_dir / "run.json", header.to_json())
     journal = SampleJournal(run_dir / JOURNAL_NAME)
     done = _journalled(journal, run_dir / JOURNAL_NAME)
     todo = [a for a in plan.asked if a.question.id not in done or not done[a.question.id].scored]
+    resumed = len(plan.asked) - len(todo)
     _log.info(
         "%s: %d questions asked, %d already answered, %d to send",
         plan.spec,
         len(plan.asked),
-        len(plan.asked) - len(todo),
+        resumed,
         len(todo),
     )
-    note.total, note.done = len(plan.asked), len(plan.asked) - len(todo)
+    if header.label:
+        _log.info("%s: settings %s", plan.spec, header.label)
+    note.total, note.done = len(plan.asked), resumed
+    stats: dict[str, int] = {}
     try:
-        stats, stopped = await _answer(plan, model, todo, done, journal, note)
+        stopped = await _answer(plan, model, todo, done, journal, note, stats)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        journal.close()
+        reason = f"interrupted after {note.done}/{note.total} answered; rerun the same command to resume"
+        _finish(plan, done, resumed, stats, ("interrupted", reason))
+        raise
     finally:
         journal.close()
-    # A run keeps all it ever answered: a later --measures or --limit subset adds, never removes.
-    samples = sorted(done.values(), key=lambda s: (s.measure, s.question_id))
-    header.measures = sorted({s.measure for s in samples})
-    header.counts = _counts(samples, resumed=len(plan.asked) - len(todo), runner=stats)
-    _write_results(run_dir, header, samples, plan.config, stopped)
-    return run_dir
+    return _finish(plan, done, resumed, stats, _stopped(stopped))
+
+
+def _stopped(stopped: FatalModelError | None) -> tuple[RunStatus, str] | None:
+    return None if stopped is None else ("stopped", str(stopped))
 
 
 async def _answer(
@@ -124,15 +174,18 @@ async def _answer(
     done: dict[str, SampleRecord],
     journal: SampleJournal,
     note: Resume,
-) -> tuple[dict[str, int], FatalModelError | None]:
+    stats: dict[str, int],
+) -> FatalModelError | None:
     """Ask the model every question in ``todo``, journaling each sample.
 
-    Returns the runner's counters, and the fatal failure that stopped the run
-    early, if one did (the samples finished before it are journaled).
+    Fills ``stats`` with the runner's counters and returns the fatal failure
+    that stopped the run early, if one did (the samples finished before it are
+    journaled).
     """
     config, spec = plan.config, plan.spec
     rendered = render_all(plan, todo)
     requests = [build_request(a.question, r, config) for a, r in zip(todo, rendered, strict=True)]
+    lines = _progress(plan, len(plan.asked), note.done)
 
     def record(index: int, completion: Completion) -> None:
         asked = todo[index]
@@ -142,46 +195,83 @@ async def _answer(
         done[sample.question_id] = sample
         journal.append(sample.to_json())
         note.done += 1
+        if isinstance(lines, ProgressLines):
+            lines.advance(error=not sample.scored)
 
     cache_path = config.cache_path or plan.run_dir / CACHE_NAME
-    if model is None:  # --engine ray: same records, same cache, answered by Ray replicas
-        from recworld.evaluation.ray_engine import answer_on_ray
+    with lines:
+        if model is None:  # --engine ray: same records, same cache, answered by Ray replicas
+            from recworld.evaluation.ray_engine import answer_on_ray
 
-        return await asyncio.to_thread(answer_on_ray, config, spec, plan.suite, requests, record, cache_path)
-    cache = ResponseCache(cache_path)
-    runner = Runner(model, config.runner, cache)
-    stopped: FatalModelError | None = None
-    try:
-        await runner.map(requests, description=f"{spec} {config.mode.value}", on_result=record)
-    except FatalModelError as exc:
-        stopped = exc
-    finally:
-        await runner.aclose()
-        cache.close()
-    return runner.stats.to_json(), stopped
+            counters, stopped = await asyncio.to_thread(
+                answer_on_ray, config, spec, plan.suite, requests, record, cache_path
+            )
+            stats.update(counters)
+            return stopped
+        cache = ResponseCache(cache_path)
+        runner = Runner(model, config.runner, cache)
+        try:
+            await answer_with_estimate(
+                runner, model, requests, record, description=f"{spec} {config.mode.value}"
+            )
+        except FatalModelError as exc:
+            return exc
+        finally:
+            stats.update(runner.stats.to_json())
+            await runner.aclose()
+            cache.close()
+    return None
 
 
-async def _open_model(plan: RunPlan) -> Model:
-    from recworld.models.registry import ModelConfig, load_model
+def _progress(plan: RunPlan, total: int, done: int) -> AbstractContextManager[object]:
+    """Plain progress lines when stderr is not a terminal (a terminal gets the runner's bar)."""
+    if not plan.config.runner.progress or sys.stderr.isatty():
+        return nullcontext()
+    label = f"{plan.spec} ({plan.config.mode.value}, {plan.config.variant})"
+    return ProgressLines(label, total, done=done, every_s=plan.config.progress_every)
 
-    config = plan.config
-    model = load_model(
-        plan.spec,
-        ModelConfig(
-            base_url=config.base_url,
-            api_key_env=config.api_key_env,
-            suite_dir=plan.suite,
-            seed=config.seed,
-            options=config.model_options,
-        ),
-    )
-    if config.mode not in model.supports:
-        await model.aclose()
+
+async def _open_model(plan: RunPlan, given: Model | None) -> tuple[Model, bool]:
+    """The model to ask, and whether this run owns it (loaded from the spec) and closes it."""
+    model, owned = resolve_model(given if given is not None else plan.spec, plan.model_config())
+    mode = plan.config.mode
+    if mode not in model.supports:
+        if owned:
+            await model.aclose()
         modes = ", ".join(sorted(m.value for m in model.supports))
         raise ConfigError(
-            f"--mode: model {plan.spec!r} does not support {config.mode.value!r}; it supports: {modes}"
+            f"--mode: model {plan.spec!r} does not support {mode.value!r}; it supports: {modes}"
         )
-    return model
+    return model, owned
+
+
+class Borrowed:
+    """The model as the runner sees it: every member forwarded, but closing is a no-op.
+
+    The runner closes the model it is given when it is done. The run closes a
+    model it loaded itself, once, whatever happened; an object handed to
+    :func:`evaluate_config` belongs to the caller, who may ask it again.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+
+    @property
+    def identity(self) -> Mapping[str, str]:
+        return self._model.identity
+
+    @property
+    def supports(self) -> frozenset[AnswerMode]:
+        return self._model.supports
+
+    async def complete(self, request: Request) -> Response:
+        return await self._model.complete(request)
+
+    async def aclose(self) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:  # optional capabilities: max_concurrency, count_tokens, ...
+        return getattr(self._model, name)
 
 
 def _journalled(journal: SampleJournal, path: Path) -> dict[str, SampleRecord]:
@@ -207,32 +297,37 @@ def _counts(samples: list[SampleRecord], *, resumed: int, runner: dict[str, int]
     )
 
 
-def _write_results(
-    run_dir: Path,
-    header: RunHeader,
-    samples: list[SampleRecord],
-    config: EvalConfig,
-    stopped: FatalModelError | None,
-) -> None:
-    """Write samples, metrics and the final header; raise :class:`RunError` when the run failed."""
+def _finish(
+    plan: RunPlan,
+    done: dict[str, SampleRecord],
+    resumed: int,
+    stats: dict[str, int],
+    ended: tuple[RunStatus, str] | None,
+) -> EvalResult:
+    """Write samples, metrics and the final header; raise :class:`RunFailedError` when the run failed.
+
+    A run keeps all it ever answered: a later --measures or --limit subset adds, never removes.
+    """
+    run_dir, header = plan.run_dir, plan.header
+    samples = sorted(done.values(), key=lambda s: (s.measure, s.question_id))
+    header.measures = sorted({s.measure for s in samples})
+    header.counts = _counts(samples, resumed=resumed, runner=stats)
     atomic_write_jsonl(run_dir / "samples.jsonl", [s.to_json() for s in samples])
-    atomic_write_json(run_dir / "metrics.json", score_samples(samples, seed=config.seed).to_json())
+    metrics = score_samples(samples, seed=plan.config.seed)
+    atomic_write_json(run_dir / "metrics.json", metrics.to_json())
     header.finished = now_iso()
-    failure = _failure(header, samples, config, stopped)
-    if failure is not None:
-        header.status, header.reason = failure
-    else:
-        header.status = "finished"
+    failure = ended or _failure(header, samples, plan.config)
+    header.status, header.reason = failure if failure is not None else ("finished", None)
     atomic_write_json(run_dir / "run.json", header.to_json())
-    if failure is not None:
-        raise RunError(f"{header.model}: {failure[1]}; what finished is in {run_dir}")
+    result = EvalResult(run_dir, header, metrics)
+    if failure is not None and failure[0] != "interrupted":
+        raise RunFailedError(f"{header.model}: {failure[1]}; what finished is in {run_dir}", result)
+    return result
 
 
 def _failure(
-    header: RunHeader, samples: list[SampleRecord], config: EvalConfig, stopped: FatalModelError | None
+    header: RunHeader, samples: list[SampleRecord], config: EvalConfig
 ) -> tuple[RunStatus, str] | None:
-    if stopped is not None:
-        return "stopped", str(stopped)
     errors = header.counts.errors
     if samples and errors / len(samples) > config.fail_on_error:
         first = next(s.error for s in samples if s.error is not None)

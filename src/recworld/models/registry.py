@@ -10,11 +10,12 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from recworld.console import did_you_mean, phrase
+from recworld.console.options import Flag, Operational, key_values
 from recworld.errors import ConfigError
 from recworld.models.base import Model
 from recworld.models.options import (
@@ -49,15 +50,38 @@ class ModelConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    allow_insecure_http: bool = False
-    n_ctx: int = 4096
-    n_threads: int | None = None
+    # Each setting's help and flag are declared here once (recworld.console.options);
+    # Operational: it never changes an answer, so it is not part of a run's identity.
+    # Where the model is asked, not what it is (the spec names the model): a server moved to
+    # another port still serves the same run.
+    base_url: Annotated[
+        str | None, Field(description="OpenAI-compatible server URL."), Flag(metavar="URL"), Operational()
+    ] = None
+    api_key_env: Annotated[
+        str,
+        Field(description="Name of the env var holding the API key."),
+        Flag(metavar="NAME"),
+        Operational(),
+    ] = "OPENAI_API_KEY"
+    allow_insecure_http: Annotated[
+        bool, Field(description="Send the key over plain http:// to a non-loopback host."), Operational()
+    ] = False
+    n_ctx: Annotated[int, Field(ge=1, description="Context window of a local model, in tokens.")] = 4096
+    n_threads: Annotated[
+        int | None,
+        Field(ge=1, description="CPU threads of a local model (default: all cores)."),
+        Operational(),
+    ] = None
     # Fallback sampling seed, for a request that carries none.
     seed: int = 0
     suite_dir: Path | None = None
-    options: dict[str, Any] = {}
+    options: Annotated[
+        dict[str, Any],
+        Field(description="KEY=VALUE for the backend, checked against its options."),
+        Flag(
+            "--model-option", key="model_options", metavar="KEY=VALUE", parse=key_values, cli_type=list[str]
+        ),
+    ] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,25 @@
 """``recworld analyze``: run every LRWorld analysis that applies, then write the report.
 
 The command sits in the report layer because it ends in a report; the runs
-themselves are planned and run by :mod:`recworld.evaluation.analyze`.
+themselves are planned and run by :mod:`recworld.evaluation.analyze`. Its run
+settings are ``recworld eval``'s, generated from the same
+:class:`~recworld.evaluation.config.EvalConfig`, less those the analyses choose
+themselves (the variant and the option orders) and ``--out``, which here names
+the report folder.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from recworld.chat import AnswerMode
+from recworld.console.options import Given, with_options
+from recworld.evaluation.config import EvalConfig
 
 
+@with_options(EvalConfig, exclude=["out_dir", "variant", "orders"])
 def analyze_command(
     suite_dir: Annotated[Path, typer.Argument(help="Suite directory.")],
     model: Annotated[str, typer.Option("--model", help="Model spec, e.g. llamacpp:smollm2-135m.")],
@@ -23,34 +29,19 @@ def analyze_command(
     variants: Annotated[
         str | None, typer.Option("--variants", help="Comma-separated variants (besides zero-shot).")
     ] = None,
-    mode: Annotated[
-        AnswerMode, typer.Option("--mode", help="generate, loglik or rank.")
-    ] = AnswerMode.GENERATE,
-    limit: Annotated[int | None, typer.Option("--limit", help="First N questions per measure.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Requests in flight.")] = 8,
-    seed: Annotated[int, typer.Option("--seed", help="Request seed, variant draws, bootstrap CIs.")] = 0,
     out: Annotated[
         Path | None, typer.Option("--out", help="Report directory (default SUITE/report).")
     ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on a TTY.")] = True,
+    *,
+    given: Given,
 ) -> None:
     """Run every analysis of the paper that applies (each variant its own resumable run), then the report."""
     from recworld.errors import RunError
     from recworld.evaluation.analyze import plan_runs, run_plans
-    from recworld.evaluation.cli import build_config
+    from recworld.evaluation.resolve import resolve_configs
     from recworld.report.writer import write_report
 
-    options: dict[str, Any] = {
-        "suite_dir": suite_dir,
-        "model": model,
-        "base_url": base_url,
-        "limit": limit,
-        "mode": mode,
-        "seed": seed,
-    }
-    engine: dict[str, Any] = {"concurrency": concurrency, "progress": progress, "seed": seed}
-    base = build_config(options, engine)
+    (base,) = resolve_configs(suite_dir, [model], given=given)
     chosen = [v.strip() for v in variants.split(",") if v.strip()] if variants else []
     plans = plan_runs(base, all_variants=all_variants, variants=chosen)
     failures = run_plans(plans, say=typer.echo)

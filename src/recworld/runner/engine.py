@@ -25,11 +25,12 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from recworld.chat import Request, Response
+from recworld.console.options import Flag
 from recworld.errors import ModelError
 from recworld.models.base import (
     BoundedModel,
@@ -49,12 +50,19 @@ class RunnerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    concurrency: int = Field(default=8, ge=1)
-    max_retries: int = Field(default=6, ge=0)
-    timeout_s: float = Field(default=120.0, gt=0)
-    backoff_base_s: float = Field(default=0.5, ge=0)
-    backoff_max_s: float = Field(default=60.0, ge=0)
-    progress: bool = True
+    # Each setting's help and flag are declared here once (recworld.console.options).
+    concurrency: Annotated[int, Field(ge=1, description="Requests in flight.")] = 8
+    max_retries: Annotated[int, Field(ge=0, description="Retries per request.")] = 6
+    timeout_s: Annotated[
+        float, Field(gt=0, description="Seconds per request attempt."), Flag("--timeout")
+    ] = 120.0
+    backoff_base_s: Annotated[
+        float, Field(ge=0, description="First retry waits up to this, in seconds."), Flag("--backoff")
+    ] = 0.5
+    backoff_max_s: Annotated[
+        float, Field(ge=0, description="Longest retry wait, in seconds."), Flag("--backoff-max")
+    ] = 60.0
+    progress: Annotated[bool, Field(description="Show progress on stderr.")] = True
     # Seeds the backoff jitter so a rerun waits the same way (recworld.seeding).
     seed: int = 0
 
