@@ -69,7 +69,7 @@ def test_older_headers_are_migrated_field_by_field(suite: Path, tmp_path: Path, 
     path = tmp_path / "run.json"
     path.write_text(text)
     header = read_run_header(path)
-    assert header.schema_id == "recworld.run/3" and header.counts.runner["sent"] == 2
+    assert header.schema_id == "recworld.run/3" and header.counts.runner.sent == 2
     old = json.loads(text)["config"]
     assert header.config.backend.api_key_env == old["api_key_env"] and header.config.backend.base_url is None
     if name == "run1.json":  # the engine's settings were flat; the runner counters were runner_* keys

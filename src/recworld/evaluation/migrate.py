@@ -47,7 +47,8 @@ def migrate_header(data: Mapping[str, Any]) -> dict[str, Any]:
 def _counts(counts: Mapping[str, Any]) -> dict[str, Any]:
     """run/1 ``counts``: ``runner_sent`` and the like gathered under ``runner``."""
     out = {k: v for k, v in counts.items() if not k.startswith("runner_")}
-    out["runner"] = {k.removeprefix("runner_"): v for k, v in counts.items() if k.startswith("runner_")}
+    flat = {k.removeprefix("runner_"): v for k, v in counts.items() if k.startswith("runner_")}
+    out["runner"] = {**flat, **dict(counts.get("runner") or {})}  # a nested block is kept, never dropped
     return out
 
 
