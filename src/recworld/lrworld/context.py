@@ -9,9 +9,10 @@ expensive stage is timed once under its own name.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,7 +23,8 @@ import scipy.sparse as sp
 from recworld import mining
 from recworld.data.dataset import Dataset, Domain
 from recworld.data.llara import CANDIDATES_COLUMN, LLARA_FORMAT, parse_candidates
-from recworld.lrworld.options import OptionGuard
+from recworld.lrworld.gates import GateLog
+from recworld.lrworld.options import OptionGuard, fold
 from recworld.lrworld.schema import Entry
 from recworld.seeding import child_seed
 
@@ -41,10 +43,16 @@ EntityKind = Literal["item", "user"]
 
 @dataclass(frozen=True)
 class Sequences:
-    """Every user's items in time order, stored flat: user ``u`` owns ``items[ptr[u]:ptr[u+1]]``."""
+    """Every user's items in time order, stored flat: user ``u`` owns ``items[ptr[u]:ptr[u+1]]``.
+
+    Items of one user with the same timestamp are ordered by item id (the
+    matrix column), never by file order: the sequences, hence the suite, are
+    the same whatever order the source file listed tied rows in.
+    """
 
     ptr: np.ndarray  # (n_users + 1,) int64
     items: np.ndarray  # (n_events,) int64 item column indices
+    times: np.ndarray  # (n_events,) int64 timestamps, aligned with ``items``
 
     @property
     def lengths(self) -> np.ndarray:
@@ -64,12 +72,22 @@ class Sequences:
         keep = (offset >= min_history) & next_ok[self.items]
         return np.asarray(positions[keep], dtype=np.int64)
 
+    def tied_with_previous(self, positions: np.ndarray) -> np.ndarray:
+        """True where the item at ``p`` has the timestamp of the item at ``p - 1`` of the same user.
+
+        Such a "next item" is next only because of how ties were ordered, so it is never asked.
+        """
+        positions = np.asarray(positions, dtype=np.int64)
+        has_previous = positions > self.ptr[self.user_of(positions)]
+        previous = np.maximum(positions - 1, 0)
+        return np.asarray(has_previous & (self.times[positions] == self.times[previous]), dtype=bool)
+
     def restricted(self, keep: np.ndarray) -> Sequences:
         """The same sequences with only the items where ``keep`` is true (order kept)."""
         mask = keep[self.items]
         kept_before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
         ptr = kept_before[self.ptr].astype(np.int64)
-        return Sequences(ptr, self.items[mask])
+        return Sequences(ptr, self.items[mask], self.times[mask])
 
 
 def describe_item(row: Mapping[Hashable, Any], domain: Domain) -> str:
@@ -99,6 +117,66 @@ def describe_item(row: Mapping[Hashable, Any], domain: Domain) -> str:
     return ", ".join([title, *extras])
 
 
+def title_line(row: Mapping[Hashable, Any], domain: Domain) -> str:
+    """An item by its title only (with the year for movies): what ``--history-text title`` shows."""
+    title = str(row.get("title") or row["item_id"])
+    year = row.get("year")
+    if domain is Domain.MOVIE and year is not None and not pd.isna(year):
+        return f"{title} ({int(year)})"
+    return title
+
+
+# How a measure shows an item: ``text`` (describe_item), ``title`` (title_line), or an item field.
+TEXT_VIEW, TITLE_VIEW = "text", "title"
+
+
+def render_item(row: Mapping[Hashable, Any], domain: Domain, view: str) -> str | None:
+    """An item as a measure shows it under ``view``; None when the item has no such field."""
+    if view == TEXT_VIEW:
+        return describe_item(row, domain)
+    if view == TITLE_VIEW:
+        return title_line(row, domain)
+    value = row.get(view)
+    return None if _missing(value) or str(value) == "" else str(value)
+
+
+def render_user(item_texts: Iterable[str]) -> str:
+    """A user shown by their items (oldest first), as user targets and user options read."""
+    return "; ".join(item_texts)
+
+
+def item_identity(row: Mapping[Hashable, Any], domain: Domain) -> str:
+    """The key under which two items are "the same product" to a reader: folded title (and year).
+
+    Amazon lists one product's variants under several ASINs with one title,
+    MovieLens lists some movies twice: such items must never be told apart by
+    a question, so options, targets and history items are compared under it.
+    """
+    return fold(title_line(row, domain))
+
+
+def time_order(interactions: pd.DataFrame) -> pd.DataFrame:
+    """Interactions in the order every builder (and the oracle) walks: user, time, then item id.
+
+    The item id breaks same-time ties, so the order never depends on the source file's row order.
+    """
+    frame = interactions.assign(_item=interactions["item_id"].astype(str))
+    ordered = frame.sort_values(["user_id", "timestamp", "_item"], kind="stable")
+    return ordered.drop(columns="_item").reset_index(drop=True)
+
+
+@dataclass
+class MeasureFilter:
+    """What one measure's builder left out: tied windows (pool-level) and visited targets, by reason."""
+
+    windows: int | None = None  # leave-one-out windows that met the history rule (None: no windows)
+    tied_windows: int = 0  # of them, whose next item shares a timestamp with the last shown item
+    dropped: Counter[str] = field(default_factory=Counter)
+
+    def drop(self, reason: str) -> None:
+        self.dropped[reason] += 1
+
+
 class BuildContext:
     """The dataset in the miner's index space plus lazily mined signals, shared by all builders."""
 
@@ -122,10 +200,12 @@ class BuildContext:
             self.items = (
                 dataset.items.set_index("item_id").reindex(self.matrix.item_ids.astype(str)).reset_index()
             )
-            self.item_texts: list[str] = [
-                describe_item(row, dataset.domain) for row in self.items.to_dict("records")
-            ]
+            records = self.items.to_dict("records")
+            self.item_texts: list[str] = [describe_item(row, dataset.domain) for row in records]
+            self.item_identities: list[str] = [item_identity(row, dataset.domain) for row in records]
         self._user_texts: dict[int, str] = {}
+        self.filters: dict[str, MeasureFilter] = {}
+        self.gates = GateLog()
         self._catalogue: pd.DataFrame | None = None
 
     # -- bookkeeping -------------------------------------------------------------------------
@@ -163,13 +243,28 @@ class BuildContext:
         """True for LLaRA-style test sequences: each is asked once, about its last item."""
         return self.dataset.source.get("format") == LLARA_FORMAT
 
-    def windows(self, seq: Sequences, next_ok: np.ndarray) -> np.ndarray:
-        """Flat positions a next-item question may ask about (see :meth:`Sequences.windows`)."""
+    def filter_for(self, measure_id: str) -> MeasureFilter:
+        """The drop counts of one measure (created on first use; the manifest reads them)."""
+        return self.filters.setdefault(measure_id, MeasureFilter())
+
+    def windows(self, seq: Sequences, next_ok: np.ndarray, measure_id: str) -> np.ndarray:
+        """Flat positions a next-item question may ask about (see :meth:`Sequences.windows`).
+
+        A window whose next item has the same timestamp as the last shown item
+        is left out (and counted): which of the two came "next" is only the
+        order ties were sorted in.
+        """
         if not self.imported_sequences:
-            return seq.windows(self.config.min_history, next_ok)
-        last = seq.ptr[1:] - 1
-        keep = (seq.lengths >= 2) & next_ok[seq.items[np.maximum(last, 0)]]
-        return np.asarray(last[keep], dtype=np.int64)
+            positions = seq.windows(self.config.min_history, next_ok)
+        else:
+            last = seq.ptr[1:] - 1
+            keep = (seq.lengths >= 2) & next_ok[seq.items[np.maximum(last, 0)]]
+            positions = np.asarray(last[keep], dtype=np.int64)
+        tied = seq.tied_with_previous(positions)
+        record = self.filter_for(measure_id)
+        record.windows = len(positions)
+        record.tied_windows = int(tied.sum())
+        return np.asarray(positions[~tied], dtype=np.int64)
 
     def given_candidates(self) -> dict[int, list[str]]:
         """User row -> the candidate item ids an imported sequence file fixed (empty when none)."""
@@ -183,6 +278,21 @@ class BuildContext:
                 fixed[rows[str(user_id)]] = parse_candidates(value)
         return fixed
 
+    @cached_property
+    def _item_rows(self) -> dict[str, int]:
+        return self.matrix.item_index()
+
+    def identity_of_item_id(self, item_id: str, text: str) -> str:
+        """:func:`item_identity` of an item given by id (a catalogue item outside the log included)."""
+        row = self._item_rows.get(item_id)
+        if row is not None:
+            return self.item_identities[row]
+        if self._catalogue is None:
+            self._catalogue = self.dataset.items.set_index("item_id", drop=False)
+        if item_id in self._catalogue.index:
+            return item_identity(self._catalogue.loc[item_id].to_dict(), self.dataset.domain)
+        return fold(text)
+
     def catalogue_entry(self, item_id: str) -> Entry:
         """Any catalogue item (interacted with or not) as an option, by its default text."""
         if self._catalogue is None:
@@ -194,11 +304,13 @@ class BuildContext:
         inter = self.dataset.interactions
         users = _positions(self.matrix.user_ids, inter["user_id"])
         items = _positions(self.matrix.item_ids, inter["item_id"])
-        # Interactions are sorted by (user, time); a stable sort by user row keeps the time order.
-        order = np.argsort(users, kind="stable")
+        times = inter["timestamp"].to_numpy(dtype=np.int64)
+        # (user row, time, item column): item columns follow ids sorted as strings, so same-time
+        # ties are broken by id, never by file order (:func:`time_order` is the same order).
+        order = np.lexsort((items, times, users))
         counts = np.bincount(users, minlength=self.n_users)
         ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        return Sequences(ptr, items[order].astype(np.int64))
+        return Sequences(ptr, items[order].astype(np.int64), times[order])
 
     # -- texts ---------------------------------------------------------------------------------
 
@@ -210,7 +322,7 @@ class BuildContext:
         text = self._user_texts.get(user)
         if text is None:
             recent = self.sequences.of(user)[-self.config.history_length :]
-            text = "; ".join(self.item_texts[i] for i in recent)
+            text = render_user(self.item_texts[i] for i in recent)
             self._user_texts[user] = text
         return text
 
@@ -220,12 +332,36 @@ class BuildContext:
     def entity_entry(self, kind: EntityKind, index: int) -> Entry:
         return self.item_entry(index) if kind == "item" else self.user_entry(index)
 
+    @cached_property
+    def item_title_lines(self) -> list[str]:
+        return [title_line(row, self.dataset.domain) for row in self.items.to_dict("records")]
+
+    def history_entry(self, item: int, view: str) -> Entry:
+        """A history item under ``view``: its full text (``text``) or its title line (``title``)."""
+        text = self.item_texts[item] if view == TEXT_VIEW else self.item_title_lines[item]
+        return Entry(id=str(self.matrix.item_ids[item]), text=text)
+
+    def user_shown_items(self, user: int) -> list[str]:
+        """The ids of the items that stand for a user (:meth:`user_text`), oldest first."""
+        recent = self.sequences.of(user)[-self.config.history_length :]
+        return [str(self.matrix.item_ids[i]) for i in recent]
+
     def entity_text(self, kind: EntityKind, index: int) -> str:
         return self.item_texts[index] if kind == "item" else self.user_text(index)
 
+    def entity_identity(self, kind: EntityKind, index: int) -> str:
+        """What an entity reads as: an item's folded title (its variants share it), a user's text."""
+        return self.item_identities[index] if kind == "item" else fold(self.user_text(index))
+
     def option_guard(self, kind: EntityKind, shown: Iterable[int]) -> OptionGuard:
-        """A guard over ``kind`` options that rejects texts reading like any of ``shown``."""
-        return OptionGuard(lambda j: self.entity_text(kind, j), [self.entity_text(kind, j) for j in shown])
+        """A guard over ``kind`` options that rejects any reading like one of ``shown`` (text or title)."""
+        shown = list(shown)
+        return OptionGuard(
+            lambda j: self.entity_text(kind, j),
+            [self.entity_text(kind, j) for j in shown],
+            identity_of=lambda j: self.entity_identity(kind, j),
+            taken_identities=[self.entity_identity(kind, j) for j in shown],
+        )
 
     def field_values(self, field: str) -> list[Any]:
         """Raw values of an item field in item-column order (None where absent)."""

@@ -25,19 +25,22 @@ from recworld.io import atomic_write_json, claim_output_dir, dumps_canonical, ou
 from recworld.lrworld.builders.neural import neumf_record
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Measure
 from recworld.lrworld.config import BuildConfig
-from recworld.lrworld.context import BuildContext
+from recworld.lrworld.context import BuildContext, MeasureFilter
 from recworld.lrworld.embeddings import FOLDER as EMBEDDINGS_FOLDER
 from recworld.lrworld.embeddings import SavedSpace, save_space
+from recworld.lrworld.gates import WeakGroundTruth, required_gates
 from recworld.lrworld.image_variant import IMAGE_MEASURES
 from recworld.lrworld.manifest import (
     MANIFEST_NAME,
     MANIFEST_SCHEMA,
     ImageCheck,
+    MeasureFilters,
     SuiteManifest,
     UsersSkipped,
     is_suite,
 )
 from recworld.lrworld.schema import Question
+from recworld.lrworld.shortcuts import run_battery
 from recworld.seeding import rng
 
 OUTPUT_KIND = "lrworld-suite"  # the marker kind of a suite directory
@@ -47,7 +50,9 @@ __all__ = ["MANIFEST_SCHEMA", "BuildProgress", "build_questions", "build_suite",
 #    items qualify (recworld.mining.clusters); smaller datasets give the same questions as 1.
 # 3: the paper's defaults (uniform distractors, taxo_interm at one depth), options that never
 #    read alike, LastFM as LLaRA (20 candidates, 10 of history, names only), ties in file order.
-GENERATOR_VERSION = "lrworld-builder/3"
+# 4: NeuMF's cosine GMF space and spherical k-means; same-time ties ordered by item id and never
+#    asked as "next"; no option (positive included) reads like the target or a shown item by title.
+GENERATOR_VERSION = "lrworld-builder/4"
 
 
 class BuildProgress(Protocol):
@@ -98,7 +103,13 @@ def build_questions(
         before = sum(ctx.timings.values())
         start = time.perf_counter()
         reason = builder.unavailable(ctx)
-        questions = [] if reason else builder.build(ctx, measure, rng(ctx.config.seed, "build", measure.id))
+        generator = rng(ctx.config.seed, "build", measure.id)
+        try:
+            questions = [] if reason else builder.build(ctx, measure, generator)
+        except WeakGroundTruth as weak:  # a gate failed: skip this measure, or stop if the gate is required
+            if weak.gate in required_gates(ctx.config.require_neural):
+                raise weak.fatal() from None
+            questions, reason = [], ctx.gates.skipped(measure.id, weak)
         # Shared signals computed on first use are timed under their own stage names.
         shared = sum(ctx.timings.values()) - before
         ctx.timings[f"measure:{measure.id}"] = time.perf_counter() - start - shared
@@ -226,4 +237,12 @@ def _manifest(
         timings=timings,
         images=images,
         neumf=neumf_record(ctx),
+        gates=ctx.gates.records(),
+        filters={m: _filters(f) for m, f in sorted(ctx.filters.items())},
+        shortcuts=run_battery(ctx, built),
     )
+
+
+def _filters(record: MeasureFilter) -> MeasureFilters:
+    dropped = dict(sorted(record.dropped.items()))
+    return MeasureFilters(windows=record.windows, tied_windows=record.tied_windows, dropped=dropped)
