@@ -232,7 +232,7 @@ MEASURES: tuple[Measure, ...] = (
     ),
     Measure(
         id="lastfm_artist_genre",
-        factor=Factor.ENTITY_ATTRIBUTE,
+        factor=Factor.LASTFM_ARTIST_GENRE,
         format=MCQ,
         domains=MUSIC,
         requires=("genres",),

@@ -87,8 +87,24 @@ AllowWeakNeuMFOption = Annotated[
     bool,
     typer.Option(
         "--allow-weak-neumf",
-        help="Build the neu_* measures even if NeuMF does not beat popularity on held-out HR@10 "
-        "(otherwise exit 3).",
+        help="Build the neu_* measures even if the NeuMF cosine space does not beat popularity on "
+        "held-out HR@10 (otherwise they are skipped, with the figures in the manifest).",
+    ),
+]
+RequireNeuralOption = Annotated[
+    bool,
+    typer.Option(
+        "--require-neural",
+        help="Fail (exit 3, nothing written) when the NeuMF cosine space does not beat popularity, "
+        "instead of skipping the neu_* measures.",
+    ),
+]
+HistoryTextOption = Annotated[
+    str,
+    typer.Option(
+        "--history-text",
+        help="Attribute MCQ history lines: 'text' (title, year, genres / brand, category: the paper's) "
+        "or 'title' (so the asked value is not on screen).",
     ),
 ]
 
@@ -126,6 +142,8 @@ def build(
         bool, typer.Option("--force", help="Write into an --out that is not a suite (its files are kept).")
     ] = False,
     allow_weak_neumf: AllowWeakNeuMFOption = False,
+    require_neural: RequireNeuralOption = False,
+    history_text: HistoryTextOption = "text",
     progress: ProgressOption = True,
     as_json: JsonOption = False,
 ) -> None:
@@ -136,6 +154,7 @@ def build(
 
     options = {"negatives": negatives, "distractors": distractors, "taxo_level": taxo_level, "rules": rules}
     options |= {"min_support": min_support, "allow_weak_neumf": allow_weak_neumf}
+    options |= {"require_neural": require_neural, "history_text": history_text}
     config = _build_config(seed, per_measure, measures, options)
     roots = ImageRoots.of([dataset_folder(dataset), *([metadata.parent] if metadata else [])])
     roots += ImageRoots.of(image_root or (), check=True)
@@ -175,6 +194,13 @@ def _print_manifest(manifest: dict[str, Any], out: Path, *, as_json: bool = Fals
     warning = manifest["images"]["warning"]
     if warning:
         _log.warning("%s", warning)
+    for gate in manifest.get("gates", []):
+        if gate["outcome"] == "skipped":  # one line per failed gate, naming every measure it cost
+            _log.warning(
+                "%s skipped: %s (--require-neural makes this fatal; --allow-weak-neumf builds them anyway)",
+                ", ".join(gate["measures"]),
+                gate["reason"],
+            )
     if as_json:
         emit_json({"suite": str(out), **manifest})
         return
@@ -193,6 +219,18 @@ def _print_manifest(manifest: dict[str, Any], out: Path, *, as_json: bool = Fals
     short = manifest["users_skipped"]["too_short_history"]
     if short:
         console.print(f"{short} users skipped: {manifest['users_skipped']['rule']}")
+    flagged = [row for row in (manifest.get("shortcuts") or {}).get("rows", []) if row["flagged"]]
+    if flagged:
+        console.print(
+            escape(
+                "shortcuts above chance (manifest.json 'shortcuts', report 'Shortcuts'): "
+                + "; ".join(
+                    f"{row['measure']} {row['shortcut']} {row['score']:.2f} (chance {row['chance']:.2f})"
+                    + (f", {row['remedy']}" if row["remedy"] else "")
+                    for row in flagged
+                )
+            )
+        )
 
 
 def register(app: typer.Typer) -> None:

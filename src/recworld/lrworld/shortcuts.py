@@ -8,6 +8,9 @@ these baselines over its own questions (data and text only, nothing learned):
     the option with the most interactions (items: users who met it; users:
     items they met; attribute values: how often users met items carrying the
     value, the weight ``--distractors popularity`` draws with);
+``least_popular``
+    the option with the fewest: popularity-weighted negatives can make the
+    answer the *least* popular option, a shortcut the other way round;
 ``history_majority``
     attribute questions: the value that the most shown history lines mention
     (folded, as a whole word), i.e. what a reader copies off the screen;
@@ -55,6 +58,7 @@ __all__ = ["SHORTCUTS", "run_battery", "shortcut_scores", "wilson_interval"]
 
 SHORTCUTS = (
     "popularity",
+    "least_popular",
     "history_majority",
     "title_overlap",
     "token_overlap",
@@ -164,6 +168,7 @@ class _Battery:
     def scorers(self, measure: Measure) -> dict[str, Scorer]:
         return {
             "popularity": lambda q: self.popularity(q, measure),
+            "least_popular": lambda q: _negated(self.popularity(q, measure)),
             "history_majority": lambda q: self.history_majority(q, measure),
             "title_overlap": lambda q: self.title_overlap(q, measure),
             "token_overlap": lambda q: self.token_overlap(q, measure),
@@ -172,8 +177,15 @@ class _Battery:
         }
 
 
+def _negated(scores: list[float] | None) -> list[float] | None:
+    return None if scores is None else [-s for s in scores]
+
+
 def remedy(measure: Measure, shortcut: str, config: BuildConfig) -> str | None:
-    """The build option that removes ``shortcut`` on ``measure`` (not already on), or None."""
+    """The build option that works against ``shortcut`` on ``measure`` (not already on), or None.
+
+    Against, not always away: docs/lrworld.md gives what each option leaves on ML-100K.
+    """
     options: list[tuple[str, bool]] = []
     if shortcut == "popularity":
         if measure.factor is Factor.ASSOCIATION_RULES:

@@ -55,9 +55,11 @@ def build_sections(runs: Sequence[RunData], options: AnalysisOptions) -> list[Se
     from recworld.report import analyses_runs as ar
     from recworld.report import analyses_suite as asu
     from recworld.report import analyses_usage as au
+    from recworld.report.shortcuts_section import shortcuts_section
 
     builders: list[Callable[[], Section | None]] = [
         lambda: asu.dataset_section(runs),
+        lambda: shortcuts_section(runs),
         lambda: ar.ranking_section(runs),
         lambda: ar.variants_section(runs),
         lambda: ar.orders_section(runs),
