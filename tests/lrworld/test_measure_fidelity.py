@@ -27,11 +27,11 @@ from recworld.evaluation.variants import Catalogue, noisy_history
 from recworld.io import iter_json_lines
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, OptionKind, Scale
 from recworld.lrworld.config import BuildConfig
-from recworld.lrworld.context import describe_item
 from recworld.lrworld.prompts import render_prompt
 from recworld.lrworld.schema import Entry, Question, QuestionFormat, Target
 from recworld.lrworld.shortcuts import hit, wilson_interval
 from recworld.lrworld.suite import build_suite
+from recworld.lrworld.views import describe_item
 from recworld.mining import NeuMFConfig
 from recworld.models import ModelConfig, Request, load_model
 
@@ -391,9 +391,9 @@ def test_lastfm_is_its_own_group() -> None:
 
 
 def test_lastfm_oracle_answers_by_name_through_the_eval(tmp_path: Path) -> None:
-    from .test_fidelity import llara_file
-
     from recworld.data.llara import load_llara
+
+    from .test_fidelity import llara_file
 
     suite = tmp_path / "suite"
     build(load_llara(llara_file(tmp_path / "fm")), suite)
@@ -409,7 +409,7 @@ def test_lastfm_oracle_answers_by_name_through_the_eval(tmp_path: Path) -> None:
     assert artist["response"].startswith("Artist")  # the oracle replied with a name, read by name
 
 
-# -- the oracle and planted wrong labels ----------------------------------------------------------------------
+# -- the oracle and planted wrong labels -----------------------------------------------------------------
 
 
 Tamper = Callable[[Question, list[Question]], Question | None]
@@ -431,12 +431,7 @@ def _swapped(q: Question, pool: list[Question]) -> Question | None:
     has = fold(str(q.evidence.get("next_item_text", "")))
     for other in pool:
         for c in other.candidates:
-            if (
-                c.id not in ids
-                and c.id != q.target.id
-                and c.id != other.answer.id
-                and fold(c.text) not in has
-            ):
+            if c.id not in ids and c.id not in (q.target.id, other.answer.id) and fold(c.text) not in has:
                 candidates = list(q.candidates)
                 candidates[q.answer_index] = c
                 return q.model_copy(update={"candidates": candidates})

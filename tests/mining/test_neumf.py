@@ -271,7 +271,9 @@ def test_required_neural_gate_is_a_run_failure_and_neural_alone_is_a_data_error(
         )
     assert caught.value.exit_code == 3
     with pytest.raises(DataError, match="neural gate"):
-        build_suite(data, BuildConfig(measures=("neu_item2users",), per_measure=5), Path("/nonexistent/never"))
+        build_suite(
+            data, BuildConfig(measures=("neu_item2users",), per_measure=5), Path("/nonexistent/never")
+        )
 
 
 def test_manifest_carries_the_curve_and_beats_popularity_on_planted_data(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,6 +26,7 @@ from recworld.data.llara import CANDIDATES_COLUMN, LLARA_FORMAT, parse_candidate
 from recworld.lrworld.gates import GateLog
 from recworld.lrworld.options import OptionGuard, fold
 from recworld.lrworld.schema import Entry
+from recworld.lrworld.views import TEXT_VIEW, describe_item, item_identity, render_user, title_line
 from recworld.seeding import child_seed
 
 if TYPE_CHECKING:
@@ -88,71 +89,6 @@ class Sequences:
         kept_before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
         ptr = kept_before[self.ptr].astype(np.int64)
         return Sequences(ptr, self.items[mask], self.times[mask])
-
-
-def describe_item(row: Mapping[Hashable, Any], domain: Domain) -> str:
-    """The default text of an item: ``Title (Year), Genre|Genre`` for movies, title and key fields else.
-
-    A music artist is its name only, as in LLaRA's LastFM prompts (paper Table 24):
-    a genre word inside a comma-joined artist history would read as one more artist.
-    """
-    title = str(row.get("title") or row["item_id"])
-    if domain is Domain.MUSIC:
-        return title
-    year = row.get("year")
-    if year is not None and not pd.isna(year):
-        title = f"{title} ({int(year)})"
-    extras: list[str] = []
-    if domain is Domain.PRODUCT:
-        brand = row.get("brand")
-        if isinstance(brand, str) and brand:
-            extras.append(f"brand {brand}")
-        categories = row.get("categories")
-        if categories is not None and len(categories):
-            extras.append(str(categories[-1]))
-    else:
-        genres = row.get("genres")
-        if genres is not None and len(genres):
-            extras.append("|".join(str(g) for g in genres))
-    return ", ".join([title, *extras])
-
-
-def title_line(row: Mapping[Hashable, Any], domain: Domain) -> str:
-    """An item by its title only (with the year for movies): what ``--history-text title`` shows."""
-    title = str(row.get("title") or row["item_id"])
-    year = row.get("year")
-    if domain is Domain.MOVIE and year is not None and not pd.isna(year):
-        return f"{title} ({int(year)})"
-    return title
-
-
-# How a measure shows an item: ``text`` (describe_item), ``title`` (title_line), or an item field.
-TEXT_VIEW, TITLE_VIEW = "text", "title"
-
-
-def render_item(row: Mapping[Hashable, Any], domain: Domain, view: str) -> str | None:
-    """An item as a measure shows it under ``view``; None when the item has no such field."""
-    if view == TEXT_VIEW:
-        return describe_item(row, domain)
-    if view == TITLE_VIEW:
-        return title_line(row, domain)
-    value = row.get(view)
-    return None if _missing(value) or str(value) == "" else str(value)
-
-
-def render_user(item_texts: Iterable[str]) -> str:
-    """A user shown by their items (oldest first), as user targets and user options read."""
-    return "; ".join(item_texts)
-
-
-def item_identity(row: Mapping[Hashable, Any], domain: Domain) -> str:
-    """The key under which two items are "the same product" to a reader: folded title (and year).
-
-    Amazon lists one product's variants under several ASINs with one title,
-    MovieLens lists some movies twice: such items must never be told apart by
-    a question, so options, targets and history items are compared under it.
-    """
-    return fold(title_line(row, domain))
 
 
 def time_order(interactions: pd.DataFrame) -> pd.DataFrame:

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from recworld.data.dataset import Dataset
-from recworld.lrworld.context import TEXT_VIEW, item_identity, render_item, render_user
 from recworld.lrworld.schema import Entry, Question
+from recworld.lrworld.views import TEXT_VIEW, item_identity, render_item, render_user
 from recworld.seeding import rng
 
 __all__ = ["NoiseCatalogue", "noisy_question"]
@@ -48,7 +48,7 @@ _DRAWS = 64  # rejection draws before a full scan for a replacement
 class NoiseCatalogue:
     """Every item's text under each view, and each user's items: what a noisy profile draws from.
 
-    ``texts`` is the default view (``text``, :func:`~recworld.lrworld.context.describe_item`);
+    ``texts`` is the default view (``text``, :func:`~recworld.lrworld.views.describe_item`);
     ``views`` maps another view name to the items that can be shown that way.
     """
 

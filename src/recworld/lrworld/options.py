@@ -8,7 +8,7 @@ whitespace runs collapsed), and :class:`OptionGuard` tracks the folded texts a
 question already shows so a negative that reads like one of them is rejected.
 
 Items are also compared by *identity*, their folded title (with the year for
-movies; :func:`recworld.lrworld.context.item_identity`): two ASINs of one
+movies; :func:`recworld.lrworld.views.item_identity`): two ASINs of one
 product differ in brand or leaf category, so their texts differ, yet a reader
 sees one product twice. No two options, and no option and the target or a
 shown history item, may share an identity; :func:`distinct_keys` is the check.

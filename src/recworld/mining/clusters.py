@@ -92,13 +92,17 @@ def kmeans_pick(
         distance = 1.0 - similarity[np.arange(len(x)), labels]
     else:
         distance = np.linalg.norm(x - model.cluster_centers_[labels], axis=1)
+    return _deal(labels, distance, clusters, min(n_pick, x.shape[0]))
+
+
+def _deal(labels: np.ndarray, distance: np.ndarray, clusters: int, target: int) -> np.ndarray:
+    """Round-robin over clusters, each in order of distance to its centroid (ties by index)."""
     queues: list[np.ndarray] = []
     for label in range(clusters):
         members = np.flatnonzero(labels == label)
         queues.append(members[np.lexsort((members, distance[members]))])
     picks: list[int] = []
     depth = 0
-    target = min(n_pick, x.shape[0])
     while len(picks) < target:
         for queue in queues:
             if depth < len(queue) and len(picks) < target:
