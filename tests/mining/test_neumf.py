@@ -169,6 +169,14 @@ def test_progress_stops_after_patience_epochs_without_improvement() -> None:
     ]
     assert stops == [False, False, False, False, True]
     assert progress.best_epoch == 3 and progress.stopped_early
+    # A slow start (the cosine space near chance for a few epochs) never stops before min_epochs.
+    slow = _Progress()
+    flat = [0.105, 0.098, 0.097, 0.096, 0.4, 0.7]
+    stops = [
+        slow.record(model, {"epoch": e + 1, "hr@10_valid_embedding": hr}, patience=2, min_epochs=5)
+        for e, hr in enumerate(flat)
+    ]
+    assert stops == [False] * 6 and slow.best_epoch == 6
 
 
 def test_early_stopping_keeps_the_best_epoch_on_planted_data() -> None:
