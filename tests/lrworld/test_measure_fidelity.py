@@ -169,6 +169,7 @@ def test_no_ml100k_next_item_is_tied_in_time_with_the_last_shown_item(
     assert genre["windows"] > 0 and 0.3 < genre["tied_windows"] / genre["windows"] < 0.7
 
 
+@pytest.mark.slow
 def test_file_order_of_tied_rows_never_changes_the_suite(ml100k: Dataset, tmp_path: Path) -> None:
     inter = ml100k.interactions
     shuffled = inter.sample(frac=1.0, random_state=7).reset_index(drop=True)  # ties now in another order
@@ -180,6 +181,22 @@ def test_file_order_of_tied_rows_never_changes_the_suite(ml100k: Dataset, tmp_pa
     first = build(ml100k, tmp_path / "a", measures=measures)
     second = build(other, tmp_path / "b", measures=measures)
     assert first["questions_sha256"] == second["questions_sha256"]
+
+
+def test_sequence_order_is_user_time_item_against_a_lexsort() -> None:
+    """Brute force: the fast (run, item) sort equals a 3-key lexsort, sorted input or not."""
+    from recworld.lrworld.context import _time_item_order
+
+    gen = np.random.default_rng(1)
+    for trial in range(300):
+        n = int(gen.integers(1, 60))
+        users, times, items = gen.integers(0, 5, n), gen.integers(0, 4, n), gen.integers(0, 7, n)
+        if trial % 2 == 0:  # as a Dataset holds them: sorted by (user, time), ties in file order
+            order = np.lexsort((times, users))
+            users, times, items = users[order], times[order], items[order]
+        fast, slow = _time_item_order(users, times, items, 7), np.lexsort((items, times, users))
+        for column in (users, times, items):
+            assert (column[fast] == column[slow]).all(), trial
 
 
 # -- 4. options no surface cue gives away ---------------------------------------------------------------
@@ -282,6 +299,7 @@ def test_remedies_named_by_the_battery_work_on_ml100k(ml100k: Dataset, tmp_path:
     assert all("|" not in e.text for e in genre.history) and genre.evidence["view"] == "title"
 
 
+@pytest.mark.slow
 def test_report_carries_the_shortcut_table(ml100k_suite: Path, tmp_path: Path) -> None:
     runs = tmp_path / "run"
     assert (
@@ -306,6 +324,28 @@ def test_report_carries_the_shortcut_table(ml100k_suite: Path, tmp_path: Path) -
     assert "Shortcuts" in html and "Shortcuts that beat chance" in md
     line = next(row for row in md.splitlines() if row.startswith("| ml-100k | Assoc rule | popularity"))
     assert "--rules lift" in line
+
+
+def test_report_section_reads_the_manifest(movie_suite: Path, tmp_path: Path) -> None:
+    """The section is built from the suite's typed manifest: flagged rows only, with their option."""
+    from recworld.evaluation.records import RunHeader
+    from recworld.lrworld.manifest import read_manifest
+    from recworld.report.runs import RunData
+    from recworld.report.shortcuts_section import shortcuts_section
+
+    manifest = read_manifest(movie_suite)
+    assert manifest.shortcuts is not None and manifest.shortcuts.rows
+    info = RunHeader.model_construct(suite=str(movie_suite))
+    section = shortcuts_section([RunData(path=tmp_path, info=info, samples=[], metrics={})])
+    assert section is not None and section.title == "Shortcuts"
+    flagged = manifest.shortcuts.flagged
+    if flagged:
+        (table,) = section.tables
+        assert len(table.rows) == len(flagged)
+        assert {r[2].text for r in table.rows} == {row.shortcut for row in flagged}
+    else:
+        assert section.note is not None
+    assert shortcuts_section([RunData(path=tmp_path, info=None, samples=[], metrics={})]) is None
 
 
 # -- 6. the noisy variant, in each measure's own rendering ---------------------------------------------------
