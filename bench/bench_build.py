@@ -221,8 +221,9 @@ def bench_neumf_only(scale: float, shape_name: str) -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"NeuMF {shape_name} x{scale:g}: {time.perf_counter() - ready:.1f} s, {info['epochs_run']} epochs "
-        f"(best {info['best_epoch']}), {info['examples_seen']} examples; test HR@10 {info['hr@10']:.3f}, "
-        f"popularity {info['hr@10_popularity']:.3f}, embedding {info['hr@10_embedding']:.3f}; "
+        f"(best {info['best_epoch']}), {info['examples_seen']} examples; test HR@10 cosine space "
+        f"{info['hr@10_embedding']:.3f} (gap SE {info['hr@10_embedding_gap_se']:.4f}), popularity "
+        f"{info['hr@10_popularity']:.3f}, fused model {info['hr@10']:.3f}; "
         f"peak RSS {peak_mb:.0f} MB (generation included)"
     )
 
@@ -252,13 +253,26 @@ def print_neumf(record: dict[str, Any] | None) -> None:
     if not record:
         print("NeuMF: not trained")
         return
+    space, popularity, se = (
+        record["hr_at_10_embedding"],
+        record["hr_at_10_popularity"],
+        record.get("embedding_gap_se"),
+    )
+    gap = (
+        f", gap {(space - popularity) / se:.1f} SE"
+        if space is not None and popularity is not None and se
+        else ""
+    )
     print(
-        f"NeuMF: test HR@10 {record['hr_at_10']}, popularity {record['hr_at_10_popularity']}, "
-        f"embedding {record['hr_at_10_embedding']}; verdict {record['verdict']}; "
+        f"NeuMF: test HR@10 cosine space ({record.get('space')}) {space}, popularity {popularity}{gap}, "
+        f"fused model {record['hr_at_10']}; verdict {record['verdict']}; "
         f"best epoch {record['best_epoch']} of {len(record['curve'])}"
     )
     for row in record["curve"]:
-        print(f"  epoch {row['epoch']:>2}: loss {row['loss']:.4f}, valid HR@10 {row['hr_at_10']}")
+        print(
+            f"  epoch {row['epoch']:>2}: loss {row['loss']:.4f}, "
+            f"valid HR@10 space {row['hr_at_10_embedding']}, model {row['hr_at_10']}"
+        )
 
 
 def main() -> None:

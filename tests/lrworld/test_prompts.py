@@ -43,8 +43,12 @@ def test_every_measure_renders_options_in_order(measure: Measure, variant: str) 
     (message,) = rendered.messages
     assert message.role == "user"
     assert "$" not in message.content and "[HistoryHere]" not in message.content
-    for label, text in zip(rendered.labels, rendered.option_texts, strict=True):
-        assert re.search(rf"\b{label}\. {text}\b", message.content), (label, text)
+    if rendered.answer_by == "name":  # LastFM as LLaRA: [CansHere] is the names, comma-separated
+        assert ", ".join(rendered.option_texts) in message.content
+        assert not re.search(r"\bA\. ", message.content)
+    else:
+        for label, text in zip(rendered.labels, rendered.option_texts, strict=True):
+            assert re.search(rf"\b{label}\. {text}\b", message.content), (label, text)
     offsets = [message.content.index(t) for t in rendered.option_texts]
     assert offsets == sorted(offsets)
     assert ("TARGET-TEXT" in message.content) == measure.shows_target
@@ -57,6 +61,26 @@ def test_lastfm_prompt_is_the_papers_table_24() -> None:
     assert text.startswith("This user has listened to HISTORY-0, HISTORY-1, HISTORY-2 in the previous.")
     assert "Please predict the next music artist this user will listen to." in text
     assert text.endswith("Choose only one artist from the candidates. The answer is")
+    names = ", ".join(f"OPTION-{i}" for i in range(10))
+    assert f"The artist name candidates are {names}. Choose only one" in text
+
+
+def test_lastfm_replies_are_read_by_name_as_llara_does() -> None:
+    from recworld.lrworld.prompts import read_name_reply
+
+    names = ["Artist 1", "Artist 12", "Muse", "The Beatles"]
+    assert read_name_reply("Muse", names) == 2
+    assert read_name_reply("  the beatles.\nBecause they are great", names) == 3
+    assert read_name_reply("Artist 12", names) == 1  # the whole line is one name
+    assert read_name_reply("I would say Artist 12 here", names) is None  # LLaRA: two names occur in it
+    assert read_name_reply("Muse or The Beatles", names) is None  # two names: no answer
+    assert read_name_reply("B", names) is None  # a letter is no name
+    assert read_name_reply("Thinking...\nAnswer: Muse", names) == 2  # after the last answer cue
+    genre = question("lastfm_artist_genre", QuestionFormat.MCQ, "music")
+    rendered = render_prompt(genre)
+    assert rendered.answer_by == "name" and "The genres candidates are OPTION-0, OPTION-1" in (
+        rendered.messages[0].content
+    )
 
 
 def test_domain_words_follow_the_question() -> None:

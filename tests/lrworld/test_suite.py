@@ -309,6 +309,7 @@ def test_cli_builds_a_suite(cache_dir: Path, tmp_path: Path, capsys: pytest.Capt
     [
         ["--measures", "nope"],
         ["--per-measure", "0"],
+        ["--history-text", "genres"],
     ],
 )
 def test_cli_bad_options_exit_2(cache_dir: Path, tmp_path: Path, args: list[str]) -> None:

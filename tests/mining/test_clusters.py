@@ -32,7 +32,7 @@ def test_round_robin_covers_every_cluster_first() -> None:
 
 def test_first_pick_per_cluster_is_nearest_to_its_centroid() -> None:
     points, truth = _blobs(seed=1)
-    picks = kmeans_pick(points, n_clusters=5, n_pick=5, seed=0)
+    picks = kmeans_pick(points, n_clusters=5, n_pick=5, seed=0, geometry="euclidean")
     for pick in picks:
         members = np.flatnonzero(truth == truth[pick])
         centre = points[members].mean(axis=0)
@@ -59,3 +59,27 @@ def test_fit_sample_assigns_every_point_and_keeps_whole_fits_unchanged() -> None
     assert np.array_equal(sampled, kmeans_pick(points, n_clusters=5, n_pick=200, seed=1, fit_sample=25))
     with pytest.raises(ConfigError):
         kmeans_pick(points, fit_sample=0)
+
+
+def test_cosine_geometry_clusters_by_direction_not_norm() -> None:
+    """Three directions, each at norms 1 and 50: cosine k-means finds the directions, Euclidean the norms."""
+    gen = np.random.default_rng(4)
+    directions = np.eye(3)
+    points, truth = [], []
+    for d in range(3):
+        for norm in (1.0, 50.0):
+            for _ in range(20):
+                points.append(norm * (directions[d] + gen.normal(scale=0.05, size=3)))
+                truth.append(d)
+    x, labels = np.asarray(points), np.asarray(truth)
+    picks = kmeans_pick(x, n_clusters=3, n_pick=3, seed=0)  # cosine is the default
+    assert sorted(labels[picks].tolist()) == [0, 1, 2]
+    # Each direction's prototype is its most central point by cosine, whatever its norm.
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    for pick in picks:
+        members = np.flatnonzero(labels == labels[pick])
+        centre = unit[members].mean(axis=0)
+        cosines = unit[members] @ (centre / np.linalg.norm(centre))
+        assert members[np.argmax(cosines)] == pick
+    with pytest.raises(ConfigError):
+        kmeans_pick(x, geometry="manhattan")  # type: ignore[arg-type]

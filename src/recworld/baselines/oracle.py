@@ -15,9 +15,19 @@ the question's ``evidence`` or answer:
   the shown field, as the builder does), then that item's attribute values
   (compared case- and space-folded) or its id.
 
+It also checks that some option *is* the ground truth over the whole
+catalogue, not merely the best of the ten shown: the strongest rule of the
+antecedent (under the build's metric), the top cosine neighbour among all
+entities (neural: among the target's unseen keys), and, for next-item
+questions, a shown history that is exactly the user's items before that
+position with a next item not tied in time with the last of them. When no
+option qualifies (a planted wrong label, a weaker neighbour shown as the
+positive, a suite whose manifest names the wrong ranking), the oracle answers
+"none of the options": a miss, scored wrong, so its score falls below 1.0.
+
 Which family a question belongs to, and its parameters, come from its
 catalogue entry (:data:`~recworld.lrworld.measure.BuilderSpec`); the match in
-:meth:`OracleBaseline.rank` is exhaustive, so a new builder family without a
+:meth:`OracleBaseline._judge` is exhaustive, so a new builder family without a
 recomputation here fails the type check (and ``tests/lrworld/test_catalogue.py``).
 """
 
@@ -31,9 +41,11 @@ import numpy as np
 
 from recworld.baselines.classic import Baseline, cosine_rows, dense_row, rank_options
 from recworld.baselines.training import as_values, training_data
-from recworld.data.dataset import Dataset
-from recworld.errors import ConfigError
+from recworld.chat import AnswerMode, Request, Response, Usage
+from recworld.data.dataset import Dataset, Domain
+from recworld.errors import ConfigError, ModelError
 from recworld.lrworld.catalogue import get_measure
+from recworld.lrworld.context import TIE_TOLERANCE, time_order
 from recworld.lrworld.embeddings import SavedSpace, load_space
 from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.measure import AttributeSpec, MemorySpec, NeuralSpec, NextItemSpec, RuleSpec
@@ -42,6 +54,7 @@ from recworld.lrworld.schema import Question
 from recworld.models.registry import ModelConfig
 
 _NONE = -np.inf
+NO_OPTION = "none of the options"  # the oracle's reply when no option is the ground truth
 
 
 class OracleBaseline(Baseline):
@@ -57,31 +70,61 @@ class OracleBaseline(Baseline):
         self._build = read_manifest(self._suite).config
         self._data = training_data(self._suite)
         dataset = Dataset.load(self._suite / "dataset")
-        inter = dataset.interactions
-        # Row order is time order with ties in file order: the order the builder walked.
-        self._sequences: dict[str, list[str]] = {
-            str(u): [str(i) for i in items]
-            for u, items in inter.groupby("user_id", sort=False)["item_id"].agg(list).items()
-        }
+        self._domain = dataset.domain
+        # (user, time, item id): the order the builder walked, ties never in file order.
+        inter = time_order(dataset.interactions)
+        self._sequences: dict[str, list[str]] = {}
+        self._times: dict[str, list[int]] = {}
+        for user, group in inter.groupby("user_id", sort=False):
+            self._sequences[str(user)] = [str(i) for i in group["item_id"]]
+            self._times[str(user)] = [int(t) for t in group["timestamp"]]
         self._space: SavedSpace | None = None
 
+    async def complete(self, request: Request) -> Response:
+        """The recomputed answer, or :data:`NO_OPTION` (a miss) when no option is the ground truth."""
+        question = request.question
+        if isinstance(question, Question) and not any(self._judge(question)[1]):
+            return Response(text=NO_OPTION, choice_logprobs=None, usage=Usage(0, 0))
+        return await super().complete(request)
+
+    @property
+    def supports(self) -> frozenset[AnswerMode]:
+        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
+
     def rank(self, question: Question) -> list[int]:
+        scores, _ = self._judge(question)
+        return rank_options([(float(s),) for s in scores], [c.id for c in question.candidates])
+
+    def _judge(self, question: Question) -> tuple[list[float], list[bool]]:
+        """Each option's recomputed score, and whether it is the ground truth over the whole catalogue."""
         ids = [c.id for c in question.candidates]
+        target = question.target.id
         spec = get_measure(question.measure).builder
         match spec:
             case RuleSpec():
-                scores = self._rule_scores(question.target.id, ids)
+                scores, best = self._rule_scores(target, ids), self._best_rule(target)
             case MemorySpec(kind=kind):
-                scores = self._memory_scores(kind, question.target.id, ids)
+                scores, best = self._memory_scores(kind, target, ids), self._best_memory(kind, target)
             case NeuralSpec(kind=kind):
-                scores = self._neural_scores(kind, question.target.id, ids)
+                scores, best = self._neural_scores(kind, target, ids), self._best_neural(kind, target)
             case AttributeSpec(field=field):
-                scores = self._attribute_scores(field, question)
+                scores = self._next_item_scores(question, view=None, field=field)
+                return scores, [s > 0 for s in scores]
             case NextItemSpec(view=view):
-                scores = self._next_item_scores(view, question)
+                scores = self._next_item_scores(question, view=view, field=None)
+                return scores, [s > 0 for s in scores]
             case _:
                 assert_never(spec)
-        return rank_options([(float(s),) for s in scores], ids)
+        if best is None or not np.isfinite(best):
+            return scores, [False] * len(scores)
+        return scores, [bool(np.isfinite(s) and s >= best - TIE_TOLERANCE) for s in scores]
+
+    @property
+    def _history_length(self) -> int:
+        """Items of history a next-item question shows (as :attr:`BuildContext.history_length`)."""
+        if self._domain is Domain.MUSIC:
+            return self._build.lastfm_history
+        return self._build.history_length
 
     # -- association rules ---------------------------------------------------------------------
 
@@ -113,6 +156,58 @@ class OracleBaseline(Baseline):
             scores.append(confidence / supp_c if cfg.rules == "lift" else confidence)
         return scores
 
+    def _best_rule(self, target: str) -> float | None:
+        """The build's metric of the antecedent's strongest rule over every item (None: no rule)."""
+        data, cfg = self._data, self._build
+        n_users = data.matrix.shape[0]
+        t = data.item_index.get(target)
+        if t is None or data.item_sq[t] / n_users < cfg.min_support:
+            return None
+        support = np.asarray(data.by_item @ dense_row(data.by_item, t)).ravel() / n_users
+        supp_c = data.item_sq / n_users
+        confidence = support / (data.item_sq[t] / n_users)
+        ok = (support >= cfg.min_support) & (supp_c >= cfg.min_support) & (confidence >= cfg.min_confidence)
+        ok[t] = False
+        if not ok.any():
+            return None
+        metric = confidence / np.where(supp_c > 0, supp_c, 1.0) if cfg.rules == "lift" else confidence
+        return float(metric[ok].max())
+
+    def _best_memory(self, kind: str, target: str) -> float | None:
+        """The top cosine of the target to every other entity of its kind."""
+        data = self._data
+        vectors, sq, index = (
+            (data.by_item, data.item_sq, data.item_index)
+            if kind == "item"
+            else (data.matrix, data.user_sq, data.user_index)
+        )
+        t = index.get(target)
+        if t is None:
+            return None
+        sims = cosine_rows(vectors, sq, np.arange(vectors.shape[0]), dense_row(vectors, t))
+        sims[t] = _NONE
+        return float(sims.max()) if len(sims) > 1 else None
+
+    def _best_neural(self, kind: str, target: str) -> float | None:
+        """The top cosine in the saved space among the keys the target never interacted with."""
+        space = self._neural_space()
+        data = self._data
+        # The saved rows follow the interaction matrix's ids, as the training data's do.
+        if kind == "item":
+            queries, keys, row = space.item, space.user, data.item_index.get(target)
+            seen = None if row is None else data.by_item[row].indices
+        else:
+            queries, keys, row = space.user, space.item, data.user_index.get(target)
+            seen = None if row is None else data.matrix[row].indices
+        if row is None or seen is None or row >= len(queries):
+            return None
+        query = _unit(queries[row])
+        keys64 = keys.astype(np.float64)
+        norms = np.linalg.norm(keys64, axis=1)
+        sims = (keys64 @ query) / np.where(norms > 0, norms, 1.0)
+        sims[seen] = _NONE
+        return float(sims.max()) if np.isfinite(sims).any() else None
+
     # -- memory and neural ----------------------------------------------------------------------
 
     def _memory_scores(self, kind: str, target: str, ids: Sequence[str]) -> list[float]:
@@ -128,10 +223,18 @@ class OracleBaseline(Baseline):
         sims = cosine_rows(vectors, sq, np.maximum(rows, 0), dense_row(vectors, index[target]))
         return [float(s) if r >= 0 else _NONE for s, r in zip(sims, rows, strict=True)]
 
-    def _neural_scores(self, kind: str, target: str, ids: Sequence[str]) -> list[float]:
+    def _neural_space(self) -> SavedSpace:
         if self._space is None:
-            self._space = load_space(self._suite)
-        space = self._space
+            space = load_space(self._suite)
+            data = self._data
+            for ids, index in ((space.user_ids, data.user_index), (space.item_ids, data.item_index)):
+                if [index.get(str(i)) for i in ids] != list(range(len(ids))):
+                    raise ModelError(f"{self._suite}: the saved NeuMF rows do not follow the dataset's ids")
+            self._space = space
+        return self._space
+
+    def _neural_scores(self, kind: str, target: str, ids: Sequence[str]) -> list[float]:
+        space = self._neural_space()
         users = {str(u): i for i, u in enumerate(space.user_ids)}
         items = {str(u): i for i, u in enumerate(space.item_ids)}
         (queries, q_index), (keys, k_index) = (
@@ -146,24 +249,33 @@ class OracleBaseline(Baseline):
 
     # -- next-item questions --------------------------------------------------------------------
 
-    def _next_item(self, question: Question, view: str | None) -> str | None:
-        """The item at the question's position in the user's history (restricted to items with ``view``)."""
+    def _next_item_scores(self, question: Question, *, view: str | None, field: str | None) -> list[float]:
+        """1 for the option that is the user's next item (``field`` None) or one of its ``field`` values.
+
+        ``view``: the field items must have to count in the history, as the builder restricts it.
+        """
         history = self._sequences.get(question.target.id, [])
+        times = self._times.get(question.target.id, [])
         if view is not None:
-            history = [i for i in history if _values(self._data.items, i, view)]
+            keep = [bool(_values(self._data.items, i, view)) for i in history]
+            history = [i for i, k in zip(history, keep, strict=True) if k]
+            times = [t for t, k in zip(times, keep, strict=True) if k]
         position = int(question.evidence.get("position", -1))
-        return history[position] if 0 <= position < len(history) else None
-
-    def _next_item_scores(self, view: str | None, question: Question) -> list[float]:
-        nxt = self._next_item(question, view)
-        if nxt is None:
+        if not 0 <= position < len(history):
             return [_NONE] * len(question.candidates)
-        return [1.0 if c.id == nxt else 0.0 for c in question.candidates]
-
-    def _attribute_scores(self, field: str, question: Question) -> list[float]:
-        nxt = self._next_item(question, None)
-        if nxt is None:
-            return [_NONE] * len(question.candidates)
+        shown = [e.id for e in question.history]
+        if (
+            position < len(shown)
+            or history[position - len(shown) : position] != shown
+            or len(shown) != min(position, self._history_length)
+            or (position > 0 and times[position] == times[position - 1])
+        ):
+            # The window shown is not the user's items right before the next one (or a tie
+            # decided which came next): no option is the ground truth of this question.
+            return [0.0] * len(question.candidates)
+        nxt = history[position]
+        if field is None:
+            return [1.0 if c.id == nxt else 0.0 for c in question.candidates]
         values = {fold(v) for v in _values(self._data.items, nxt, field)}
         return [1.0 if fold(c.text) in values else 0.0 for c in question.candidates]
 

@@ -38,12 +38,14 @@ def with_system(prompt: RenderedPrompt, system: str | None) -> RenderedPrompt:
 def build_request(question: Question, prompt: RenderedPrompt, config: EvalConfig) -> Request:
     """The request for one question; the eval seed is in it, hence in the cache key.
 
-    Rank mode scores the options' own texts; loglik scores their labels.
+    Rank mode scores the options' own texts; loglik scores their labels (their names, when the
+    prompt lists names without letters).
     """
+    by_text = config.mode is AnswerMode.RANK or prompt.answer_by == "name"
     return Request(
         messages=prompt.messages,
         mode=config.mode,
-        choices=prompt.option_texts if config.mode is AnswerMode.RANK else prompt.labels,
+        choices=prompt.option_texts if by_text else prompt.labels,
         question=question,
         max_tokens=config.reply_tokens,
         temperature=config.temperature,
@@ -129,6 +131,10 @@ def parse_answer(response: Response, prompt: RenderedPrompt, mode: AnswerMode) -
             return None
         best = max(range(len(scores)), key=lambda i: (scores[i], -i))  # first best on ties
         return best
+    if prompt.answer_by == "name":  # LastFM as LLaRA: the reply names a candidate (prompts.read_name_reply)
+        from recworld.lrworld.prompts import read_name_reply
+
+        return read_name_reply(response.text, prompt.option_texts)
     from recworld.scoring import extract_choice
 
     return extract_choice(response.text, prompt.labels, prompt.option_texts)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from recworld.lrworld.noise import NoiseCatalogue, noisy_question
 from recworld.seeding import rng
 
 if TYPE_CHECKING:
@@ -45,58 +46,9 @@ def permuted(question: Question, order: int, seed: int) -> Question:
     )
 
 
-@dataclass(frozen=True)
-class Catalogue:
-    """Every item's text, and each user's items: what a noisy history draws from."""
-
-    texts: dict[str, str]
-    owned: dict[str, frozenset[str]]
-
-    @classmethod
-    def of_suite(cls, suite_dir: Path) -> Catalogue:
-        from recworld.data.dataset import Dataset
-        from recworld.lrworld.context import describe_item
-
-        dataset = Dataset.load(suite_dir / "dataset")
-        texts = {
-            str(row["item_id"]): describe_item(row, dataset.domain)
-            for row in dataset.items.to_dict("records")
-        }
-        frame = dataset.interactions
-        owned = {
-            str(user): frozenset(str(i) for i in items)
-            for user, items in frame.groupby("user_id", sort=False)["item_id"]
-        }
-        return cls(texts=texts, owned=owned)
-
-
-def noisy_history(question: Question, catalogue: Catalogue, seed: int) -> Question:
-    """``question`` with one seeded history item replaced by an item its user never had.
-
-    The replacement is also none of the options. A question without a history,
-    or whose target is not a user of the dataset, is returned unchanged.
-    """
-    if not question.history or question.target.kind != "user":
-        return question
-    owned = catalogue.owned.get(question.target.id)
-    if owned is None:
-        return question
-    from recworld.lrworld.schema import Entry
-
-    generator = rng(seed, "noisy", question.id)
-    position = int(generator.integers(len(question.history)))
-    banned = owned | {c.id for c in question.candidates} | {e.id for e in question.history}
-    pool = sorted(set(catalogue.texts) - banned)
-    if not pool:
-        return question
-    item = pool[int(generator.integers(len(pool)))]
-    history = list(question.history)
-    history[position] = Entry(id=item, text=catalogue.texts[item])
-    evidence = {
-        **question.evidence,
-        "noise": {"position": position, "replaced": question.history[position].id, "with": item},
-    }
-    return question.model_copy(update={"history": history, "evidence": evidence})
+# The noisy profile lives with the measures (it must show items the way each measure does).
+Catalogue = NoiseCatalogue
+noisy_history = noisy_question
 
 
 def _may_show(example: Question, question: Question) -> bool:

@@ -264,7 +264,7 @@ MEASURES: tuple[Measure, ...] = (
     Measure(
         id="lastfm_artist_genre",
         label="Artist genre",
-        factor=Factor.ENTITY_ATTRIBUTE,
+        factor=Factor.LASTFM_ARTIST_GENRE,
         format=MCQ,
         domains=MUSIC,
         requires=("genres",),

@@ -88,8 +88,24 @@ AllowWeakNeuMFOption = Annotated[
     bool,
     typer.Option(
         "--allow-weak-neumf",
-        help="Build the neu_* measures even if NeuMF does not beat popularity on held-out HR@10 "
-        "(otherwise exit 3).",
+        help="Build the neu_* measures even if the NeuMF cosine space does not beat popularity on "
+        "held-out HR@10 (otherwise they are skipped, with the figures in the manifest).",
+    ),
+]
+RequireNeuralOption = Annotated[
+    bool,
+    typer.Option(
+        "--require-neural",
+        help="Fail (exit 3, nothing written) when the NeuMF cosine space does not beat popularity, "
+        "instead of skipping the neu_* measures.",
+    ),
+]
+HistoryTextOption = Annotated[
+    str,
+    typer.Option(
+        "--history-text",
+        help="Attribute MCQ history lines: 'text' (title, year, genres / brand, category: the paper's) "
+        "or 'title' (so the asked value is not on screen).",
     ),
 ]
 
@@ -127,6 +143,8 @@ def build(
         bool, typer.Option("--force", help="Write into an --out that is not a suite (its files are kept).")
     ] = False,
     allow_weak_neumf: AllowWeakNeuMFOption = False,
+    require_neural: RequireNeuralOption = False,
+    history_text: HistoryTextOption = "text",
     progress: ProgressOption = True,
     as_json: JsonOption = False,
 ) -> None:
@@ -137,6 +155,7 @@ def build(
 
     options = {"negatives": negatives, "distractors": distractors, "taxo_level": taxo_level, "rules": rules}
     options |= {"min_support": min_support, "allow_weak_neumf": allow_weak_neumf}
+    options |= {"require_neural": require_neural, "history_text": history_text}
     config = _build_config(seed, per_measure, measures, options)
     roots = ImageRoots.of([dataset_folder(dataset), *([metadata.parent] if metadata else [])])
     roots += ImageRoots.of(image_root or (), check=True)
@@ -175,6 +194,13 @@ def _print_manifest(manifest: SuiteManifest, out: Path, *, as_json: bool = False
 
     if manifest.images.warning:
         _log.warning("%s", manifest.images.warning)
+    for gate in manifest.gates:
+        if gate.outcome == "skipped":  # one line per failed gate, naming every measure it cost
+            _log.warning(
+                "%s skipped: %s (--require-neural makes this fatal; --allow-weak-neumf builds them anyway)",
+                ", ".join(gate.measures),
+                gate.reason,
+            )
     if as_json:
         emit_json({"suite": str(out), **manifest.to_json()})
         return
@@ -193,6 +219,18 @@ def _print_manifest(manifest: SuiteManifest, out: Path, *, as_json: bool = False
     short = manifest.users_skipped.too_short_history
     if short:
         console.print(f"{short} users skipped: {manifest.users_skipped.rule}")
+    flagged = manifest.shortcuts.flagged if manifest.shortcuts is not None else []
+    if flagged:
+        console.print(
+            escape(
+                "shortcuts above chance (manifest.json 'shortcuts', report 'Shortcuts'): "
+                + "; ".join(
+                    f"{row.measure} {row.shortcut} {row.score:.2f} (chance {row.chance:.2f})"
+                    + (f", {row.remedy}" if row.remedy else "")
+                    for row in flagged
+                )
+            )
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -43,8 +43,8 @@ class BuildConfig(FrozenRecord):
     neumf: NeuMFConfig = Field(default_factory=NeuMFConfig)
     allow_weak_neumf: bool = Field(
         False,
-        description="neural measures: build even when NeuMF's held-out HR@10 does not beat popularity's "
-        "(the check is recorded in the manifest either way)",
+        description="neural measures: build even when the NeuMF cosine space's held-out HR@10 does not "
+        "beat popularity's (the check is recorded in the manifest either way)",
     )
     kmeans_clusters: int = Field(
         10, ge=1, description="neural measures: targets spread over k-means clusters"
@@ -70,6 +70,16 @@ class BuildConfig(FrozenRecord):
         "confidence",
         description="assoc_rule: rank an antecedent's consequents by confidence (the paper) or by lift "
         "(rules still need min_support and min_confidence); the positive is the top one",
+    )
+    history_text: Literal["text", "title"] = Field(
+        "text",
+        description="attribute MCQs: history lines show each item's full text (title, year, genres; "
+        "title, brand, leaf category: the paper's, which often shows the asked value) or its title only",
+    )
+    require_neural: bool = Field(
+        False,
+        description="neural measures: fail the build (exit 3) when the NeuMF cosine space does not beat "
+        "popularity, instead of skipping the neu_* measures with the figures in the manifest",
     )
     lastfm_history: int = Field(
         LLARA_HISTORY_LENGTH, ge=1, description="LastFM measures: items of history shown (LLaRA: 10)"

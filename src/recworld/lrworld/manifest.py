@@ -54,12 +54,17 @@ class NeuMFEpoch(FrozenRecord):
 
 
 class NeuMFCheck(FrozenRecord):
-    """How well the NeuMF behind the neu_* ground truth learned, against popularity on held-out items.
+    """How well the space behind the neu_* ground truth ranks held-out items, against popularity.
 
-    ``verdict``: ``beats_popularity`` when the test HR@10 exceeds popularity's
-    by more than ``WEAK_NEUMF_Z`` standard errors of the paired per-user gap;
-    ``weak`` otherwise (the build fails unless ``allow_weak_neumf``);
-    ``unchecked`` when no user could be held out (``eval_users=0`` or tiny data).
+    The questions rank by cosine in ``space`` (``gmf_cosine``: NeuMF's GMF
+    factors, trained to rank by cosine; docs/mining.md), so the gate is on
+    that space: ``verdict`` is ``beats_popularity`` when ``hr_at_10_embedding``
+    exceeds ``hr_at_10_popularity`` by more than ``WEAK_NEUMF_Z`` standard
+    errors of the paired per-user gap (``embedding_gap_se``); ``weak``
+    otherwise (the neu_* measures are skipped, unless ``allow_weak_neumf``;
+    ``require_neural`` makes it fatal); ``unchecked`` when no user could be
+    held out (``eval_users=0`` or tiny data). ``hr_at_10`` and ``gap_se`` are
+    the fused model's, for reference.
     """
 
     eval_users: int = Field(ge=0)
@@ -74,6 +79,77 @@ class NeuMFCheck(FrozenRecord):
     gap_se: float | None = None
     verdict: Literal["beats_popularity", "weak", "unchecked"]
     allowed_weak: bool = False
+    space: str | None = None  # what the questions rank in (None: a manifest from before the gate moved)
+    embedding_gap_se: float | None = None
+    gmf_tau: float | None = None  # the GMF branch's learned temperature (its logit is tau * cosine)
+
+
+# -- what the build checked and left out ------------------------------------
+
+
+class GateCheck(FrozenRecord):
+    """One ground-truth gate: a signal the measures rest on, checked before they are built.
+
+    ``outcome``: ``built`` (passed), ``skipped`` (failed: the measures are in
+    ``SuiteManifest.skipped``, the rest of the suite was written), or
+    ``built_weak`` (failed, built anyway on request). ``figures`` are the
+    numbers the verdict came from.
+    """
+
+    gate: str  # "neural": the NeuMF cosine space against popularity on held-out HR@10
+    measures: list[str] = Field(default_factory=list)
+    passed: bool
+    outcome: Literal["built", "skipped", "built_weak"]
+    reason: str
+    figures: dict[str, float | int | None] = Field(default_factory=dict)
+
+
+class MeasureFilters(FrozenRecord):
+    """What one measure's builder left out, so a reader knows what the questions are a sample of.
+
+    ``windows`` counts the leave-one-out windows that met the history rule
+    (``None`` for measures without windows); ``tied_windows`` of them had a
+    next item with the last shown item's timestamp and were never asked.
+    ``dropped`` counts visited targets or windows that gave no question, by
+    reason (``positive_reads_like_target``, ``next_item_twin_in_history``,
+    ``too_few_negatives``, ...; docs/lrworld.md lists them).
+    """
+
+    windows: int | None = None
+    tied_windows: int = Field(default=0, ge=0)
+    dropped: dict[str, int] = Field(default_factory=dict)
+
+
+class ShortcutScore(FrozenRecord):
+    """One shortcut baseline's score on one measure's questions, against chance.
+
+    ``score`` is the mean hit (a tie among k options counts 1/k when the answer
+    is among them); ``ci_low``/``ci_high`` are the 95 % Wilson score interval
+    over the ``n`` questions. ``flagged`` when the interval lies above chance:
+    the shortcut solves the measure better than guessing, without any model.
+    ``remedy`` names the build option that removes it, when one exists.
+    """
+
+    measure: str
+    shortcut: str
+    n: int = Field(ge=0)
+    score: float
+    chance: float
+    ci_low: float
+    ci_high: float
+    flagged: bool
+    remedy: str | None = None
+
+
+class ShortcutReport(FrozenRecord):
+    """The shortcut battery run on a suite's own questions at build time (nothing model-based)."""
+
+    interval: str = "95% Wilson score interval over questions"
+    rows: list[ShortcutScore] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[ShortcutScore]:
+        return [row for row in self.rows if row.flagged]
 
 
 class SuiteManifest(FrozenRecord):
@@ -98,6 +174,9 @@ class SuiteManifest(FrozenRecord):
     images: ImageCheck = Field(default_factory=ImageCheck)
     neumf: NeuMFCheck | None = None  # None when no neural measure trained NeuMF
     metadata: MetadataSummary | None = None  # --metadata coverage; full report: metadata_match.json
+    gates: list[GateCheck] = Field(default_factory=list)  # ground-truth gates checked (neural, ...)
+    filters: dict[str, MeasureFilters] = Field(default_factory=dict)  # per measure: what was left out
+    shortcuts: ShortcutReport | None = None  # the shortcut battery on the suite's own questions
 
 
 def read_manifest(suite_dir: str | Path) -> SuiteManifest:

@@ -11,6 +11,9 @@ prompt can be read and edited without touching code. The placeholders are:
 ``history_inline``          the history as one comma-separated line
 ``options``                 lettered options, one per line ("A. ...")
 ``options_inline``          lettered options on one line ("A. ...; B. ...")
+``names_inline``            the options' names on one line, comma-separated, no letters: what
+                            LLaRA's code puts in ``[CansHere]`` (paper Table 24); a template that
+                            uses it is answered by name (:func:`read_name_reply`), not by letter
 ``labels``                  the option letters as words ("A, B, C or D")
 
 Variants reuse the zero-shot templates and change what is around them:
@@ -26,11 +29,13 @@ continuation.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
+from typing import Literal
 
 from recworld.chat import Message
 from recworld.errors import ConfigError
@@ -41,7 +46,10 @@ LETTERS = "ABCDEFGHIJKLMNOPQRST"  # up to 20 options (LastFM, as LLaRA)
 # The paper's chain-of-thought trigger (Kojima et al.), after an instruction that fixes the answer format.
 COT_SUFFIX = 'End your reply with "Answer: " and the letter of your choice.\nLet\'s think step by step.'
 RANK_SUFFIX = "Reply with the chosen option, copied exactly."
+# Chain of thought on a prompt answered by name (LastFM): reason, then the name after a cue.
+COT_NAME_SUFFIX = 'End your reply with "Answer: " and the name of your choice.\nLet\'s think step by step.'
 _REPLY_LINE = "Reply with a single letter"
+_ANSWER_CUE = re.compile(r"answer\s*(?:is)?\s*[:：]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,9 @@ class RenderedPrompt:
     messages: tuple[Message, ...]
     labels: tuple[str, ...]  # "A".."D" for mcq, "A".."J" for hit@1, in candidate order
     option_texts: tuple[str, ...]
+    # How the reply names its choice: by letter (extract_choice), or by the option's name
+    # (LLaRA's matcher, :func:`read_name_reply`) when the prompt lists names without letters.
+    answer_by: Literal["letter", "name"] = "letter"
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,35 @@ def _label_words(labels: tuple[str, ...]) -> str:
     return ", ".join(labels[:-1]) + f" or {labels[-1]}" if len(labels) > 1 else labels[0]
 
 
+def answered_by_name(question: Question, variant: str = "zero-shot") -> bool:
+    """True when the measure's template lists the options by name (``${names_inline}``)."""
+    return "names_inline" in load_template(variant, question.measure).get_identifiers()
+
+
+def read_name_reply(text: str, names: Sequence[str]) -> int | None:
+    """The option a reply names, as LLaRA's evaluation code reads it; None for a miss.
+
+    LLaRA (``calculate_hr1``) lower-cases the first line of the reply and the
+    candidate names, and counts the reply valid only when exactly one name
+    occurs in it (as a substring, so "Artist 12" also contains "Artist 1").
+    Two additions: a line that *is* one name (after trimming quotes and a
+    final full stop) counts as that name even when a shorter name occurs in
+    it, which LLaRA's rule would call no answer; and when the reply states
+    "Answer: ..." (the chain-of-thought variant asks for it), the text after
+    the last such cue is read instead of the first line.
+    """
+    body = text.strip()
+    cues = list(_ANSWER_CUE.finditer(body))
+    line = body[cues[-1].end() :] if cues else body
+    line = line.strip().split("\n")[0].strip().lower()
+    folded = [name.strip().lower() for name in names]
+    exact = [i for i, name in enumerate(folded) if name and name == line.strip(" \"'*.")]
+    if len(exact) == 1:
+        return exact[0]
+    found = [i for i, name in enumerate(folded) if name and name in line]
+    return found[0] if len(found) == 1 else None
+
+
 def _content(question: Question, variant: str, *, rank: bool) -> str:
     """One question's user turn under ``variant``."""
     template = load_template(variant, question.measure)
@@ -144,12 +184,14 @@ def _content(question: Question, variant: str, *, rank: bool) -> str:
         history_inline=", ".join(e.text for e in question.history),
         options=options,
         options_inline=inline,
+        names_inline=", ".join(texts),
         labels=_label_words(labels),
     ).strip()
     if rank:
         return _replace_reply_line(content, RANK_SUFFIX)
     if get_variant(variant).chain_of_thought:
-        return _replace_reply_line(content, COT_SUFFIX)
+        by_name = "names_inline" in template.get_identifiers()
+        return _replace_reply_line(content, COT_NAME_SUFFIX if by_name else COT_SUFFIX)
     return content
 
 
@@ -177,7 +219,8 @@ def render_prompt(
     turns: list[Message] = []
     for example in examples:
         answer = example.answer
-        reply = answer.text if rank else LETTERS[example.answer_index]
+        by_name = rank or answered_by_name(example)
+        reply = answer.text if by_name else LETTERS[example.answer_index]
         turns.append(Message(role="user", content=_content(example, "zero-shot", rank=rank)))
         turns.append(Message(role="assistant", content=reply))
     content = _content(question, variant, rank=rank)
@@ -185,6 +228,7 @@ def render_prompt(
         messages=(*turns, Message(role="user", content=content)),
         labels=tuple(LETTERS[: len(question.candidates)]),
         option_texts=tuple(c.text for c in question.candidates),
+        answer_by="name" if answered_by_name(question, variant) else "letter",
     )
     if not get_variant(variant).attach_image:
         return rendered

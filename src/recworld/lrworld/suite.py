@@ -28,18 +28,21 @@ from recworld.lrworld.builders import builder_for
 from recworld.lrworld.builders.neural import neumf_record
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Measure
 from recworld.lrworld.config import BuildConfig
-from recworld.lrworld.context import BuildContext
+from recworld.lrworld.context import BuildContext, MeasureFilter
 from recworld.lrworld.embeddings import FOLDER as EMBEDDINGS_FOLDER
 from recworld.lrworld.embeddings import SavedSpace, save_space
+from recworld.lrworld.gates import WeakGroundTruth, required_gates
 from recworld.lrworld.manifest import (
     MANIFEST_NAME,
     MANIFEST_SCHEMA,
     ImageCheck,
+    MeasureFilters,
     SuiteManifest,
     UsersSkipped,
     is_suite,
 )
 from recworld.lrworld.schema import Question
+from recworld.lrworld.shortcuts import run_battery
 from recworld.seeding import rng
 
 OUTPUT_KIND = "lrworld-suite"  # the marker kind of a suite directory
@@ -56,7 +59,9 @@ __all__ = [
 #    items qualify (recworld.mining.clusters); smaller datasets give the same questions as 1.
 # 3: the paper's defaults (uniform distractors, taxo_interm at one depth), options that never
 #    read alike, LastFM as LLaRA (20 candidates, 10 of history, names only), ties in file order.
-GENERATOR_VERSION = "lrworld-builder/3"
+# 4: NeuMF's cosine GMF space and spherical k-means; same-time ties ordered by item id and never
+#    asked as "next"; no option (positive included) reads like the target or a shown item by title.
+GENERATOR_VERSION = "lrworld-builder/4"
 
 
 class BuildProgress(Protocol):
@@ -107,7 +112,13 @@ def build_questions(
         before = sum(ctx.timings.values())
         start = time.perf_counter()
         reason = builder.unavailable(ctx)
-        questions = [] if reason else builder.build(ctx, measure, rng(ctx.config.seed, "build", measure.id))
+        generator = rng(ctx.config.seed, "build", measure.id)
+        try:
+            questions = [] if reason else builder.build(ctx, measure, generator)
+        except WeakGroundTruth as weak:  # a gate failed: skip this measure, or stop if the gate is required
+            if weak.gate in required_gates(ctx.config.require_neural):
+                raise weak.fatal() from None
+            questions, reason = [], ctx.gates.skipped(measure.id, weak)
         # Shared signals computed on first use are timed under their own stage names.
         shared = sum(ctx.timings.values()) - before
         ctx.timings[f"measure:{measure.id}"] = time.perf_counter() - start - shared
@@ -182,9 +193,11 @@ def build_suite(
             emb = ctx.neumf
             space = SavedSpace(emb.user, emb.item, ctx.matrix.user_ids, ctx.matrix.item_ids)
             save_space(tmp / EMBEDDINGS_FOLDER, space)
+        shortcuts = run_battery(ctx, built)  # timed as the "shortcuts" stage
         timings = {k: round(v, 4) for k, v in ctx.timings.items()}
         timings["total"] = round(time.perf_counter() - started, 4)
         manifest = _manifest(ctx, _Outcome(built, skipped, images, hashes, timings))
+        manifest = manifest.model_copy(update={"shortcuts": shortcuts})
         match = read_report(dataset.source)
         if match is not None:  # the item-metadata join: full report beside the manifest, summary in it
             atomic_write_json(tmp / REPORT_NAME, match.to_json())
@@ -238,4 +251,11 @@ def _manifest(ctx: BuildContext, outcome: _Outcome) -> SuiteManifest:
         timings=outcome.timings,
         images=outcome.images,
         neumf=neumf_record(ctx),
+        gates=ctx.gates.records(),
+        filters={m: _filters(f) for m, f in sorted(ctx.filters.items())},
     )
+
+
+def _filters(record: MeasureFilter) -> MeasureFilters:
+    dropped = dict(sorted(record.dropped.items()))
+    return MeasureFilters(windows=record.windows, tied_windows=record.tied_windows, dropped=dropped)

@@ -6,6 +6,13 @@ centroid (nearest first, ties by index), and deal targets round-robin across
 clusters: the first pick of every cluster is its prototype, then the second
 nearest of each, and so on. Every cluster is covered before any is used twice.
 
+Geometry. The neu_* ground truth is a cosine, so by default the clusters are
+*spherical* (``geometry="cosine"``): rows are scaled to unit length before
+k-means, each point joins the centroid direction it has the highest cosine
+with, and "nearest" means the highest cosine. Euclidean k-means on raw
+vectors (``geometry="euclidean"``) would group by vector norm as much as by
+direction, which retrieval never sees.
+
 Cost. k-means runs on one thread and is fitted on at most ``fit_sample``
 points (a seeded sample; every point is then assigned to its nearest
 centroid). sklearn's Lloyd loop is OpenMP-parallel; on the shared 2-core box
@@ -19,10 +26,14 @@ whole, exactly as before.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from recworld.errors import ConfigError
 from recworld.seeding import child_seed, rng
+
+Geometry = Literal["cosine", "euclidean"]
 
 KMEANS_N_INIT = 4  # fixed so the result never depends on a library default
 KMEANS_FIT_SAMPLE = 20_000  # points k-means is fitted on; larger inputs are sampled, then all assigned
@@ -35,6 +46,7 @@ def kmeans_pick(
     seed: int = 0,
     *,
     fit_sample: int | None = KMEANS_FIT_SAMPLE,
+    geometry: Geometry = "cosine",
 ) -> np.ndarray:
     """Indices of ``n_pick`` targets drawn round-robin across k-means clusters (deterministic).
 
@@ -42,6 +54,7 @@ def kmeans_pick(
     ``n_clusters`` shrink the number of clusters rather than fail. More than
     ``fit_sample`` points (``None``: no limit): the centroids are fitted on a
     seeded sample of that many, then every point is assigned and may be picked.
+    ``geometry`` is the one retrieval uses (see the module docstring).
     """
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
@@ -53,6 +66,10 @@ def kmeans_pick(
         raise ConfigError(f"n_clusters must be >= 1 and n_pick >= 0, got {n_clusters}, {n_pick}")
     if fit_sample is not None and fit_sample < 1:
         raise ConfigError(f"fit_sample must be >= 1 or None, got {fit_sample}")
+    if geometry not in ("cosine", "euclidean"):
+        raise ConfigError(f"geometry must be 'cosine' or 'euclidean', got {geometry!r}")
+    if geometry == "cosine":
+        x = _unit_rows(x)
     sampled = fit_sample is not None and x.shape[0] > fit_sample
     fit_x = x
     if sampled:
@@ -68,17 +85,33 @@ def kmeans_pick(
     # One thread: see the module docstring (OpenMP spin under contention costs 5x).
     with threadpool_limits(limits=1):
         labels = model.fit(fit_x).predict(x) if sampled else model.fit_predict(x)
-    distance = np.linalg.norm(x - model.cluster_centers_[labels], axis=1)
+    if geometry == "cosine":
+        # Spherical assignment: the centroid direction of highest cosine; distance 1 - cosine.
+        similarity = x @ _unit_rows(model.cluster_centers_).T
+        labels = np.argmax(similarity, axis=1)
+        distance = 1.0 - similarity[np.arange(len(x)), labels]
+    else:
+        distance = np.linalg.norm(x - model.cluster_centers_[labels], axis=1)
+    return _deal(labels, distance, clusters, min(n_pick, x.shape[0]))
+
+
+def _deal(labels: np.ndarray, distance: np.ndarray, clusters: int, target: int) -> np.ndarray:
+    """Round-robin over clusters, each in order of distance to its centroid (ties by index)."""
     queues: list[np.ndarray] = []
     for label in range(clusters):
         members = np.flatnonzero(labels == label)
         queues.append(members[np.lexsort((members, distance[members]))])
     picks: list[int] = []
     depth = 0
-    target = min(n_pick, x.shape[0])
     while len(picks) < target:
         for queue in queues:
             if depth < len(queue) and len(picks) < target:
                 picks.append(int(queue[depth]))
         depth += 1
     return np.asarray(picks, dtype=np.int64)
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (a zero row stays zero)."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.asarray(x / np.where(norms > 0, norms, 1.0), dtype=np.float64)

@@ -45,11 +45,11 @@ def _rows_per_block(n_keys: int, block_bytes: int) -> int:
     return max(1, block_bytes // max(1, 8 * n_keys))
 
 
-def _select_topk(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k positive entries per row of a dense block, ties by column ascending.
+def _select_topk(scores: np.ndarray, k: int, floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k entries above ``floor`` per row of a dense block, ties by column ascending.
 
     ``np.partition`` finds each row's k-th largest value; every entry at least
-    that large (and positive) is a candidate, so ties at the cut are all kept
+    that large (and above ``floor``) is a candidate, so ties at the cut are all kept
     and the exact (score desc, index asc) order decides who makes it.
     """
     n_rows, n_cols = scores.shape
@@ -59,9 +59,9 @@ def _select_topk(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return index, value
     if n_cols > k:
         kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1]
-        mask = (scores >= kth[:, None]) & (scores > 0)
+        mask = (scores >= kth[:, None]) & (scores > floor)
     else:
-        mask = scores > 0
+        mask = scores > floor
     rows, cols = np.nonzero(mask)
     vals = scores[rows, cols]
     order = np.lexsort((cols, -vals, rows))
@@ -129,8 +129,9 @@ def dense_cosine_topk(
     exclude_self: bool = False,
     exclude: sp.csr_matrix | None = None,
     block_bytes: int = _BLOCK_BYTES,
+    positive_only: bool = True,
 ) -> Neighbours:
-    """Exact cosine top-k keys for each query embedding (positive scores only).
+    """Exact cosine top-k keys for each query embedding (positive scores only, unless told otherwise).
 
     Queries and keys are usually different entities (users vs items), so
     nothing is excluded unless ``exclude_self`` says query i is key i.
@@ -138,7 +139,9 @@ def dense_cosine_topk(
     query i's candidates: a neural measure ranks the keys a target has not
     interacted with, and asking for "k unseen" directly keeps k small even
     when a popular item has been seen by most users (asking for "seen + k"
-    would select and sort nearly every key).
+    would select and sort nearly every key). ``positive_only=False`` keeps
+    negative cosines too (excluded keys never come back): in a trained space
+    the nearest unseen key of a niche item may still point away from it.
     """
     _check_k(k)
     q = np.asarray(queries, dtype=np.float64)
@@ -169,5 +172,5 @@ def dense_cosine_topk(
         if excluded is not None:
             part = excluded[start:stop]
             scores[np.repeat(np.arange(stop - start), np.diff(part.indptr)), part.indices] = -np.inf
-        index[start:stop], score[start:stop] = _select_topk(scores, k)
+        index[start:stop], score[start:stop] = _select_topk(scores, k, 0.0 if positive_only else -np.inf)
     return Neighbours(index=index, score=score)

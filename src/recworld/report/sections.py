@@ -19,6 +19,7 @@ from recworld.report import analyses_suite as asu
 from recworld.report import analyses_usage as au
 from recworld.report.analysis import AnalysisOptions, Section, SectionBuilder, parse_pairs
 from recworld.report.runs import RunData
+from recworld.report.shortcuts_section import shortcuts_section
 from recworld.scoring.prices import Price, read_prices
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
 
 SECTIONS: tuple[SectionBuilder, ...] = (
     asu.dataset_section,
+    shortcuts_section,
     ar.ranking_section,
     ar.variants_section,
     ar.orders_section,

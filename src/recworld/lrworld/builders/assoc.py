@@ -7,7 +7,10 @@ positive is the consequent ranked first for the antecedent by ``rules``
 miner's order). Every consequent of any rule from that antecedent counts as a
 positive, so none of them is ever a negative. Negatives: the other items,
 uniform or popularity-weighted (``negatives``), never reading like the target,
-the positive or another consequent (:mod:`recworld.lrworld.options`).
+the positive or another consequent (same folded text or title,
+:mod:`recworld.lrworld.options`). An antecedent whose top consequent is a
+variant of itself (same folded title: two ASINs of one product bought
+together) is not asked, and counted in the manifest's ``filters``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ import numpy as np
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.measure import Measure
-from recworld.lrworld.options import OptionGuard
 from recworld.lrworld.schema import Question, Target
 
 
@@ -44,10 +46,13 @@ class AssocRuleBuilder:
             a, lo, hi = int(antecedents[pick]), int(starts[pick]), int(ends[pick])
             consequents = rules.consequent[lo:hi]
             best = int(consequents[0])
-            texts = ctx.item_texts
-            guard = OptionGuard(texts.__getitem__, [texts[a], *(texts[int(c)] for c in consequents)])
+            if ctx.item_identities[best] == ctx.item_identities[a]:
+                maker.drop("positive_reads_like_target")  # the top rule leads to a variant of the target
+                continue
+            guard = ctx.option_guard("item", [a, *consequents.tolist()])
             negatives = draw_distinct(rng, pool, n_negatives, {a, *consequents.tolist()}, weights, guard)
             if negatives is None:
+                maker.drop("too_few_negatives")
                 continue
             maker.add(
                 rng,

@@ -14,8 +14,13 @@ of one field of the next item.
   under the root as in the paper's Figure 2), on items whose path goes deeper
   (so the value is an intermediate, not the leaf). Its wrong options are
   values seen at that same depth.
-* Windows whose next item is already in the shown history are skipped: the
-  answer would be on screen.
+* Windows whose next item is already in the shown history, or a variant of a
+  shown item (same folded title), are skipped: the answer would be on screen.
+  So are windows whose next item shares its timestamp with the last shown
+  item (which came "next" would be the sort order of ties, not the log).
+* History lines show each item's full text (``history_text="text"``, the
+  paper's: title, year and genres, or brand and leaf category, so the asked
+  value is often on screen) or its title only (``"title"``).
 * Distractors are three values of the same kind (same taxonomy level) that
   the next item does not have at all (no value anywhere on its path, compared
   case- and space-folded, so "black" is no distractor to "Black"), drawn
@@ -109,9 +114,10 @@ class AttributeBuilder:
             dtype=bool,
         )
         seq = ctx.sequences
-        windows = ctx.windows(seq, next_ok)
+        windows = ctx.windows(seq, next_ok, measure.id)
         pool = np.arange(size, dtype=np.int64)
         maker = QuestionMaker(ctx, measure)
+        view = ctx.config.history_text
         for window in sliding_windows(ctx, seq, windows, rng, maker):
             user, item, shown = window.user, window.item, window.shown
             answers = table.answers[item]
@@ -119,12 +125,13 @@ class AttributeBuilder:
             guard = OptionGuard(table.vocabulary.__getitem__, table.owned_texts[item])
             distractors = draw_distinct(rng, pool, n_distractors, table.owned[item], table.weights, guard)
             if distractors is None:
+                maker.drop("too_few_distractors")
                 continue
             user_id = str(ctx.matrix.user_ids[user])
             maker.add(
                 rng,
                 target=Target(kind="user", id=user_id, text=f"user {user_id}"),
-                history=[ctx.item_entry(int(j)) for j in shown],
+                history=[ctx.history_entry(int(j), view) for j in shown],
                 positive=_value_entry(table.vocabulary[answer]),
                 negatives=[_value_entry(table.vocabulary[int(d)]) for d in distractors],
                 evidence={
@@ -134,6 +141,7 @@ class AttributeBuilder:
                     "next_item": str(ctx.matrix.item_ids[item]),
                     "next_item_text": ctx.item_texts[item],
                     "position": window.position,
+                    "view": view,
                 },
             )
         return maker.questions

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from recworld.lrworld.context import BuildContext, EntityKind, Sequences
-from recworld.lrworld.measure import Measure
-from recworld.lrworld.options import OptionGuard, distinct_texts
+from recworld.lrworld.measure import Measure, OptionKind
+from recworld.lrworld.options import OptionGuard, distinct_keys, distinct_texts, fold
 from recworld.lrworld.schema import Entry, Question, Target
 
 
@@ -116,23 +116,60 @@ def negative_weights(ctx: BuildContext, kind: EntityKind, pool: np.ndarray) -> n
 
 
 class QuestionMaker:
-    """Numbers one measure's questions and places each positive at a seeded position.
+    """Numbers one measure's questions, places each positive at a seeded position, counts what it drops.
 
-    It is also the last line of the rule that no two options read the same
+    It is also the last line of the rule that no option gives itself away
     (:mod:`recworld.lrworld.options`): builders draw negatives through an
-    :class:`OptionGuard`, and a question that still shows two options reading
-    alike (a builder that drew without one) is dropped here, never written.
+    :class:`OptionGuard`, and a question is dropped here, never written, when
+    two options read alike (same folded text, or for items the same folded
+    title), when the positive reads like the target (an item-item or user-user
+    question answered by the target's own variant), or when an item positive
+    reads like an item the question shows for its user (history, or the items
+    a user target is shown by). Every drop is counted per reason in
+    :attr:`filter` (the manifest's ``filters``).
     """
 
     def __init__(self, ctx: BuildContext, measure: Measure) -> None:
         self.ctx = ctx
         self.measure = measure
         self.questions: list[Question] = []
-        self.dropped = 0  # questions whose options read alike (see the class docstring)
+        self.filter = ctx.filter_for(measure.id)
 
     @property
     def full(self) -> bool:
         return len(self.questions) >= self.ctx.config.per_measure
+
+    def drop(self, reason: str) -> None:
+        """Count one visited target or window that gives no question, and why."""
+        self.filter.drop(reason)
+
+    def _identity(self, kind: OptionKind | str, entry: Entry) -> str:
+        if kind in (OptionKind.ITEM, "item"):
+            return self.ctx.identity_of_item_id(entry.id, entry.text)
+        return fold(entry.text)
+
+    def _giveaway(
+        self, target: Target, positive: Entry, negatives: list[Entry], shown: list[Entry]
+    ) -> str | None:
+        """Why the options would give the answer away (a drop reason), or None."""
+        options = [positive, *negatives]
+        kind = self.measure.options
+        if not distinct_texts(e.text for e in options):
+            return "options_read_alike"
+        if kind is not OptionKind.ATTRIBUTE and not distinct_keys(self._identity(kind, e) for e in options):
+            return "options_read_alike"
+        if target.kind == kind.value:
+            target_entry = Entry(id=target.id, text=target.text)
+            identity = self._identity(kind, target_entry)
+            if fold(positive.text) == fold(target.text) or self._identity(kind, positive) == identity:
+                return "positive_reads_like_target"
+            if any(self._identity(kind, e) == identity for e in negatives):
+                return "negative_reads_like_target"
+        if kind is OptionKind.ITEM and shown:
+            seen = {self._identity("item", e) for e in shown} | {fold(e.text) for e in shown}
+            if self._identity(kind, positive) in seen or fold(positive.text) in seen:
+                return "positive_reads_like_history"
+        return None
 
     def add(
         self,
@@ -143,12 +180,18 @@ class QuestionMaker:
         negatives: list[Entry],
         history: list[Entry] | None = None,
         evidence: dict[str, Any] | None = None,
+        target_items: list[Entry] | None = None,
     ) -> Question | None:
+        """Place and number one question, or drop it (counted) when its options give it away.
+
+        ``target_items`` are the items a user target is shown by (its text lists them).
+        """
         n = self.measure.format.n_options
         if len(negatives) != n - 1:
             raise ValueError(f"{self.measure.id}: need {n - 1} negatives, got {len(negatives)}")
-        if not distinct_texts([positive.text, *(e.text for e in negatives)]):
-            self.dropped += 1
+        reason = self._giveaway(target, positive, negatives, [*(history or []), *(target_items or [])])
+        if reason is not None:
+            self.drop(reason)
             return None
         position = int(rng.integers(n))
         candidates = [*negatives[:position], positive, *negatives[position:]]
@@ -205,9 +248,13 @@ def sliding_windows(
 
     Each shows up to :attr:`BuildContext.history_length` items (10 on LastFM, as LLaRA).
 
-    A window whose next item is already in the shown history is skipped: the
-    answer would be on screen.
+    A window whose next item is already in the shown history, or reads like
+    a shown item (a variant of one product: same folded title), is skipped
+    and counted: the answer would be on screen. ``windows`` come from
+    :meth:`BuildContext.windows`, which has left out next items tied in time
+    with the last shown item.
     """
+    identities = ctx.item_identities
     for pick in pick_order(rng, len(windows), ctx.config.per_measure):
         if maker.full:
             return
@@ -217,5 +264,9 @@ def sliding_windows(
         start = max(int(seq.ptr[user]), p - ctx.history_length)
         shown = seq.items[start:p]
         if item in shown:
+            maker.drop("next_item_in_history")
+            continue
+        if identities[item] in {identities[int(j)] for j in shown}:
+            maker.drop("next_item_twin_in_history")
             continue
         yield Window(user, item, shown, p - int(seq.ptr[user]))

@@ -10,7 +10,9 @@ the neighbours the miner returned, is skipped. Users need ``min_history``
 interactions to be targets. Negatives: the other entities, uniform or
 popularity-weighted (``negatives``), never reading like the target or a tied
 positive (:mod:`recworld.lrworld.options`): a same-title variant of the
-target item is not a negative.
+target item is not a negative, and when the best neighbour *is* such a variant
+the question shows another tied positive or is not asked (counted in the
+manifest's ``filters``).
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class MemoryBuilder:
         n_entities = len(pool)
         nb = ctx.neighbours(self.kind, targets)
         top = np.where(nb.index[:, 0] >= 0, nb.score[:, 0], -np.inf)
-        eligible = top >= max(ctx.config.min_similarity, np.finfo(np.float32).tiny)
+        reaches = top >= max(ctx.config.min_similarity, np.finfo(np.float32).tiny)
+        eligible = reaches.copy()
         # Ties that fill every returned slot may continue beyond it: the positive set is unknown.
         if nb.index.shape[1] < n_entities - 1:
             last = nb.score[:, -1]
@@ -79,20 +82,46 @@ class MemoryBuilder:
             if maker.full:
                 break
             if not eligible[row]:
+                maker.drop("below_min_similarity" if not reaches[row] else "ties_past_returned_neighbours")
                 continue
             index, score = nb.index[row], nb.score[row]
             tied = index[(index >= 0) & (score >= top[row] - TIE_TOLERANCE)]
+            shown = choose_positive(ctx, self.kind, t, tied)
+            if shown is None:
+                maker.drop("positive_reads_like_target")
+                continue
             entry = ctx.entity_entry(self.kind, t)
             guard = ctx.option_guard(self.kind, [t, *tied.tolist()])
             negatives = draw_distinct(
                 rng, pool, measure.format.n_options - 1, {t, *tied.tolist()}, weights, guard
             )
             if negatives is None:
+                maker.drop("too_few_negatives")
                 continue
             maker.add(
                 rng,
                 target=Target(kind=self.kind, id=entry.id, text=entry.text),
-                positive=ctx.entity_entry(self.kind, int(tied[0])),
+                positive=ctx.entity_entry(self.kind, shown),
                 negatives=[ctx.entity_entry(self.kind, int(j)) for j in negatives],
-                evidence={"cosine": round(float(top[row]), 6), "tied_positives": len(tied)},
+                evidence={
+                    "cosine": round(float(top[row]), 6),
+                    "tied_positives": len(tied),
+                    **target_view(ctx, self.kind, t),
+                },
             )
+
+
+def choose_positive(ctx: BuildContext, kind: EntityKind, target: int, tied: np.ndarray) -> int | None:
+    """The first tied positive that does not read like the target (a variant of it); None if all do."""
+    identity = ctx.entity_identity(kind, target)
+    for j in tied.tolist():
+        if ctx.entity_identity(kind, int(j)) != identity:
+            return int(j)
+    return None
+
+
+def target_view(ctx: BuildContext, kind: EntityKind, target: int) -> dict[str, object]:
+    """Evidence of how a user target is shown: the ids of its items (the noisy variant swaps one)."""
+    if kind != "user":
+        return {}
+    return {"view": "text", "shown_items": ctx.user_shown_items(target)}

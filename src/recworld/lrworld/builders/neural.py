@@ -1,21 +1,26 @@
-"""``neu_item2users`` / ``neu_user2items``: pick the closest entity in NeuMF embedding space.
+"""``neu_item2users`` / ``neu_user2items``: pick the closest entity in the NeuMF cosine space.
 
-Ground truth: NeuMF (the miner's ``train_neumf``) gives user and item
-embeddings; the answer is the key with the highest cosine to the target's
-embedding. Targets are spread over k-means clusters of the target side's
-embeddings (``kmeans_clusters``, paper: 10) with the miner's ``kmeans_pick``.
-Only pairs not seen in training are ranked, as a recommender would rank them:
-the users who already interacted with a target item (or the items a target
-user already has) are neither the answer nor negatives. Positive set: the
-unseen keys tied with the top cosine. Negatives: the remaining unseen keys,
-uniform or popularity-weighted (``negatives``). Users need ``min_history``
-interactions to be targets.
+Ground truth: NeuMF (the miner's ``train_neumf``) gives user and item vectors,
+its GMF factors trained to rank by cosine (docs/mining.md says why this is what
+"cosine of NeuMF embeddings" became); the answer is the key with the highest
+cosine to the target's vector. Targets are spread over spherical k-means
+clusters (the geometry retrieval uses) of the target side's vectors
+(``kmeans_clusters``, paper: 10) with the miner's ``kmeans_pick``. Only pairs
+not seen in training are ranked, as a recommender would rank them: the users
+who already interacted with a target item (or the items a target user already
+has) are neither the answer nor negatives. Positive set: the unseen keys tied
+with the top cosine. Negatives: the remaining unseen keys, uniform or
+popularity-weighted (``negatives``), drawn through the same option guard as
+every builder (no text or title alike with the positive).
 
-The ground truth is only as good as the NeuMF behind it, so before any
-question is made its held-out check must beat popularity (``check_neumf``):
-otherwise the build stops with :class:`WeakNeuMFError` (exit 3) unless
-``allow_weak_neumf``. ``neumf_record`` puts the check and the training curve
-into the manifest.
+The ground truth is only as good as the space behind it, so before any
+question is made the space's own held-out HR@10 must beat popularity's by
+more than :data:`WEAK_NEUMF_Z` standard errors (``check_neumf``). Otherwise the
+builder raises :class:`~recworld.lrworld.gates.WeakGroundTruth`: the build
+skips the neu_* measures with the figures in the manifest, fails instead with
+``require_neural`` (:class:`WeakNeuMFError`, exit 3), or builds them anyway
+with ``allow_weak_neumf``. ``neumf_record`` puts the check and the training
+curve into the manifest.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from recworld import mining
-from recworld.errors import RunError
 from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights
+from recworld.lrworld.builders.memory import target_view
 from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, EntityKind
+from recworld.lrworld.gates import NEURAL_GATE, WeakGateError, WeakGroundTruth
 from recworld.lrworld.manifest import NeuMFCheck, NeuMFEpoch
 from recworld.lrworld.measure import Measure
 from recworld.lrworld.schema import Question, Target
@@ -36,21 +42,27 @@ from recworld.seeding import child_seed
 
 # Targets retrieved per dense_cosine_topk call: bounds the (targets x keys) score block.
 _CHUNK = 128
-# NeuMF "beats popularity" when its held-out HR@10 exceeds popularity's by more than this many
-# standard errors of the paired per-user gap (about 2.3 % one-sided false-pass rate on noise).
+# The cosine space "beats popularity" when its held-out HR@10 exceeds popularity's by more than this
+# many standard errors of the paired per-user gap (about 2.3 % one-sided false-pass rate on noise).
 WEAK_NEUMF_Z = 2.0
 
 
-class WeakNeuMFError(RunError):
-    """NeuMF trained but does not beat popularity on held-out items: its neighbours would be noise."""
+class WeakNeuMFError(WeakGateError):
+    """``require_neural``: the NeuMF cosine space does not beat popularity on held-out items."""
+
+
+_BUILD_ANYWAY = (
+    "train longer (BuildConfig.neumf) or pass --allow-weak-neumf to build the neu_* measures anyway"
+)
 
 
 def check_neumf(info: dict[str, Any], allow_weak: bool) -> NeuMFCheck:
-    """The manifest record of a NeuMF run, with its verdict against popularity."""
-    model, popularity, se = info.get("hr@10"), info.get("hr@10_popularity"), info.get("hr@10_gap_se")
-    if model is None or popularity is None:
+    """The manifest record of a NeuMF run, with the verdict of its cosine space against popularity."""
+    space, popularity = info.get("hr@10_embedding"), info.get("hr@10_popularity")
+    se = info.get("hr@10_embedding_gap_se")
+    if space is None or popularity is None:
         verdict = "unchecked"
-    elif model - popularity > WEAK_NEUMF_Z * (se if se is not None else 0.0):
+    elif space - popularity > WEAK_NEUMF_Z * (se if se is not None else 0.0):
         verdict = "beats_popularity"
     else:
         verdict = "weak"
@@ -65,6 +77,7 @@ def check_neumf(info: dict[str, Any], allow_weak: bool) -> NeuMFCheck:
         )
         for row in info.get("curve", [])
     ]
+    tau = info.get("gmf_tau")
     return NeuMFCheck(
         eval_users=info.get("eval_users", 0),
         eval_candidates=info.get("eval_candidates"),
@@ -72,25 +85,64 @@ def check_neumf(info: dict[str, Any], allow_weak: bool) -> NeuMFCheck:
         best_epoch=info.get("best_epoch", len(curve)),
         stopped_early=bool(info.get("stopped_early", False)),
         curve=curve,
-        hr_at_10=model,
+        hr_at_10=info.get("hr@10"),
         hr_at_10_popularity=popularity,
-        hr_at_10_embedding=info.get("hr@10_embedding"),
-        gap_se=se,
+        hr_at_10_embedding=space,
+        gap_se=info.get("hr@10_gap_se"),
         verdict=verdict,
         allowed_weak=allow_weak and verdict == "weak",
+        space=info.get("embedding_space"),
+        embedding_gap_se=se,
+        gmf_tau=None if tau is None else round(float(tau), 6),
     )
 
 
-def require_useful_neumf(info: dict[str, Any], allow_weak: bool) -> NeuMFCheck:
-    """The check, or :class:`WeakNeuMFError` when NeuMF is weak and weakness is not allowed."""
-    check = check_neumf(info, allow_weak)
-    if check.verdict == "weak" and not allow_weak:
-        raise WeakNeuMFError(
-            f"NeuMF does not beat popularity on held-out items: HR@10 {check.hr_at_10:.3f} against "
-            f"{check.hr_at_10_popularity:.3f} over {check.eval_users} users (needs a gap above "
-            f"{WEAK_NEUMF_Z:g} standard errors, {WEAK_NEUMF_Z * (check.gap_se or 0.0):.3f}), so the neu_* "
-            "ground truth would be noise; train longer (BuildConfig.neumf) or pass --allow-weak-neumf"
+def weak_neural(check: NeuMFCheck) -> WeakGroundTruth:
+    """The gate's verdict on a weak space, with the figures a reader needs."""
+    se = check.embedding_gap_se or 0.0
+    reason = (
+        f"the NeuMF cosine space does not beat popularity on held-out items: HR@10 "
+        f"{check.hr_at_10_embedding:.3f} against {check.hr_at_10_popularity:.3f} over {check.eval_users} "
+        f"users (needs a gap above {WEAK_NEUMF_Z:g} standard errors, {WEAK_NEUMF_Z * se:.3f})"
+    )
+    return WeakGroundTruth(NEURAL_GATE, reason, _figures(check), error=WeakNeuMFError, hint=_BUILD_ANYWAY)
+
+
+def _figures(check: NeuMFCheck) -> dict[str, float | int | None]:
+    return {
+        "hr_at_10_embedding": check.hr_at_10_embedding,
+        "hr_at_10_popularity": check.hr_at_10_popularity,
+        "gap_se": check.embedding_gap_se,
+        "z": WEAK_NEUMF_Z,
+        "eval_users": check.eval_users,
+        "hr_at_10_model": check.hr_at_10,
+    }
+
+
+def require_useful_neumf(ctx: BuildContext, measure_id: str) -> NeuMFCheck:
+    """The check, noted in the build's gate log; :class:`WeakGroundTruth` when weak and not allowed."""
+    allow = ctx.config.allow_weak_neumf
+    check = check_neumf(ctx.neumf.info, allow)
+    if check.verdict == "weak":
+        weak = weak_neural(check)
+        if not allow:
+            raise weak
+        ctx.gates.note(
+            NEURAL_GATE,
+            measure_id,
+            passed=False,
+            outcome="built_weak",
+            reason=weak.reason,
+            figures=weak.figures,
         )
+    else:
+        figures = _figures(check)
+        reason = (
+            "held-out checks off (eval_users=0 or too little data): unchecked"
+            if check.verdict == "unchecked"
+            else f"the NeuMF cosine space beats popularity on held-out HR@10 by more than {WEAK_NEUMF_Z:g} SE"
+        )
+        ctx.gates.note(NEURAL_GATE, measure_id, passed=True, outcome="built", reason=reason, figures=figures)
     return check
 
 
@@ -116,7 +168,7 @@ class NeuralBuilder:
 
     def build(self, ctx: BuildContext, measure: Measure, rng: np.random.Generator) -> list[Question]:
         emb = ctx.neumf
-        require_useful_neumf(emb.info, ctx.config.allow_weak_neumf)
+        require_useful_neumf(ctx, measure.id)  # WeakGroundTruth: the suite build skips the measure
         queries, keys = (emb.item, emb.user) if self.kind == "item" else (emb.user, emb.item)
         eligible = np.arange(len(queries), dtype=np.int64)
         if self.kind == "user":
@@ -130,6 +182,7 @@ class NeuralBuilder:
                 # A little headroom so targets skipped for ties do not leave the measure short.
                 min(ctx.config.per_measure + ctx.config.per_measure // 10 + 10, len(eligible)),
                 child_seed(ctx.config.seed, "build", measure.id, "kmeans"),
+                geometry="cosine",  # the geometry the answers are retrieved in
             )
         targets = eligible[np.asarray(picked, dtype=np.int64)]
         pool = np.arange(len(keys), dtype=np.int64)
@@ -144,7 +197,9 @@ class NeuralBuilder:
                 break
             chunk = targets[start : start + _CHUNK]
             with ctx.stage(f"retrieve:{measure.id}"):
-                nb = mining.dense_cosine_topk(queries[chunk], keys, k, exclude=seen_table[chunk])
+                nb = mining.dense_cosine_topk(
+                    queries[chunk], keys, k, exclude=seen_table[chunk], positive_only=False
+                )
             for row, t in enumerate(chunk.tolist()):
                 if maker.full:
                     break
@@ -168,23 +223,42 @@ class NeuralBuilder:
         # ``index`` holds unseen keys only (the retrieval excluded ``seen``); -1 pads.
         unseen = index >= 0
         if not unseen.any():
+            maker.drop("no_unseen_key")
             return
         top = float(score[unseen][0])
         tied_mask = unseen & (score >= top - TIE_TOLERANCE)
         # Ties reaching the last returned slot may continue past it: skip, do not guess.
         if k < len(pool) - len(seen) and tied_mask[-1]:
+            maker.drop("ties_past_returned_neighbours")
             return
         tied = index[tied_mask]
+        positive = int(tied[0])
+        if self.kind == "item" and ctx.item_identities[t] in {
+            ctx.item_identities[int(j)] for j in ctx.sequences.of(positive)[-ctx.config.history_length :]
+        }:
+            # The best user is shown by a variant of the target item: the option would read as "has it".
+            maker.drop("positive_shows_target")
+            return
+        guard = ctx.option_guard(self.key_kind, tied.tolist())
         negatives = draw_distinct(
-            rng, pool, maker.measure.format.n_options - 1, {*tied.tolist(), *seen.tolist()}, weights
+            rng, pool, maker.measure.format.n_options - 1, {*tied.tolist(), *seen.tolist()}, weights, guard
         )
         if negatives is None:
+            maker.drop("too_few_negatives")
             return
         entry = ctx.entity_entry(self.kind, t)
+        recent = ctx.sequences.of(t)[-ctx.config.history_length :].tolist() if self.kind == "user" else []
+        target_items = [ctx.item_entry(int(j)) for j in recent]
         maker.add(
             rng,
             target=Target(kind=self.kind, id=entry.id, text=entry.text),
-            positive=ctx.entity_entry(self.key_kind, int(tied[0])),
+            positive=ctx.entity_entry(self.key_kind, positive),
             negatives=[ctx.entity_entry(self.key_kind, int(j)) for j in negatives],
-            evidence={"cosine": round(top, 6), "tied_positives": len(tied), "excluded_seen": len(seen)},
+            evidence={
+                "cosine": round(top, 6),
+                "tied_positives": len(tied),
+                "excluded_seen": len(seen),
+                **target_view(ctx, self.kind, t),
+            },
+            target_items=target_items,
         )

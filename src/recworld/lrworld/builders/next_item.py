@@ -10,8 +10,9 @@ before it are the history. History and options are shown by that field only
 Positive set: the next item. Negatives: items with the field, uniform or
 popularity-weighted (``negatives``), excluding every item the user ever
 interacted with (any of them could be a plausible "next" item) and any item
-whose shown text reads like another option (:mod:`recworld.lrworld.options`).
-Windows whose next item is already in the shown history are skipped.
+whose shown text or title reads like another option (:mod:`recworld.lrworld.options`).
+Windows whose next item is already in the shown history (or a variant of a
+shown item), or shares its timestamp with the last shown item, are skipped.
 
 Sequences imported from LLaRA (:mod:`recworld.data.llara`) are asked at their
 last position only, and when the file gives a sequence's candidates those are
@@ -52,7 +53,7 @@ class NextItemBuilder:
         pool = np.flatnonzero(has).astype(np.int64)
         weights = negative_weights(ctx, "item", pool)
         seq = ctx.sequences.restricted(has) if self.view is not None else ctx.sequences
-        windows = ctx.windows(seq, has)
+        windows = ctx.windows(seq, has, measure.id)
         n_negatives = measure.format.n_options - 1
         fixed = ctx.given_candidates()
 
@@ -66,11 +67,18 @@ class NextItemBuilder:
                 answer_id = str(ctx.matrix.item_ids[item])
                 negatives = [ctx.catalogue_entry(c) for c in fixed[user] if c != answer_id]
             else:
-                guard = OptionGuard(lambda j: str(texts[j]), [str(texts[item])])
+                identities = ctx.item_identities
+                guard = OptionGuard(
+                    lambda j: str(texts[j]),
+                    [str(texts[item])],
+                    identity_of=identities.__getitem__,
+                    taken_identities=[identities[item]],
+                )
                 exclude = {item, *ctx.observed("user", user).tolist()}
                 drawn = draw_distinct(rng, pool, n_negatives, exclude, weights, guard)
                 negatives = [] if drawn is None else [entry(int(j)) for j in drawn]
             if len(negatives) != n_negatives:
+                maker.drop("too_few_negatives")
                 continue
             user_id = str(ctx.matrix.user_ids[user])
             maker.add(

@@ -1,0 +1,243 @@
+"""The shortcut battery: how far each measure can be solved without any model, on its own questions.
+
+A measure measures what it claims only if nothing on the page, and no prior a
+model gets for free, points at the answer. At build time every suite runs
+these baselines over its own questions (data and text only, nothing learned):
+
+``popularity``
+    the option with the most interactions (items: users who met it; users:
+    items they met; attribute values: how often users met items carrying the
+    value, the weight ``--distractors popularity`` draws with);
+``least_popular``
+    the option with the fewest: popularity-weighted negatives can make the
+    answer the *least* popular option, a shortcut the other way round;
+``history_majority``
+    attribute questions: the value that the most shown history lines mention
+    (folded, as a whole word), i.e. what a reader copies off the screen;
+``title_overlap``
+    item options: the option whose folded title is the target's or a shown
+    item's (a variant of one product; the option guards should leave none);
+``token_overlap``
+    the option whose words overlap most (Jaccard over folded word sets) with
+    what the question shows: the target, or the history;
+``longest_option`` / ``shortest_option``
+    the option with the most / fewest characters.
+
+A tie among ``k`` top-scored options counts ``1/k`` when the answer is among
+them, so a baseline with no information scores chance exactly. Each score
+comes with a 95 % Wilson score interval over the measure's questions (honest
+at small n, unlike a normal approximation), and is *flagged* when the whole
+interval lies above chance. A flag names the build option that removes the
+shortcut where one exists (``--rules lift``, ``--negatives popularity``,
+``--distractors popularity``, ``--history-text title``); the paper-faithful
+defaults stay, and the flag travels with them into the manifest and the report.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from recworld.lrworld.catalogue import MEASURES_BY_ID
+from recworld.lrworld.manifest import ShortcutReport, ShortcutScore
+from recworld.lrworld.measure import Factor, Measure, OptionKind
+from recworld.lrworld.options import fold
+from recworld.lrworld.schema import Question
+
+if TYPE_CHECKING:
+    from recworld.lrworld.config import BuildConfig
+    from recworld.lrworld.context import BuildContext
+
+__all__ = ["SHORTCUTS", "run_battery", "shortcut_scores", "wilson_interval"]
+
+SHORTCUTS = (
+    "popularity",
+    "least_popular",
+    "history_majority",
+    "title_overlap",
+    "token_overlap",
+    "longest_option",
+    "shortest_option",
+)
+Z_95 = 1.959963984540054
+_WORD = re.compile(r"\w+")
+
+# Per option: a score (higher = picked), or None when the shortcut does not apply to the question.
+Scorer = Callable[[Question], list[float] | None]
+
+
+def wilson_interval(successes: float, n: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval for a proportion (``successes`` may be fractional: tie credit)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def hit(scores: Sequence[float], answer: int) -> float:
+    """1/k when the answer is among the k top-scored options, else 0."""
+    best = max(scores)
+    top = [i for i, s in enumerate(scores) if s >= best - 1e-12]
+    return 1.0 / len(top) if answer in top else 0.0
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(fold(text)))
+
+
+@cache
+def _phrase(value: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(fold(value))}(?!\w)")
+
+
+class _Battery:
+    """The shortcut scorers over one build's data."""
+
+    def __init__(self, ctx: BuildContext) -> None:
+        self.ctx = ctx
+        self.item_rows = ctx.matrix.item_index()
+        self.user_rows = ctx.matrix.user_index()
+        self._value_weights: dict[str, Counter[str]] = {}
+
+    def value_weights(self, field: str) -> Counter[str]:
+        """Folded value -> how often users met items carrying it (anywhere in the field's list)."""
+        if field not in self._value_weights:
+            weights: Counter[str] = Counter()
+            degree = self.ctx.item_degree
+            for item, raw in enumerate(self.ctx.field_values(field)):
+                values = [raw] if isinstance(raw, str) else list(raw) if raw is not None else []
+                for value in {fold(str(v)) for v in values if v is not None and str(v)}:
+                    weights[value] += int(degree[item])
+            self._value_weights[field] = weights
+        return self._value_weights[field]
+
+    def popularity(self, question: Question, measure: Measure) -> list[float] | None:
+        ids = [c.id for c in question.candidates]
+        if measure.options is OptionKind.ITEM:
+            degree = self.ctx.item_degree
+            return [float(degree[self.item_rows[i]]) if i in self.item_rows else 0.0 for i in ids]
+        if measure.options is OptionKind.USER:
+            degree = self.ctx.user_degree
+            return [float(degree[self.user_rows[i]]) if i in self.user_rows else 0.0 for i in ids]
+        field = question.evidence.get("field")
+        if not field:
+            return None
+        weights = self.value_weights(str(field))
+        return [float(weights[fold(c.text)]) for c in question.candidates]
+
+    def history_majority(self, question: Question, measure: Measure) -> list[float] | None:
+        if measure.options is not OptionKind.ATTRIBUTE or not question.history:
+            return None
+        lines = [fold(e.text) for e in question.history]
+        return [float(sum(bool(_phrase(c.text).search(line)) for line in lines)) for c in question.candidates]
+
+    def title_overlap(self, question: Question, measure: Measure) -> list[float] | None:
+        if measure.options is not OptionKind.ITEM:
+            return None
+        ctx = self.ctx
+        shown = {ctx.identity_of_item_id(e.id, e.text) for e in question.history}
+        if question.target.kind == "item":
+            shown.add(ctx.identity_of_item_id(question.target.id, question.target.text))
+        for item_id in question.evidence.get("shown_items", ()):
+            shown.add(ctx.identity_of_item_id(str(item_id), ""))
+        if not shown:
+            return None
+        return [float(ctx.identity_of_item_id(c.id, c.text) in shown) for c in question.candidates]
+
+    def token_overlap(self, question: Question, measure: Measure) -> list[float] | None:
+        shown = [question.target.text] if measure.shows_target else [e.text for e in question.history]
+        context = frozenset().union(*(_words(text) for text in shown))
+        if not context:
+            return None
+        scores = []
+        for c in question.candidates:
+            words = _words(c.text)
+            union = len(words | context)
+            scores.append(len(words & context) / union if union else 0.0)
+        return scores
+
+    def scorers(self, measure: Measure) -> dict[str, Scorer]:
+        return {
+            "popularity": lambda q: self.popularity(q, measure),
+            "least_popular": lambda q: _negated(self.popularity(q, measure)),
+            "history_majority": lambda q: self.history_majority(q, measure),
+            "title_overlap": lambda q: self.title_overlap(q, measure),
+            "token_overlap": lambda q: self.token_overlap(q, measure),
+            "longest_option": lambda q: [float(len(c.text)) for c in q.candidates],
+            "shortest_option": lambda q: [-float(len(c.text)) for c in q.candidates],
+        }
+
+
+def _negated(scores: list[float] | None) -> list[float] | None:
+    return None if scores is None else [-s for s in scores]
+
+
+def remedy(measure: Measure, shortcut: str, config: BuildConfig) -> str | None:
+    """The build option that works against ``shortcut`` on ``measure`` (not already on), or None.
+
+    Against, not always away: docs/lrworld.md gives what each option leaves on ML-100K.
+    """
+    options: list[tuple[str, bool]] = []
+    if shortcut == "popularity":
+        if measure.factor is Factor.ASSOCIATION_RULES:
+            options.append(("--rules lift", config.rules == "lift"))
+        if measure.options is OptionKind.ATTRIBUTE:
+            options.append(("--distractors popularity", config.distractors == "popularity"))
+        else:
+            options.append(("--negatives popularity", config.negatives == "popularity"))
+    elif shortcut in ("history_majority", "token_overlap") and measure.options is OptionKind.ATTRIBUTE:
+        options.append(("--history-text title", config.history_text == "title"))
+    left = [name for name, active in options if not active]
+    return " or ".join(left) if left else None
+
+
+def shortcut_scores(
+    battery: _Battery, measure: Measure, questions: Sequence[Question], config: BuildConfig
+) -> list[ShortcutScore]:
+    """Every applicable shortcut's score on one measure's questions."""
+    rows: list[ShortcutScore] = []
+    chance = measure.format.chance
+    for name, scorer in battery.scorers(measure).items():
+        hits: list[float] = []
+        for question in questions:
+            scores = scorer(question)
+            if scores is not None:
+                hits.append(hit(scores, question.answer_index))
+        if not hits:
+            continue
+        n, total = len(hits), float(np.sum(hits))
+        low, high = wilson_interval(total, n)
+        flagged = low > chance
+        rows.append(
+            ShortcutScore(
+                measure=measure.id,
+                shortcut=name,
+                n=n,
+                score=round(total / n, 6),
+                chance=round(chance, 6),
+                ci_low=round(low, 6),
+                ci_high=round(high, 6),
+                flagged=flagged,
+                remedy=remedy(measure, name, config) if flagged else None,
+            )
+        )
+    return rows
+
+
+def run_battery(ctx: BuildContext, built: dict[str, list[Question]]) -> ShortcutReport:
+    """The battery over every built measure, in catalogue order of the built dict."""
+    battery = _Battery(ctx)
+    rows: list[ShortcutScore] = []
+    with ctx.stage("shortcuts"):
+        for measure_id, questions in built.items():
+            rows += shortcut_scores(battery, MEASURES_BY_ID[measure_id], questions, ctx.config)
+    return ShortcutReport(rows=rows)
