@@ -45,6 +45,7 @@ from recworld.io import atomic_write_json, atomic_write_jsonl
 from recworld.models.base import FatalModelError
 from recworld.runner import Completion, ResponseCache, Runner
 from recworld.runner.journal import SampleJournal
+from recworld.runner.policy import judge
 from recworld.scoring import score_samples
 from recworld.scoring.records import SampleRecord
 
@@ -231,14 +232,13 @@ def _write_results(
 def _failure(
     header: RunHeader, samples: list[SampleRecord], config: EvalConfig, stopped: FatalModelError | None
 ) -> tuple[RunStatus, str] | None:
-    if stopped is not None:
-        return "stopped", str(stopped)
-    errors = header.counts.errors
-    if samples and errors / len(samples) > config.fail_on_error:
-        first = next(s.error for s in samples if s.error is not None)
-        return "too_many_errors", (
-            f"{errors} of {len(samples)} samples failed ({errors / len(samples):.1%}), more than "
-            f"--fail-on-error {config.fail_on_error:g} allows; first error: {first}; "
-            "rerun the same command to retry the failed ones"
-        )
-    return None
+    verdict = judge(
+        asked=len(samples),
+        failed=header.counts.errors,
+        limit=config.fail_on_error,
+        stopped=stopped,
+        first_error=next((s.error for s in samples if s.error is not None), None),
+    )
+    if verdict is None or verdict.status == "produced_nothing":  # LRWorld passes no production count
+        return None
+    return verdict.status, verdict.reason

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -111,6 +112,33 @@ def parse_options(cls: type[Options], options: Mapping[str, Any], backend: str) 
                 f"the {backend} backend has no option {name!r} (its options: {known})"
             ) from None
         raise ConfigError(f"the {backend} backend's option {name!r}: {first.get('msg')}") from None
+
+
+class ScriptedOptions(BackendOptions):
+    """``scripted``: a test double's knobs: a delay per answer and a log of every call it answers."""
+
+    delay_s: float = Field(default=0.0, ge=0)
+    # Appends one line per call (the question id, else the last message) to this file.
+    calls_log: Path | None = None
+
+
+class SentenceTransformerOptions(BackendOptions):
+    """``minilm`` and ``st:NAME`` embedders: where the model runs and how many texts per call."""
+
+    device: str = "cpu"
+    batch_size: int = Field(default=64, ge=1)
+
+
+class OpenAIEmbedOptions(BackendOptions):
+    """``openai:MODEL`` embedder: the chat backend's transport settings plus texts per request."""
+
+    transport: Literal["auto", "aiohttp", "sdk"] = "auto"
+    max_connections: int = Field(default=64, ge=1)
+    max_response_bytes: int = Field(default=64 * MIB, ge=1024)
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    batch_size: int = Field(default=128, ge=1)
+    # Ask the server for vectors of this length (models that support it, e.g. text-embedding-3-*).
+    dimensions: int | None = Field(default=None, ge=1)
 
 
 class ItemKNNOptions(BackendOptions):

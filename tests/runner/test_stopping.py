@@ -1,0 +1,124 @@
+"""A fatal failure lets nothing more out, and a model that never yields cannot hold the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from _runner_fakes import FakeOpenAI
+
+from recworld.chat import Message, Request, Response
+from recworld.models import FatalModelError, ModelConfig, load_model
+from recworld.models.scripted import ScriptedModel
+from recworld.runner import Runner, RunnerConfig
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def requests(n: int) -> list[Request]:
+    return [Request(messages=(Message("user", f"question {i}"),), max_tokens=4) for i in range(n)]
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_a_401_lets_no_second_wave_out(concurrency: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rejected-0123456789")
+    # Every reply waits until `concurrency` requests are in: the first wave is exactly that many.
+    with FakeOpenAI(plan=lambda key: ("401",) * 10, barrier=concurrency) as server:
+        model = load_model("openai:m", ModelConfig(base_url=server.base_url))
+        runner = Runner(model, RunnerConfig(concurrency=concurrency, progress=False, max_retries=3))
+        recorded: list[int] = []
+
+        async def go() -> None:
+            with pytest.raises(FatalModelError, match="rejected the API key"):
+                await runner.map(requests(40), on_result=lambda i, c: recorded.append(i))
+            # A later call on the stopped runner is refused without a send.
+            with pytest.raises(FatalModelError, match="the run stopped"):
+                await runner.complete(requests(41)[-1])
+            await runner.aclose()
+
+        asyncio.run(go())
+        time.sleep(0.3)  # anything still in the air would land now
+        assert sum(server.counts.values()) == concurrency
+        assert runner.stats.sent == concurrency and runner.stats.retries == 0
+        assert 1 <= len(recorded) <= concurrency  # only requests that were sent became samples
+        assert runner.stopped is not None and "HTTP 401" in runner.stopped
+
+
+def _blocking(delay_s: float) -> ScriptedModel:
+    """A model that computes synchronously, like a classic baseline: it never yields to the loop."""
+
+    def answer(request: Request) -> Response:
+        time.sleep(delay_s)
+        return Response(text="A")
+
+    return ScriptedModel(answer)
+
+
+def test_a_model_that_never_yields_is_cancelled_within_one_answer_and_a_slice() -> None:
+    runner = Runner(_blocking(0.01), RunnerConfig(concurrency=8, progress=False))
+
+    async def go() -> float:
+        task = asyncio.ensure_future(runner.map(requests(1000)))  # 10 s of answering
+        await asyncio.sleep(0)
+        started = time.perf_counter()
+        asyncio.get_running_loop().call_later(0.3, task.cancel)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.perf_counter() - started
+
+    elapsed = asyncio.run(go())
+    # Without the runner's periodic yield the loop would see the cancel only after all 1000.
+    assert elapsed < 0.3 + 0.5, elapsed
+    assert len(runner.model.calls) < 200  # type: ignore[attr-defined]
+
+
+_SIGINT = """
+import asyncio, sys, time
+from recworld.chat import Message, Request, Response
+from recworld.models.scripted import ScriptedModel
+from recworld.runner import Runner, RunnerConfig
+
+def answer(request):
+    time.sleep(0.02)
+    return Response(text="A")
+
+runner = Runner(ScriptedModel(answer), RunnerConfig(concurrency=8, progress=False))
+done = []
+reqs = [Request(messages=(Message("user", f"q{i}"),)) for i in range(3000)]
+
+def record(index, completion):
+    done.append(index)
+    if len(done) == 5:
+        print("ready", flush=True)
+
+try:
+    asyncio.run(runner.map(reqs, on_result=record))
+except KeyboardInterrupt:
+    print(f"interrupted {len(done)}", flush=True)
+    sys.exit(130)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_blocking_model_within_a_second() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_SIGINT)],
+        env={**os.environ, "PYTHONPATH": SRC},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    sent = time.perf_counter()
+    os.kill(child.pid, signal.SIGINT)
+    assert child.wait(10) == 130
+    elapsed = time.perf_counter() - sent
+    assert elapsed < 1.0, f"Ctrl-C took {elapsed:.2f} s"  # 3000 x 20 ms would be a minute
+    assert child.stdout.read().startswith("interrupted")
