@@ -14,6 +14,7 @@ from recworld.chat import AnswerMode, EmbeddingRequest, Message, Request, Respon
 from recworld.models.backend import Backend, ModelKind
 from recworld.models.base import (
     BoundedModel,
+    CountsTokens,
     FatalModelError,
     Model,
     ModelBase,
@@ -44,6 +45,7 @@ __all__ = [
     "AnswerMode",
     "Backend",
     "BoundedModel",
+    "CountsTokens",
     "Embedder",
     "EmbedderBase",
     "EmbedderLike",

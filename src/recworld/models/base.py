@@ -63,9 +63,11 @@ class ModelBase(ABC):
 
     * :attr:`max_concurrency`: requests it serves at once (None: no limit; the
       runner's ``concurrency`` alone decides);
-    * :attr:`context_window` and :meth:`count_tokens`: the loaded context size
-      and this model's own token count, for callers that budget prompts (LUNAR's
-      full context); :func:`token_counter` says None for a backend without one;
+    * :attr:`context_window`: the loaded context size in tokens (None: unknown),
+      for callers that budget prompts (LUNAR's full context);
+    * ``count_tokens(text) -> int``: define it when the backend holds a
+      tokenizer (:class:`CountsTokens`); :func:`token_counter` finds it, and
+      says None for a backend without one;
     * :meth:`aclose`: release what the model holds.
 
     Deriving from this class is optional: any object with ``identity``,
@@ -92,10 +94,6 @@ class ModelBase(ABC):
     def context_window(self) -> int | None:
         return None
 
-    def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` in this model's tokenizer (a backend with one overrides this)."""
-        raise NotImplementedError(f"{type(self).__name__} has no tokenizer; see token_counter()")
-
     @abstractmethod
     async def complete(self, request: Request) -> Response:
         """Answer one request (see :class:`Model`)."""
@@ -118,11 +116,16 @@ def context_window(model: Model) -> int | None:
     return model.context_window if isinstance(model, ModelBase) else None
 
 
+@runtime_checkable
+class CountsTokens(Protocol):
+    """A model that counts tokens with its own tokenizer (llama.cpp, hf, hf-vision, vLLM)."""
+
+    def count_tokens(self, text: str) -> int: ...
+
+
 def token_counter(model: Model) -> Callable[[str], int] | None:
     """``model``'s own token counter, or None when it has no tokenizer (callers then estimate)."""
-    if not isinstance(model, ModelBase) or type(model).count_tokens is ModelBase.count_tokens:
-        return None
-    return model.count_tokens
+    return model.count_tokens if isinstance(model, CountsTokens) else None
 
 
 class TransientModelError(Exception):
