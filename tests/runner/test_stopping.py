@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -122,3 +123,28 @@ def test_ctrl_c_stops_a_blocking_model_within_a_second() -> None:
     elapsed = time.perf_counter() - sent
     assert elapsed < 1.0, f"Ctrl-C took {elapsed:.2f} s"  # 3000 x 20 ms would be a minute
     assert child.stdout.read().startswith("interrupted")
+
+
+def test_answer_all_returns_what_stopped_the_run_and_keeps_what_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recworld.runner import ResponseCache, answer_all
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    plans = {"question 0": (), "question 1": ()}  # the first two are answered, every other one is a 401
+
+    def plan(key: str) -> tuple[str, ...]:
+        last = json.loads(key)["messages"][-1]["content"]
+        return plans.get(last, ("401",))
+
+    with FakeOpenAI(plan=plan) as server:
+        model = load_model("openai:m", ModelConfig(base_url=server.base_url))
+        got: dict[int, object] = {}
+        config = RunnerConfig(concurrency=1, progress=False)
+        stats, stopped = asyncio.run(
+            answer_all(model, requests(10), config, tmp_path / "c.sqlite", on_result=got.__setitem__)
+        )
+    assert stopped is not None and "HTTP 401" in str(stopped)
+    assert sorted(got) == [0, 1, 2] and stats.sent == 3  # one at a time: the 401 was the third, and the last
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        assert len(cache) == 2  # closed and committed: the two answers are on disk

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["dry_run_all", "run_all", "run_summary"]
 
+
 def run_all(configs: Sequence[EvalConfig], *, as_json: bool) -> None:
     """Evaluate each config in turn; a failed run does not stop the next, but the command exits 3."""
     from recworld.evaluation.config import default_run_dir

@@ -48,7 +48,7 @@ from recworld.models.base import (
 )
 from recworld.models.options import parse_options
 from recworld.models.registry import resolve_model
-from recworld.runner import Completion, ResponseCache, Runner
+from recworld.runner import Completion, answer_all
 
 __all__ = ["RayReplicas", "ReplicaError", "ReplicaJob", "answer_on_ray", "open_replicas", "require_ray"]
 
@@ -145,18 +145,11 @@ async def _answer(
     cache_path: Path,
 ) -> tuple[dict[str, int], FatalModelError | None]:
     model = await open_replicas(ray, job, config.replicas)
-    cache = ResponseCache(cache_path)
-    runner = Runner(model, config.runner, cache)
-    stopped: FatalModelError | None = None
-    try:
-        description = f"{job.name} {job.mode.value} (ray x{config.replicas})"
-        await runner.map(requests, description=description, on_result=record)
-    except FatalModelError as exc:
-        stopped = exc
-    finally:
-        await runner.aclose()
-        cache.close()
-    return runner.stats.to_json(), stopped
+    description = f"{job.name} {job.mode.value} (ray x{config.replicas})"
+    stats, stopped = await answer_all(
+        model, requests, config.runner, cache_path, description=description, on_result=record
+    )
+    return stats.to_json(), stopped
 
 
 def _connect(ray: Any, address: str | None) -> bool:

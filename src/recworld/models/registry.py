@@ -135,9 +135,7 @@ def find_backend(name: str, kind: ModelKind = "chat", *, spec: str | None = None
     if name in plugins:
         entry = load_plugin(name)
         if entry.kind != kind:
-            raise ConfigError(
-                f"{shown!r}: the plugin {name!r} is {_A[entry.kind]}, not {_A[kind]}"
-            )
+            raise ConfigError(f"{shown!r}: the plugin {name!r} is {_A[entry.kind]}, not {_A[kind]}")
         return entry
     known = ", ".join(sorted(table))
     listed = f"; plugins: {', '.join(plugins)}" if plugins else ""

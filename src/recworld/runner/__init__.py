@@ -10,7 +10,7 @@ scores: LRWorld evaluation lives in :mod:`recworld.evaluation`, above this packa
 from recworld.runner.cache import ResponseCache, cache_key
 from recworld.runner.config import RunnerConfig, RunnerStats
 from recworld.runner.embeddings import BlockingEmbedder, EmbeddingRunner
-from recworld.runner.engine import Completion, Runner
+from recworld.runner.engine import Completion, Runner, answer_all
 from recworld.runner.policy import Failure, judge
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "Runner",
     "RunnerConfig",
     "RunnerStats",
+    "answer_all",
     "cache_key",
     "judge",
 ]

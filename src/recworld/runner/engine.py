@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from recworld.chat import Request, Response
@@ -33,7 +34,15 @@ from recworld.runner.config import RunnerConfig, RunnerStats
 from recworld.runner.progress import ProgressBar
 from recworld.runner.sending import Sender
 
-__all__ = ["Completion", "OnResult", "Runner", "RunnerConfig", "RunnerStats", "effective_concurrency"]
+__all__ = [
+    "Completion",
+    "OnResult",
+    "Runner",
+    "RunnerConfig",
+    "RunnerStats",
+    "answer_all",
+    "effective_concurrency",
+]
 
 
 @dataclass(frozen=True)
@@ -248,3 +257,35 @@ async def _all_or_first_failure(jobs: Sequence[Coroutine[Any, Any, None]]) -> No
 def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
+
+
+async def answer_all(
+    model: Model,
+    requests: Sequence[Request],
+    config: RunnerConfig,
+    cache_path: Path | None,
+    *,
+    description: str = "",
+    on_result: OnResult | None = None,
+) -> tuple[RunnerStats, FatalModelError | None]:
+    """Answer ``requests`` through one Runner over the cache at ``cache_path`` (None: no cache).
+
+    The road a whole run takes, whatever answers it (a local backend, Ray
+    replicas): returns the runner's counters and the fatal failure that stopped
+    it, if one did (what finished before it went to ``on_result``). The runner,
+    and with it ``model``, is closed at the end, as is the cache.
+    """
+    cache = ResponseCache(cache_path) if cache_path is not None else None
+    runner = Runner(model, config, cache)
+    stopped: FatalModelError | None = None
+    try:
+        await runner.map(requests, description=description, on_result=on_result)
+    except FatalModelError as exc:
+        stopped = exc
+    finally:
+        try:
+            await runner.aclose()
+        finally:
+            if cache is not None:
+                cache.close()
+    return runner.stats, stopped
