@@ -26,9 +26,10 @@ concurrency 64) and the ratios runner / lm-eval throughput, with the cache on
 
 A second part repeats the backend, the runner with its cache and lm-eval
 against the same server holding every reply ``--think-ms`` (20 ms), as a real
-model server does: the harness's share of the wall time is the time beyond
-what the server alone needs (``ceil(n / concurrency)`` waves of 20 ms; target
-under 2 %), and beyond the bare backend.
+model server does, at each ``--think-concurrency`` (16 and 64): the harness's
+share of the wall time is the time beyond what the server alone needs
+(``ceil(n / concurrency)`` waves of 20 ms; target under 2 %), and beyond the
+bare backend.
 
     .venv/bin/python bench/bench_runner.py [--n 2000] [--concurrency 64] [--reps 3] [--skip-sdk]
         [--think-ms 20]
@@ -295,10 +296,9 @@ MACHINERY = "runner machinery alone"
 
 
 def clients_for(
-    base_url: str, texts: list[str], args: argparse.Namespace, tmp: Path, *, full: bool
+    base_url: str, texts: list[str], args: argparse.Namespace, tmp: Path, *, full: bool, c: int
 ) -> dict[str, Callable[[], float]]:
-    """The clients measured against one server; ``full`` adds the machinery and SDK rows."""
-    c = args.concurrency
+    """The clients measured against one server at concurrency ``c``; ``full`` adds machinery and SDK rows."""
 
     def cold_cache() -> float:
         with tempfile.TemporaryDirectory(dir=tmp) as fresh:
@@ -327,11 +327,13 @@ def clients_for(
     return clients
 
 
-def measure(delay_ms: float, texts: list[str], args: argparse.Namespace, *, full: bool) -> dict[str, float]:
+def measure(
+    delay_ms: float, texts: list[str], args: argparse.Namespace, *, full: bool, c: int
+) -> dict[str, float]:
     server, base_url = start_server(delay_ms)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            return round_robin(args.reps, clients_for(base_url, texts, args, Path(tmp), full=full))
+            return round_robin(args.reps, clients_for(base_url, texts, args, Path(tmp), full=full, c=c))
     finally:
         server.terminate()
         server.wait(10)
@@ -362,8 +364,8 @@ def report_noop(rows: dict[str, float], args: argparse.Namespace) -> None:
         print(f"throughput ratio runner without cache / lm-eval: {rows[LMEVAL] / ours:.2f}x")
 
 
-def report_think(rows: dict[str, float], args: argparse.Namespace) -> None:
-    n, c, think = args.n, args.concurrency, args.think_ms / 1000.0
+def report_think(rows: dict[str, float], args: argparse.Namespace, c: int) -> None:
+    n, think = args.n, args.think_ms / 1000.0
     ideal = math.ceil(n / c) * think  # waves of c requests, each answered in `think` seconds
     table(f"server answering in {args.think_ms:g} ms: {n} requests, concurrency {c}, "
           f"median of {args.reps} rounds; the server alone needs {ideal:.3f} s", rows, n)  # fmt: skip
@@ -387,6 +389,12 @@ def main() -> None:
     parser.add_argument(
         "--think-ms", type=float, default=20.0, help="the slow server's answer time (0 skips that part)"
     )
+    parser.add_argument(
+        "--think-concurrency",
+        default="16,64",
+        help="concurrencies for the slow server, comma-separated (at 64 this 2-core box's HTTP client, "
+        "not the harness, is the limit)",
+    )
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--reps", type=int, default=3)
@@ -403,11 +411,12 @@ def main() -> None:
         asyncio.run(_serve(args.delay_ms))
         return
     texts = prompts(args.n)
-    noop = measure(0.0, texts, args, full=True)
-    think = measure(args.think_ms, texts, args, full=False) if args.think_ms > 0 else None
+    noop = measure(0.0, texts, args, full=True, c=args.concurrency)
+    levels = [int(c) for c in args.think_concurrency.split(",")] if args.think_ms > 0 else []
+    thinking = {c: measure(args.think_ms, texts, args, full=False, c=c) for c in levels}
     report_noop(noop, args)
-    if think is not None:
-        report_think(think, args)
+    for c, rows in thinking.items():
+        report_think(rows, args, c)
 
 
 if __name__ == "__main__":

@@ -43,9 +43,8 @@ from recworld.evaluation.samples import build_request, build_sample
 from recworld.evaluation.variants import Asked
 from recworld.io import atomic_write_json, atomic_write_jsonl
 from recworld.models.base import FatalModelError
-from recworld.runner import Completion, ResponseCache, Runner
+from recworld.runner import Completion, ResponseCache, Runner, judge
 from recworld.runner.journal import SampleJournal
-from recworld.runner.policy import judge
 from recworld.scoring import score_samples
 from recworld.scoring.records import SampleRecord
 
