@@ -148,3 +148,33 @@ def test_answer_all_returns_what_stopped_the_run_and_keeps_what_finished(
     assert sorted(got) == [0, 1, 2] and stats.sent == 3  # one at a time: the 401 was the third, and the last
     with ResponseCache(tmp_path / "c.sqlite") as cache:
         assert len(cache) == 2  # closed and committed: the two answers are on disk
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_an_itemknn_eval_within_a_second(ml100k_fetched: Path, tmp_path: Path) -> None:
+    """The first-hour review's case: Ctrl-C 9 s into ``eval --model itemknn`` took 56 s to land."""
+    from recworld.cli import main
+
+    suite = tmp_path / "suite"
+    build = ["build", "--dataset", str(ml100k_fetched), "--measures", "kg_movie_genre,mem_item_item"]
+    assert main([*build, "--per-measure", "400", "--seed", "0", "--out", str(suite)]) == 0
+    out = tmp_path / "run"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "recworld.cli", "eval", str(suite), "--model", "itemknn", "--out", str(out),
+         "--no-progress"],
+        env={**os.environ, "PYTHONPATH": SRC}, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    journal = out / ".samples.journal.jsonl"
+    deadline = time.monotonic() + 60
+    while not (journal.exists() and journal.read_text().count("\n") >= 20):
+        assert child.poll() is None and time.monotonic() < deadline, "no answers before the interrupt"
+        time.sleep(0.02)
+    sent = time.perf_counter()
+    child.send_signal(signal.SIGINT)
+    assert child.wait(60) == 130
+    elapsed = time.perf_counter() - sent
+    assert child.stderr is not None
+    said = child.stderr.read()
+    assert elapsed < 1.0, f"Ctrl-C took {elapsed:.2f} s"
+    answered = int(said.split("interrupted: ")[1].split("/")[0])
+    assert answered < 800, said  # it stopped mid-run, not after answering everything

@@ -107,9 +107,7 @@ def answer_on_ray(
     """
     if not requests:
         return {"requests": 0, "sent": 0, "cache_hits": 0, "coalesced": 0, "retries": 0, "errors": 0}, None
-    job = ReplicaJob(
-        model if isinstance(model, str) else _object(model), _model_config(config, suite), config.mode
-    )
+    job = ReplicaJob(_for_replicas(model), _model_config(config, suite), config.mode)
     job.check_options()
     ray = require_ray()
     started = _connect(ray, config.ray_address)
@@ -120,8 +118,11 @@ def answer_on_ray(
             ray.shutdown()
 
 
-def _object(model: ModelLike) -> Model:
-    resolved, _owned = resolve_model(model)
+def _for_replicas(model: ModelLike) -> str | Model:
+    """A spec (string or parsed) travels as its string, loaded by each replica; an object as itself."""
+    if isinstance(model, str | ModelSpec):
+        return str(model)
+    resolved, _owned = resolve_model(model)  # checks the object has the Model protocol
     return resolved
 
 
