@@ -88,7 +88,6 @@ def main() -> None:
     import ray
 
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
     half = args.questions // 2
     configs = {"local": ("local", 1), "ray x1": ("ray", 1), "ray x2": ("ray", 2)}
     rates: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}

@@ -1,4 +1,4 @@
-"""Runner throughput and overhead against a local no-op OpenAI-compatible server.
+"""Runner throughput and overhead against a local OpenAI-compatible server, instant and "thinking".
 
 Measured side by side in one run, on the same prompts and the same server
 (a minimal asyncio-protocol HTTP/1.1 keep-alive server in a subprocess that
@@ -21,9 +21,18 @@ returns a fixed completion instantly, so the client side is what gets measured):
 Repeats run round-robin (every client once per round) so load from other
 processes hits all clients alike; medians over ``--reps`` rounds are printed
 with the runner's wall time per request (target: at most 0.5 ms at
-concurrency 64) and the ratio runner / lm-eval throughput.
+concurrency 64) and the ratios runner / lm-eval throughput, with the cache on
+(the eval default; target >= 1.2) and off.
+
+A second part repeats the backend, the runner with its cache and lm-eval
+against the same server holding every reply ``--think-ms`` (20 ms), as a real
+model server does, at each ``--think-concurrency`` (16 and 64): the harness's
+share of the wall time is the time beyond what the server alone needs
+(``ceil(n / concurrency)`` waves of 20 ms; target under 2 %), and beyond the
+bare backend.
 
     .venv/bin/python bench/bench_runner.py [--n 2000] [--concurrency 64] [--reps 3] [--skip-sdk]
+        [--think-ms 20]
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -65,7 +75,13 @@ _REPLY = (
 
 
 class _NoopServer(asyncio.Protocol):
-    """Answers every request with the same bytes; parses only Content-Length (keep-alive)."""
+    """Answers every request with the same bytes; parses only Content-Length (keep-alive).
+
+    ``DELAY_S`` > 0 holds each reply that long (a server "thinking" for 20 ms), without
+    blocking other connections.
+    """
+
+    DELAY_S = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -86,11 +102,18 @@ class _NoopServer(asyncio.Protocol):
             buf = buf[end + 4 + length :]
             replies += 1
         self.buffer = buf
-        if replies:
+        if replies and self.DELAY_S > 0:
+            asyncio.get_running_loop().call_later(self.DELAY_S, self._write, _REPLY * replies)
+        elif replies:
             self.transport.write(_REPLY * replies)
 
+    def _write(self, data: bytes) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(data)
 
-async def _serve() -> None:
+
+async def _serve(delay_ms: float) -> None:
+    _NoopServer.DELAY_S = delay_ms / 1000.0
     loop = asyncio.get_running_loop()
     server = await loop.create_server(_NoopServer, "127.0.0.1", 0, backlog=1024)
     port = server.sockets[0].getsockname()[1]
@@ -99,8 +122,9 @@ async def _serve() -> None:
         await server.serve_forever()
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True)
+def start_server(delay_ms: float = 0.0) -> tuple[subprocess.Popen[str], str]:
+    command = [sys.executable, __file__, "--serve", "--delay-ms", str(delay_ms)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     port = int(proc.stdout.readline())
     return proc, f"http://127.0.0.1:{port}/v1"
@@ -266,12 +290,111 @@ def arun(factory: Callable[[], Coroutine[Any, Any, float]]) -> Callable[[], floa
 SDK_CREATE = "SDK chat.completions.create"
 DIRECT = "backend direct (aiohttp)"
 OURS = "Runner, aiohttp, no cache"
+CACHED = "Runner, aiohttp, cold cache (default)"
 LMEVAL = "lm-eval local-chat-completions"
+MACHINERY = "runner machinery alone"
+
+
+def clients_for(
+    base_url: str, texts: list[str], args: argparse.Namespace, tmp: Path, *, full: bool, c: int
+) -> dict[str, Callable[[], float]]:
+    """The clients measured against one server at concurrency ``c``; ``full`` adds machinery and SDK rows."""
+
+    def cold_cache() -> float:
+        with tempfile.TemporaryDirectory(dir=tmp) as fresh:
+            return asyncio.run(run_ours(base_url, texts, c, Path(fresh), "aiohttp", False))
+
+    clients: dict[str, Callable[[], float]] = {
+        DIRECT: arun(lambda: run_direct(base_url, texts, c)),
+        OURS: arun(lambda: run_ours(base_url, texts, c, None, "aiohttp", False)),
+        CACHED: cold_cache,
+    }
+    if full:
+        clients[MACHINERY] = arun(lambda: run_machinery(texts, c))
+    if full and not args.skip_sdk:
+        clients[SDK_CREATE] = arun(lambda: run_raw(base_url, texts, c, args.aiohttp))
+        clients["Runner, sdk transport, no cache"] = arun(
+            lambda: run_ours(base_url, texts, c, None, "sdk", args.aiohttp)
+        )
+    if not args.skip_lmeval:
+        python = ensure_lmeval(args.lmeval_venv)
+        if python is None:
+            print("lm-eval venv unavailable; skipping the comparison")
+        else:
+            texts_file = tmp / "texts.json"
+            texts_file.write_text(json.dumps(texts))
+            clients[LMEVAL] = lambda: run_lmeval(python, base_url, texts_file, c)
+    return clients
+
+
+def measure(
+    delay_ms: float, texts: list[str], args: argparse.Namespace, *, full: bool, c: int
+) -> dict[str, float]:
+    server, base_url = start_server(delay_ms)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            return round_robin(args.reps, clients_for(base_url, texts, args, Path(tmp), full=full, c=c))
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def table(title: str, rows: Mapping[str, float], n: int) -> None:
+    print(f"\n{title}")
+    print(f"{'client':40s} {'seconds':>8s} {'req/s':>9s}")
+    for name, seconds in rows.items():
+        print(f"{name:40s} {seconds:8.3f} {n / seconds:9.1f}")
+
+
+def report_noop(rows: dict[str, float], args: argparse.Namespace) -> None:
+    n = args.n
+    machinery = rows.pop(MACHINERY)
+    transport = "aiohttp" if args.aiohttp else "httpx"
+    table(f"no-op server: {n} requests, concurrency {args.concurrency}, median of {args.reps} rounds "
+          f"(SDK rows over {transport})", rows, n)  # fmt: skip
+    direct, ours, cached = rows[DIRECT], rows[OURS], rows[CACHED]
+    print(f"\nrunner wall time per request (target <= 500 us): {ours / n * 1e6:.1f} us/request")
+    print(f"runner overhead vs backend direct: {(ours - direct) / n * 1e6:+.1f} us/request")
+    print(f"the cache's cost: {(cached - ours) / n * 1e6:+.1f} us/request")
+    print(f"runner machinery alone (in-process instant model): {machinery / n * 1e6:.1f} us/request")
+    if LMEVAL in rows:
+        print(f"lm-eval wall time per request: {rows[LMEVAL] / n * 1e6:.1f} us/request")
+        ratio = rows[LMEVAL] / cached
+        print(f"throughput ratio runner with cache (the default) / lm-eval: {ratio:.2f}x (target >= 1.2)")
+        print(f"throughput ratio runner without cache / lm-eval: {rows[LMEVAL] / ours:.2f}x")
+
+
+def report_think(rows: dict[str, float], args: argparse.Namespace, c: int) -> None:
+    n, think = args.n, args.think_ms / 1000.0
+    ideal = math.ceil(n / c) * think  # waves of c requests, each answered in `think` seconds
+    table(f"server answering in {args.think_ms:g} ms: {n} requests, concurrency {c}, "
+          f"median of {args.reps} rounds; the server alone needs {ideal:.3f} s", rows, n)  # fmt: skip
+    cached, direct = rows[CACHED], rows[DIRECT]
+    over_server, over_backend = (cached - ideal) / cached, (cached - direct) / cached
+    print(
+        f"\nharness share of wall time, runner with cache: {over_server:.1%} over the server's own time, "
+        f"{over_backend:+.1%} over the bare backend (target < 2 %)"
+    )
+    if LMEVAL in rows:
+        print(
+            f"lm-eval: {(rows[LMEVAL] - ideal) / rows[LMEVAL]:.1%} over the server's own time; "
+            f"ratio runner with cache / lm-eval {rows[LMEVAL] / cached:.2f}x"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--delay-ms", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--think-ms", type=float, default=20.0, help="the slow server's answer time (0 skips that part)"
+    )
+    parser.add_argument(
+        "--think-concurrency",
+        default="16,64",
+        help="concurrencies for the slow server, comma-separated (at 64 this 2-core box's HTTP client, "
+        "not the harness, is the limit)",
+    )
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--reps", type=int, default=3)
@@ -285,56 +408,15 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(_serve())
+        asyncio.run(_serve(args.delay_ms))
         return
-
     texts = prompts(args.n)
-    n, c = args.n, args.concurrency
-    server, base_url = start_server()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-
-            def cold_cache() -> float:
-                with tempfile.TemporaryDirectory(dir=tmp) as fresh:
-                    return asyncio.run(run_ours(base_url, texts, c, Path(fresh), "aiohttp", False))
-
-            clients: dict[str, Callable[[], float]] = {
-                DIRECT: arun(lambda: run_direct(base_url, texts, c)),
-                OURS: arun(lambda: run_ours(base_url, texts, c, None, "aiohttp", False)),
-                "Runner, aiohttp, cold cache": cold_cache,
-                "runner machinery alone": arun(lambda: run_machinery(texts, c)),
-            }
-            if not args.skip_sdk:
-                clients[SDK_CREATE] = arun(lambda: run_raw(base_url, texts, c, args.aiohttp))
-                clients["Runner, sdk transport, no cache"] = arun(
-                    lambda: run_ours(base_url, texts, c, None, "sdk", args.aiohttp)
-                )
-            if not args.skip_lmeval:
-                python = ensure_lmeval(args.lmeval_venv)
-                if python is None:
-                    print("lm-eval venv unavailable; skipping the comparison")
-                else:
-                    texts_file = Path(tmp) / "texts.json"
-                    texts_file.write_text(json.dumps(texts))
-                    clients[LMEVAL] = lambda: run_lmeval(python, base_url, texts_file, c)
-            rows = round_robin(args.reps, clients)
-    finally:
-        server.terminate()
-        server.wait(10)
-
-    machinery = rows.pop("runner machinery alone")
-    transport = "aiohttp" if args.aiohttp else "httpx"
-    print(f"\n{n} requests, concurrency {c}, median of {args.reps} rounds (SDK rows over {transport})")
-    print(f"{'client':36s} {'seconds':>8s} {'req/s':>9s}")
-    for name, seconds in rows.items():
-        print(f"{name:36s} {seconds:8.3f} {n / seconds:9.1f}")
-    direct, ours = rows[DIRECT], rows[OURS]
-    print(f"\nrunner wall time per request (target <= 500 us): {ours / n * 1e6:.1f} us/request")
-    print(f"runner overhead vs backend direct: {(ours - direct) / n * 1e6:+.1f} us/request")
-    print(f"runner machinery alone (in-process instant model): {machinery / n * 1e6:.1f} us/request")
-    if LMEVAL in rows:
-        print(f"lm-eval wall time per request: {rows[LMEVAL] / n * 1e6:.1f} us/request")
-        print(f"throughput ratio runner / lm-eval: {rows[LMEVAL] / ours:.2f}x")
+    noop = measure(0.0, texts, args, full=True, c=args.concurrency)
+    levels = [int(c) for c in args.think_concurrency.split(",")] if args.think_ms > 0 else []
+    thinking = {c: measure(args.think_ms, texts, args, full=False, c=c) for c in levels}
+    report_noop(noop, args)
+    for c, rows in thinking.items():
+        report_think(rows, args, c)
 
 
 if __name__ == "__main__":

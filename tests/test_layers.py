@@ -49,6 +49,7 @@ ORDER = (
     "models",
     "lrworld",
     "runner",
+    "testing",
     "scoring",
     "baselines",
     "multimodal",
@@ -81,6 +82,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "lrworld": FOUNDATION | {"data", "mining"},
     # The engine: requests in, completions out, cached and journalled; no LRWorld knowledge.
     "runner": FOUNDATION | {"models"},
+    # The backend contract tests, shipped for backend authors (pytest only inside the tests).
+    "testing": FOUNDATION | {"models", "runner"},
     "scoring": FOUNDATION | {"lrworld"},
     "baselines": FOUNDATION | {"data", "mining", "models", "lrworld"},
     "multimodal": FOUNDATION | {"data", "models", "runner", "lrworld"},
@@ -187,10 +190,10 @@ def test_static_imports_follow_the_layers() -> None:
 
 
 def test_module_name_plugins_are_declared() -> None:
-    from recworld.models.registry import BACKENDS
+    from recworld.models.registry import BACKENDS, EMBEDDERS
 
-    for name, backend in BACKENDS.items():
-        dep = unit_of(backend.module)
+    for name, backend in [*BACKENDS.items(), *EMBEDDERS.items()]:
+        dep = unit_of(backend.module.partition(":")[0])
         assert dep == "models" or ("models", dep) in PLUGINS, f"backend {name!r} loads {backend.module}"
 
 

@@ -3,6 +3,7 @@
 A :class:`Request` carries the rendered chat messages (what an LLM sees) and,
 for LRWorld questions, the structured question it was rendered from (what a
 classic recommender baseline reads). A backend answers with a :class:`Response`.
+An :class:`EmbeddingRequest` is one text asked of an embedder.
 
 This module imports nothing from recworld, so every layer (lrworld prompts,
 models, the runner, LUNAR) can use these types without an upward import.
@@ -83,19 +84,46 @@ class Request:
         concurrency are not request fields, so they never enter the key.
         """
         payload: dict[str, Any] = {}
-        for spec in fields(self):
-            value = getattr(self, spec.name)
-            if spec.name == "question":
+        for name in _REQUEST_FIELDS:
+            value = getattr(self, name)
+            if name == "question":
                 payload["question_id"] = None if value is None else value.id
-            elif spec.name == "messages":
+            elif name == "messages":
                 payload["messages"] = [_cache_message(m) for m in value]
             else:
-                payload[spec.name] = _plain(value)
+                payload[name] = _plain(value)
         return payload
+
+
+# Request's field names, looked up once: ``fields()`` on every request cost microseconds.
+_REQUEST_FIELDS = tuple(spec.name for spec in fields(Request))
+
+
+@dataclass(frozen=True)
+class EmbeddingRequest:
+    """One text an embedder is asked for: the embedding kind's request.
+
+    Its :meth:`cache_payload` keys the response cache with the same recipe as a
+    chat :class:`Request` (every field, plus ``kind`` so an embedding never
+    shares a key with a chat request).
+    """
+
+    text: str
+
+    def cache_payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"kind": "embedding"}
+        for spec in fields(self):
+            payload[spec.name] = _plain(getattr(self, spec.name))
+        return payload
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(value: Any) -> Any:
     """``value`` as plain JSON types (enums by value, tuples as lists), for the canonical key."""
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):

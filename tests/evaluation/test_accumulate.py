@@ -79,9 +79,9 @@ def test_ctrl_c_stops_at_once_and_writes_what_is_done(suite: Path) -> None:
         "/9 answered; rerun the same command to resume"
     )
     done = int(message.removeprefix("interrupted: ").split("/")[0])
-    # The scripted model answers after its delay, so the 4th answer exists when the signal is
-    # handled (at the next await): 4 done, the 5th never asked.
-    assert done == 4 and len(calls) == 4
+    # The signal arrives inside the 4th answer: the engine stops there, so that answer may or may
+    # not have been recorded, and the 5th is never asked.
+    assert done in (3, 4) and len(calls) == 4
     run_dir = suite / "runs" / "scripted__generate__zero-shot"
     assert len((run_dir / ".samples.journal.jsonl").read_text().splitlines()) == done
     # What was done is written as a result: samples, metrics and the reason, not only the journal.
@@ -89,11 +89,13 @@ def test_ctrl_c_stops_at_once_and_writes_what_is_done(suite: Path) -> None:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["n"] == done
     run = json.loads((run_dir / "run.json").read_text())
-    assert run["status"] == "interrupted" and "4/9 answered" in run["reason"]
-    # A rerun resumes: only the 5 not yet answered are asked.
+    assert run["status"] == "interrupted" and f"{done}/9 answered" in run["reason"]
+    # A rerun resumes: only the ones not yet answered are asked (a 4th answer the cache committed
+    # before the signal is a cache hit, not a new call).
     again = ScriptedModel(lambda r: "A")
     result = evaluate_config(config(suite), model=again)
-    assert len(again.calls) == 5 and result.status == "finished" and result.header.counts.resumed == 4
+    assert len(again.calls) == 5 and result.status == "finished"
+    assert result.header.counts.resumed == done
 
 
 def test_a_baseline_reports_no_sent_requests(suite: Path) -> None:

@@ -5,29 +5,42 @@ One Ray session (2 CPUs) is shared by every test of this module: starting Ray ta
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _runner_fakes import write_suite
+from _runner_fakes import FakeOpenAI, write_suite
 
 from recworld.chat import AnswerMode, Request
 from recworld.cli import main
-from recworld.errors import ConfigError
-from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config
+from recworld.errors import ConfigError, RunError
+from recworld.evaluation import (
+    JOURNAL_NAME,
+    EvalConfig,
+    build_request,
+    build_sample,
+    evaluate_config,
+    load_questions,
+)
+from recworld.evaluation.ray_engine import answer_on_ray
+from recworld.lrworld import Question, RenderedPrompt, render_prompt
+from recworld.models import ModelConfig
 from recworld.models.scripted import ScriptedModel
-from recworld.runner import RunnerConfig
+from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
+from recworld.scoring import score_samples
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow  # one Ray session for the module: starting Ray alone takes seconds
 
 COUNTS = {"kg_movie_genre": 6, "mem_item_item": 6}
 VOLATILE = ("latency_s", "cache_hit", "attempts")
@@ -37,7 +50,6 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 @pytest.fixture(scope="module")
 def ray_address() -> Iterator[str]:
     context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
     try:
         yield str(context.address_info["gcs_address"])
     finally:
@@ -54,8 +66,7 @@ def run(suite: Path, out: str, **kwargs: Any) -> Path:
         EvalConfig(
             suite_dir=suite,
             out_dir=suite / out,
-            runner=RunnerConfig(progress=False),
-            **{"model": "scripted", **kwargs},
+            **{"model": "scripted", "runner": RunnerConfig(progress=False), **kwargs},
         )
     ).run_dir
 
@@ -123,36 +134,11 @@ def test_missing_ray_extra_is_reported_before_the_run_folder_exists(
     assert not (suite / "x").exists()
 
 
-_DRIVER = """
-import sys, time
-from pathlib import Path
-import ray
-from recworld.evaluation import EvalConfig, evaluate_config, ray_engine
-from recworld.models.scripted import ScriptedModel
-from recworld.runner import RunnerConfig
-
-suite, out, address, log = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
-
-def slow_model():
-    def answer(request):
-        with open(log, "a") as f:
-            f.write(request.question.id + "\\n")
-        time.sleep(0.25)
-        right = request.question.id.endswith(("0", "2"))
-        return request.choices[request.question.answer_index] if right else "?"
-    return ScriptedModel(answer)
-
-ray_engine.replica_factory = slow_model
-ray.init(address=address, log_to_driver=False)
-evaluate_config(EvalConfig(suite_dir=suite, model="scripted", out_dir=out, engine="ray", replicas=2,
-                    runner=RunnerConfig(progress=False)))
-"""
-
-
-def oracle(request: Request) -> str:
-    assert request.question is not None
-    right = request.question.id.endswith(("0", "2"))
-    return request.choices[request.question.answer_index] if right else "?"
+def script(tmp_path: Path) -> Path:
+    """A scripted model's reply table: right for targets 1 and 3, "A" for the rest."""
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"Target movie 1": "B", "Target movie 3": "D", "*": "A"}))
+    return path
 
 
 def journal_ids(run_dir: Path) -> list[str]:
@@ -161,15 +147,20 @@ def journal_ids(run_dir: Path) -> list[str]:
     return [json.loads(line)["question_id"] for line in text.splitlines() if line.endswith("}")]
 
 
-def test_killed_driver_resumes_without_answering_twice(
-    suite: Path, ray_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    script = tmp_path / "driver.py"
-    script.write_text(textwrap.dedent(_DRIVER))
+@pytest.mark.slow
+def test_killed_driver_resumes_without_answering_twice(suite: Path, ray_address: str, tmp_path: Path) -> None:
+    spec = f"scripted:{script(tmp_path)}"
     out = suite / "ray"
+
+    def command(log: Path) -> list[str]:
+        return [
+            sys.executable, "-m", "recworld.cli", "eval", str(suite), "--model", spec, "--out", str(out),
+            "--engine", "ray", "--replicas", "2", "--ray-address", ray_address, "--no-progress",
+            "--model-option", "delay_s=0.25", "--model-option", f"calls_log={log}",
+        ]  # fmt: skip
+
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    args = [sys.executable, str(script), str(suite), str(out), ray_address]
-    first = subprocess.Popen([*args, str(tmp_path / "calls1.log")], env=env, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(command(tmp_path / "calls1.log"), env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 90
     while len(journal_ids(out)) < 3 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -178,18 +169,153 @@ def test_killed_driver_resumes_without_answering_twice(
     answered_before = set(journal_ids(out))
     assert 3 <= len(answered_before) < sum(COUNTS.values()), "kill the driver mid-run"
 
-    subprocess.run(
-        [*args, str(tmp_path / "calls2.log")], env=env, check=True, timeout=120, stderr=subprocess.DEVNULL
+    rerun = subprocess.run(
+        command(tmp_path / "calls2.log"), env=env, timeout=120, capture_output=True, text=True, check=False
     )
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
     resent = set((tmp_path / "calls2.log").read_text().split())
-    assert not resent & answered_before  # nothing journaled before the kill reached a model again
+    everything = set(_question_ids(suite))
+    # Nothing journaled before the kill reached a model again; the rest was asked once more, except
+    # answers committed to the cache just before the kill (at most the requests that were in flight).
+    assert resent <= everything - answered_before
+    assert len(everything - answered_before - resent) <= RunnerConfig().concurrency
+    assert set(journal_ids(out)) == everything
     assert max(Counter(journal_ids(out)).values()) == 1  # and nothing was journaled twice
     assert counts(out)["resumed"] == len(answered_before)
 
-    monkeypatch.setattr("recworld.models.registry.load_model", lambda *a, **k: ScriptedModel(oracle))
-    clean = run(suite, "clean")
+    clean = run(suite, "clean", model=spec)
     assert samples(out) == samples(clean)
     assert metrics(out) == metrics(clean)
+
+
+def _question_ids(suite: Path) -> list[str]:
+    return [
+        json.loads(line)["id"] for f in sorted((suite / "questions").glob("*.jsonl")) for line in f.open()
+    ]
+
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+def fussy_model() -> ScriptedModel:
+    """Right only when every decoding field arrived as sent (and the image with it); else "?".
+
+    Built in a function so that Ray copies the responder by value to its replicas.
+    """
+    image = "data:image/png;base64,iVBORw0KGgo="
+    schema = dict(SCHEMA)
+
+    def fussy(request: Request) -> str:
+        assert request.question is not None
+        arrived = (
+            request.temperature == 0.7
+            and request.stop == ("\n\n",)
+            and request.json_schema == schema
+            and request.messages[-1].images == (image,)
+        )
+        right = request.question.id.endswith(("1", "3"))
+        return request.choices[request.question.answer_index] if arrived and right else "?"
+
+    return ScriptedModel(fussy)
+
+
+def decorated(suite: Path) -> tuple[EvalConfig, list[Question], list[RenderedPrompt], list[Request]]:
+    """Requests as an eval renders them, with temperature, stop, a JSON schema and an image set."""
+    config = EvalConfig(
+        suite_dir=suite, model="scripted", temperature=0.7, runner=RunnerConfig(progress=False)
+    )
+    questions = load_questions(suite)
+    prompts = [render_prompt(q) for q in questions]
+    requests = []
+    for question, prompt in zip(questions, prompts, strict=True):
+        request = build_request(question, prompt, config)
+        last = replace(request.messages[-1], images=("data:image/png;base64,iVBORw0KGgo=",))
+        requests.append(
+            replace(request, messages=(*request.messages[:-1], last), stop=("\n\n",), json_schema=SCHEMA)
+        )
+    return config, questions, prompts, requests
+
+
+def test_ray_and_local_give_the_same_samples_for_every_request_field(suite: Path, ray_address: str) -> None:
+    config, questions, prompts, requests = decorated(suite)
+    by_engine: dict[str, list[dict[str, Any]]] = {}
+    for engine in ("local", "ray"):
+        got: dict[int, Completion] = {}
+        cache = suite / f"{engine}.sqlite"
+        if engine == "local":
+            runner = Runner(fussy_model(), config.runner, ResponseCache(cache))
+            asyncio.run(runner.map(requests, on_result=got.__setitem__))
+            assert runner.cache is not None
+            runner.cache.close()
+        else:
+            ray_config = config.model_copy(update={"engine": "ray", "replicas": 2})
+            stats, stopped = answer_on_ray(ray_config, fussy_model(), suite, requests, got.__setitem__, cache)
+            assert stopped is None and stats["sent"] == len(requests)
+        records = [
+            build_sample(q, p, got[i], spec="scripted", config=config)
+            for i, (q, p) in enumerate(zip(questions, prompts, strict=True))
+        ]
+        by_engine[engine] = [{k: v for k, v in r.to_json().items() if k not in VOLATILE} for r in records]
+        by_engine[engine + "-metrics"] = [score_samples(records, seed=0).to_json()]
+    assert by_engine["ray"] == by_engine["local"]
+    assert by_engine["ray-metrics"] == by_engine["local-metrics"]
+    correct = [s["correct"] for s in by_engine["ray"]]
+    assert sum(correct) == sum(q.id.endswith(("1", "3")) for q in questions) > 0  # every field arrived
+
+
+def test_rays_cache_is_the_runners(suite: Path, ray_address: str) -> None:
+    """A local run and a Ray run of one model share one cache: whichever runs second sends nothing."""
+    spec_run = {"cache_path": suite / "shared.sqlite"}
+    local = run(suite, "local", **spec_run)
+    assert counts(local)["runner"]["sent"] == sum(COUNTS.values())
+    on_ray = run(suite, "ray", engine="ray", replicas=2, **spec_run)
+    assert counts(on_ray)["runner"] == {
+        **counts(on_ray)["runner"],
+        "sent": 0,
+        "cache_hits": sum(COUNTS.values()),
+    }
+    hotter = run(suite, "ray-hot", engine="ray", replicas=2, temperature=0.5, **spec_run)
+    assert counts(hotter)["runner"]["sent"] == sum(COUNTS.values())  # a new setting is a new key
+    again = run(suite, "local-hot", temperature=0.5, **spec_run)
+    assert counts(again)["runner"]["sent"] == 0
+    assert samples(on_ray) == samples(local)
+
+
+def test_vllm_options_are_checked_and_a_cpu_cluster_is_a_config_error(suite: Path, ray_address: str) -> None:
+    with pytest.raises(ConfigError, match=r"engine_args.*not a JSON object"):
+        run(
+            suite,
+            "v1",
+            model="vllm:org/m",
+            engine="ray",
+            backend=ModelConfig(options={"engine_args": "{not json"}),
+        )
+    # A valid engine_args string (the command line's form) is typed, not read raw: no AttributeError.
+    with pytest.raises(ConfigError, match=r"each vllm:org/m replica needs 1 GPU, and the Ray cluster has 0"):
+        run(
+            suite,
+            "v2",
+            model="vllm:org/m",
+            engine="ray",
+            backend=ModelConfig(options={"engine_args": '{"dtype": "half"}'}),
+        )
+
+
+def test_a_rejected_key_on_ray_stops_the_run_and_sends_no_second_wave(
+    suite: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ray-rejected-0123456789")
+    with FakeOpenAI(plan=lambda key: ("401",) * 5, barrier=4) as server:
+        with pytest.raises(RunError, match="rejected the API key"):
+            run(
+                suite, "401", model="openai:m", backend=ModelConfig(base_url=server.base_url),
+                engine="ray", replicas=2,
+                runner=RunnerConfig(progress=False, concurrency=4),
+            )  # fmt: skip
+        time.sleep(0.3)
+        assert sum(server.counts.values()) == 4
+    header = json.loads((suite / "401" / "run.json").read_text())
+    assert header["status"] == "stopped" and header["counts"]["runner"]["sent"] == 4
 
 
 @pytest.mark.model

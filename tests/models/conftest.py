@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _openai_fakes import stop_servers
 
 SENTENCES = [
     "which genre fits the movie best answer with one letter",
@@ -69,3 +71,10 @@ def tiny_hf_chat(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_hf_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("transformers")
     return build_tiny_hf(tmp_path_factory.mktemp("tiny-base"), chat=False, seed=1)
+
+
+@pytest.fixture(autouse=True)
+def _stop_loopback_servers() -> Iterator[None]:
+    """The fake OpenAI servers a test started are shut down after it."""
+    yield
+    stop_servers()

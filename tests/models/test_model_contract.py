@@ -1,91 +1,29 @@
-"""The contract every backend passes: the same checks run against each registered implementation."""
+"""RecWorld's own backends under the shipped contract (:mod:`recworld.testing`) that backend authors run."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _openai_fakes import contract_handler, fake_server_model
 from model_helpers import LETTERS, question, toy_dataset
 
+from recworld.chat import Message, Request, Response
 from recworld.lrworld.schema import Target
-from recworld.models import AnswerMode, Message, Model, ModelConfig, Request, load_model
-
-SECRET = "sk-contract-test-secret-0123456789"
-PROMPT = (
-    Message("system", "you are a helpful assistant"),
-    Message("user", "which genre fits the movie best\nA comedy\nB drama\nC horror\nD animation"),
+from recworld.models import (
+    EMBEDDERS,
+    AnswerMode,
+    Embedder,
+    Model,
+    ModelBase,
+    ModelConfig,
+    load_embedder,
+    load_model,
 )
-
-
-class ModelContract:
-    """Subclasses provide a ``model`` fixture; every test here must pass for every backend."""
-
-    choices: tuple[str, ...] = ("A", "B", "C", "D")
-    # The registry backends this class exercises (the coverage test below reads it).
-    backends: tuple[str, ...] = ()
-
-    def make_request(self, mode: AnswerMode, k: int = 0) -> Request:
-        q = question(
-            "mem_item_item",
-            Target(kind="item", id=f"i{20 + k}", text=""),
-            [f"i{(k + j) % 10}" for j in range(10)],
-        )
-        labels = tuple(LETTERS[:10])
-        text = f"{PROMPT[1].content} {k}"
-        return Request(
-            (PROMPT[0], Message("user", text)),
-            mode=mode,
-            choices=labels if self.uses_question else self.choices,
-            max_tokens=4,
-            question=q,
-        )
-
-    uses_question = False
-
-    def test_identity_is_stable_and_has_no_secrets(self, model: Model) -> None:
-        identity = dict(model.identity)
-        assert identity == dict(model.identity)
-        assert identity["backend"]
-        assert all(isinstance(k, str) and isinstance(v, str) for k, v in identity.items())
-        dumped = json.dumps(identity) + repr(model)
-        assert SECRET not in dumped and "sk-" not in dumped
-
-    def test_supports_declared_modes(self, model: Model) -> None:
-        assert model.supports and model.supports <= frozenset(AnswerMode)
-
-    def test_generate_returns_text(self, model: Model) -> None:
-        if AnswerMode.GENERATE not in model.supports:
-            pytest.skip("generate not supported")
-        response = asyncio.run(model.complete(self.make_request(AnswerMode.GENERATE)))
-        assert isinstance(response.text, str)
-
-    def test_loglik_gives_one_finite_logprob_per_choice(self, model: Model) -> None:
-        if AnswerMode.LOGLIK not in model.supports:
-            pytest.skip("loglik not supported")
-        request = self.make_request(AnswerMode.LOGLIK)
-        response = asyncio.run(model.complete(request))
-        assert response.choice_logprobs is not None
-        assert len(response.choice_logprobs) == len(request.choices)
-        assert all(math.isfinite(x) and x <= 1e-9 for x in response.choice_logprobs)
-        assert response.text in request.choices
-
-    def test_concurrent_calls_match_sequential_ones(self, model: Model) -> None:
-        modes = [m for m in (AnswerMode.GENERATE, AnswerMode.LOGLIK) if m in model.supports]
-        requests = [self.make_request(modes[k % len(modes)], k) for k in range(4)]
-
-        async def together() -> list[object]:
-            return list(await asyncio.gather(*(model.complete(r) for r in requests)))
-
-        parallel = asyncio.run(together())
-        one_by_one = [asyncio.run(model.complete(r)) for r in requests]
-        for a, b in zip(parallel, one_by_one, strict=True):
-            assert a.text == b.text  # type: ignore[attr-defined]
-            if a.choice_logprobs is not None:  # type: ignore[attr-defined]
-                assert a.choice_logprobs == pytest.approx(b.choice_logprobs, abs=1e-6)  # type: ignore[attr-defined]
+from recworld.models.scripted import ScriptedModel
+from recworld.testing import PROMPT, SECRET, EmbedderContract, ModelContract
 
 
 class TestScripted(ModelContract):
@@ -107,7 +45,17 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class TestBaselines(ModelContract):
     backends = ("random", "popularity", "itemknn")
 
-    uses_question = True
+    def make_request(self, mode: AnswerMode, k: int = 0) -> Request:
+        """Baselines answer from the structured question, with one label per candidate."""
+        q = question(
+            "mem_item_item",
+            Target(kind="item", id=f"i{20 + k}", text=""),
+            [f"i{(k + j) % 10}" for j in range(10)],
+        )
+        labels = tuple(LETTERS[:10])
+        choices = tuple(c.text for c in q.candidates) if mode is AnswerMode.RANK else labels
+        messages = (PROMPT[0], Message("user", f"{PROMPT[1].content} {k}"))
+        return Request(messages, mode=mode, choices=choices, max_tokens=4, question=q)
 
     @pytest.fixture
     def model(self, spec: str, suite_dir: Path) -> Model:
@@ -157,6 +105,7 @@ class TestTinyHF(ModelContract):
     backends = ("hf",)
 
     choices = ("A", "B", "C", "D", "comedy drama")
+    option_texts = ("comedy", "drama", "horror", "animation documentary")
 
     @pytest.fixture
     def model(self, tiny_hf_model: Model) -> Model:
@@ -164,17 +113,39 @@ class TestTinyHF(ModelContract):
 
 
 class TestOpenAICompat(ModelContract):
-    """Against an in-process fake server (see test_openai_compat.py for the HTTP behaviour)."""
+    """Against an in-process fake server (chat, chat logprobs and rank's echoing completions)."""
 
     backends = ("openai",)
     choices = ("A", "B", "C")  # the fake server's top logprobs hold these labels
 
     @pytest.fixture
     def model(self, monkeypatch: pytest.MonkeyPatch) -> Model:
-        from test_openai_compat import fake_server_model
-
         monkeypatch.setenv("CONTRACT_KEY", SECRET)
-        return fake_server_model(ModelConfig(base_url="https://fake/v1", api_key_env="CONTRACT_KEY"))
+        config = ModelConfig(base_url="https://fake/v1", api_key_env="CONTRACT_KEY")
+        return fake_server_model(config, handler=contract_handler)
+
+
+class TestScriptedEmbedder(EmbedderContract):
+    backends = ("scripted",)
+
+    @pytest.fixture
+    def embedder(self) -> Embedder:
+        return load_embedder("scripted")
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    pytest.importorskip("sentence_transformers")
+    return load_embedder("minilm")
+
+
+@pytest.mark.model
+class TestMiniLM(EmbedderContract):
+    backends = ("minilm", "st")
+
+    @pytest.fixture
+    def embedder(self, minilm: Embedder) -> Embedder:
+        return minilm
 
 
 def test_every_registered_backend_is_covered() -> None:
@@ -187,3 +158,61 @@ def test_every_registered_backend_is_covered() -> None:
     # built suite (tests/lrworld/test_fidelity.py checks it scores >= 0.99 on every measure).
     elsewhere = {"vllm", "hf-vision", "oracle"}
     assert set(BACKENDS) - covered == elsewhere
+    embedders = {b for cls in EmbedderContract.__subclasses__() for b in cls.backends}
+    # openai: tests/models/test_embedders.py runs it against a loopback /v1/embeddings server.
+    assert set(EMBEDDERS) - embedders == {"openai"}
+
+
+# -- the contract fails the backends it should ---------------------------------------------------
+
+
+class _Empty(ModelBase):
+    """Answers "" to everything: the old isinstance-only generate check passed it."""
+
+    modes = frozenset({AnswerMode.GENERATE})
+
+    def __init__(self) -> None:
+        self._identity = {"backend": "empty", "model": "x"}
+
+    async def complete(self, request: Request) -> Response:
+        return Response(text="")
+
+
+def _overclaiming() -> Model:
+    """Declares loglik but answers it like generate: the old supports check passed it."""
+    return ScriptedModel(
+        lambda r: Response(text="A"), supports=frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
+    )
+
+
+def _pathful() -> Model:
+    return ScriptedModel(lambda r: "A", name="/home/me/models/secret.gguf")
+
+
+@pytest.mark.parametrize(
+    ("make", "check", "message"),
+    [
+        (_Empty, "test_generate_returns_the_same_text_for_the_same_greedy_request", "empty answer"),
+        (_overclaiming, "test_declared_modes_are_served_and_others_refused", "choice_logprobs=None"),
+        (_pathful, "test_identity_is_stable_and_has_no_secrets", "local paths"),
+    ],
+)
+def test_the_contract_rejects_a_backend_that_only_looks_right(make: object, check: str, message: str) -> None:
+    contract = ModelContract()
+    with pytest.raises(AssertionError, match=message):
+        getattr(contract, check)(make())  # type: ignore[operator]
+
+
+def test_the_contract_rejects_answering_an_undeclared_mode() -> None:
+    liar = ScriptedModel(lambda r: "A", supports=frozenset({AnswerMode.GENERATE}))
+    with pytest.raises(AssertionError, match="loglik is not declared but was answered"):
+        ModelContract().test_declared_modes_are_served_and_others_refused(liar)
+
+
+def test_the_testing_package_imports_without_pytest() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['pytest'] = None; import recworld.testing; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -22,7 +22,12 @@ from recworld.models.options import HFOptions, NoOptions, VLLMOptions, parse_opt
         ("vllm:some/model", {"engine_arg": {}}, r"vllm backend has no option 'engine_arg'"),
         ("llamacpp:x.gguf", {"n_gpu_layers": 1}, r"llamacpp backend has no option 'n_gpu_layers'"),
         ("hf-vision:some/model", {"batch_size": 2}, r"hf-vision backend has no option 'batch_size'"),
-        ("scripted", {"anything": 1}, r"scripted backend has no option 'anything' \(its options: none\)"),
+        ("random", {"anything": 1}, r"random backend has no option 'anything' \(its options: none\)"),
+        (
+            "scripted",
+            {"delay": 1},
+            r"scripted backend has no option 'delay' \(its options: calls_log, delay_s\)",
+        ),
         ("popularity", {"neighbours": 5}, r"popularity backend has no option 'neighbours'"),
         ("itemknn", {"neighbours": 0}, r"itemknn backend's option 'neighbours'.*greater than or equal to 1"),
         ("hf:some/model", {"batch_size": "many"}, r"hf backend's option 'batch_size'"),

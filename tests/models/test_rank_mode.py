@@ -11,21 +11,18 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from test_openai_compat import _stop_servers, fake_server_model, httpx
-from test_vllm import fake_logprob, fake_vllm
+from _openai_fakes import TOKEN, echo_handler, fake_server_model, httpx, token_logprob
+from _vllm_fakes import fake_logprob, fake_vllm
 
 from recworld.errors import ConfigError, ModelError
 from recworld.models import AnswerMode, Message, ModelConfig, Request, load_model
 from recworld.models._common import flatten_messages
 from recworld.models.openai_compat import OpenAICompatModel, span_logprob
-
-__all__ = ["_stop_servers"]  # the loopback servers' teardown, autouse here too
 
 MESSAGES = (Message("system", "you are a helpful assistant"), Message("user", "which genre fits the movie"))
 # Option texts of different token lengths: normalisation must change the order a plain sum gives.
@@ -93,29 +90,6 @@ def test_vllm_rank_divides_each_sum_by_the_option_length(
 
 
 # -- openai -----------------------------------------------------------------------------------
-
-TOKEN = re.compile(r"\s*\S+")
-
-
-def token_logprob(token: str) -> float:
-    """Deterministic per-token logprob of the fake server: longer words are less likely."""
-    return -0.25 * len(token.strip()) - (0.5 if token.strip() == "horror" else 0.0)
-
-
-def echo_handler(request: Any) -> Any:
-    """A completions server that echoes the prompt's tokens (whitespace words) with their logprobs."""
-    body = json.loads(request.content)
-    text = str(body["prompt"])
-    tokens = [(m.start(), m.group()) for m in TOKEN.finditer(text)] + [(len(text), " x")]
-    logprobs = {
-        "tokens": [t for _, t in tokens],
-        "text_offset": [o for o, _ in tokens],
-        "token_logprobs": [None] + [token_logprob(t) for _, t in tokens[1:]],
-        "top_logprobs": None,
-    }
-    choice = {"index": 0, "text": text + " x", "logprobs": logprobs, "finish_reason": "length"}
-    usage = {"prompt_tokens": len(tokens) - 1, "completion_tokens": 1}
-    return httpx.Response(200, json={"object": "text_completion", "choices": [choice], "usage": usage})
 
 
 @pytest.fixture(params=["sdk", "aiohttp"])

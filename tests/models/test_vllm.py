@@ -11,12 +11,11 @@ import asyncio
 import importlib.util
 import re
 import sys
-import types
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _vllm_fakes import fake_logprob, fake_vllm
 
 from recworld.errors import ConfigError, MissingDependencyError
 from recworld.models import AnswerMode, Message, ModelConfig, ModelSpec, Request, load_model
@@ -24,69 +23,6 @@ from recworld.models._tokens import ChatTokens
 
 MESSAGES = (Message("system", "you are a helpful assistant"), Message("user", "which genre fits the movie"))
 CHOICES = ("A", "B", "comedy drama")
-
-
-def fake_logprob(position: int, token: int) -> float:
-    return -0.1 * position - 0.01 * token
-
-
-@dataclass
-class Logprob:
-    logprob: float
-
-
-class SamplingParams:
-    def __init__(self, **kwargs: Any) -> None:
-        self.kwargs = kwargs
-
-
-class StructuredOutputsParams:
-    def __init__(self, json: Any) -> None:
-        self.json = json
-
-
-class FakeLLM:
-    tokenizer_dir: Path
-
-    def __init__(self, model: str, **engine_args: Any) -> None:
-        from transformers import AutoTokenizer
-
-        self.model, self.engine_args = model, engine_args
-        self.tokenizer = AutoTokenizer.from_pretrained(self.tokenizer_dir)
-        self.calls: list[tuple[list[dict[str, list[int]]], Any]] = []
-
-    def get_tokenizer(self) -> Any:
-        return self.tokenizer
-
-    def generate(self, prompts: list[dict[str, list[int]]], params: Any, use_tqdm: bool = True) -> list[Any]:
-        assert use_tqdm is False
-        self.calls.append((prompts, params))
-        if isinstance(params, list):  # generation: one SamplingParams per prompt
-            return [
-                types.SimpleNamespace(
-                    outputs=[types.SimpleNamespace(text=f"seed={p.kwargs['seed']}", token_ids=[5, 6])]
-                )
-                for p in params
-            ]
-        return [  # prompt logprobs: None for the first token, then {token: Logprob} per position
-            types.SimpleNamespace(
-                prompt_logprobs=[None]
-                + [{t: Logprob(fake_logprob(j, t))} for j, t in enumerate(p["prompt_token_ids"]) if j > 0]
-            )
-            for p in prompts
-        ]
-
-
-def fake_vllm(monkeypatch: pytest.MonkeyPatch, tokenizer_dir: Path, *, structured: bool = True) -> None:
-    module = types.ModuleType("vllm")
-    FakeLLM.tokenizer_dir = tokenizer_dir
-    module.LLM = FakeLLM  # type: ignore[attr-defined]
-    module.SamplingParams = SamplingParams  # type: ignore[attr-defined]
-    params = types.SimpleNamespace(GuidedDecodingParams=StructuredOutputsParams)
-    if structured:
-        params.StructuredOutputsParams = StructuredOutputsParams
-    module.sampling_params = params  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "vllm", module)
 
 
 def test_spec_parsing() -> None:
@@ -165,3 +101,47 @@ def test_loglik_sums_each_choice_after_the_shared_prompt(
     assert response.usage.prompt_tokens == sum(
         len(p["prompt_token_ids"]) - len(prefix) for p in prompts
     ) + len(prefix)
+
+
+def test_images_go_to_chat_with_every_sampling_field(
+    monkeypatch: pytest.MonkeyPatch, tiny_hf_chat: Path
+) -> None:
+    fake_vllm(monkeypatch, tiny_hf_chat)
+    model: Any = load_model("vllm:org/vlm", ModelConfig(options={"batch_size": 8}))
+    poster = tiny_hf_chat / "poster.png"
+    poster.write_bytes(b"\x89PNG not really")
+    pictured = Request(
+        (Message("user", "describe", images=(str(poster),)),),
+        seed=4,
+        temperature=0.3,
+        stop=("\n",),
+        max_tokens=9,
+    )
+
+    async def together() -> list[Any]:
+        return list(await asyncio.gather(model.complete(Request(MESSAGES, seed=5)), model.complete(pictured)))
+
+    text, image = asyncio.run(together())
+    assert (text.text, image.text) == ("seed=5", "images=1 seed=4")
+    assert model.batch_sizes == [2]  # one batch, split between generate and chat
+    (conversation,), params = model._llm.chats[0]
+    parts = conversation[0]["content"]
+    assert parts[0] == {"type": "text", "text": "describe"}
+    assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert params[0].kwargs == {"temperature": 0.3, "max_tokens": 9, "stop": ["\n"], "seed": 4}
+    assert len(model._llm.calls[0][0]) == 1  # only the text request went to generate
+
+
+def test_loglik_with_images_and_unreadable_images_fail_only_that_request(
+    monkeypatch: pytest.MonkeyPatch, tiny_hf_chat: Path
+) -> None:
+    from recworld.errors import ModelError
+
+    fake_vllm(monkeypatch, tiny_hf_chat)
+    model: Any = load_model("vllm:org/vlm")
+    pictured = (Message("user", "which", images=("data:image/png;base64,AAAA",)),)
+    with pytest.raises(ModelError, match="text only"):
+        asyncio.run(model.complete(Request(pictured, mode=AnswerMode.LOGLIK, choices=("A", "B"))))
+    with pytest.raises(ModelError, match="cannot read image"):
+        asyncio.run(model.complete(Request((Message("user", "x", images=("/no/such.png",)),))))
+    assert model.context_window == 4096 and model.count_tokens("which genre") == 2

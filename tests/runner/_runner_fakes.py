@@ -6,7 +6,15 @@ counts every request body it reads, keyed by its canonical JSON, so tests can
 assert that nothing was sent twice.
 
 Faults are planned per body: ``faults[n]`` is what the n-th receipt (0-based)
-of a body gets, one of ``"429"``, ``"500"``, ``"hang"``, ``"malformed"``.
+of a body gets, one of ``"429"``, ``"500"``, ``"401"``, ``"hang"``, ``"malformed"``.
+
+``barrier`` makes the server hold every reply until that many requests have
+arrived (or ``barrier_s`` passed), so "all N concurrent requests were out
+before the first reply" is exact, and what is sent after a reply is a second
+wave that can be counted.
+
+``POST /v1/embeddings`` answers one deterministic vector per input text
+(:func:`vector_for`), in shuffled ``index`` order as servers may.
 
 ``hold_after`` makes the server answer that many requests and then hold every
 further one *before reading its body* until :meth:`FakeOpenAI.release`; held
@@ -40,11 +48,22 @@ def answer_for(key: str) -> str:
 
 class FakeOpenAI:
     def __init__(
-        self, *, plan: Plan | None = None, hold_after: int | None = None, hang_s: float = 5.0
+        self,
+        *,
+        plan: Plan | None = None,
+        hold_after: int | None = None,
+        hang_s: float = 5.0,
+        barrier: int | None = None,
+        barrier_s: float = 5.0,
+        host: str = "127.0.0.1",
     ) -> None:
         self.plan = plan or (lambda key: ())
         self.hold_after = hold_after
         self.hang_s = hang_s
+        self.barrier = barrier
+        self.barrier_s = barrier_s
+        self._arrived = threading.Semaphore(0)
+        self._all_in = threading.Event()
         self.counts: Counter[str] = Counter()  # receipts per body
         self.answered: Counter[str] = Counter()  # 200 OK replies per body
         self.headers_seen: list[dict[str, str]] = []
@@ -52,7 +71,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._released = threading.Event()
         self._admitted = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -75,6 +94,15 @@ class FakeOpenAI:
         with self._lock:
             self.hold_after = None
         self._released.set()
+
+    def _wait_for_barrier(self) -> None:
+        if self.barrier is None:
+            return
+        with self._lock:
+            arrived = sum(self.counts.values())
+        if arrived >= self.barrier:
+            self._all_in.set()
+        self._all_in.wait(self.barrier_s)
 
     def _must_hold(self) -> bool:
         """Admit the first ``hold_after`` requests (atomically), hold the rest."""
@@ -108,9 +136,12 @@ class FakeOpenAI:
                     server.counts[key] += 1
                     server.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
                     server.bodies.append(body)
+                server._wait_for_barrier()
                 faults = server.plan(key)
                 fault = faults[nth] if nth < len(faults) else None
-                if fault == "429":
+                if fault == "401":
+                    self._reply(401, b'{"error": {"message": "invalid api key"}}')
+                elif fault == "429":
                     self._reply(429, b'{"error": {"message": "slow down"}}', {"Retry-After": "0"})
                 elif fault == "500":
                     self._reply(500, b'{"error": {"message": "internal"}}')
@@ -122,7 +153,10 @@ class FakeOpenAI:
                 else:
                     with server._lock:
                         server.answered[key] += 1
-                    self._reply(200, json.dumps(completion(answer_for(key))).encode())
+                    if self.path.endswith("/embeddings"):
+                        self._reply(200, json.dumps(embeddings(json.loads(body))).encode())
+                    else:
+                        self._reply(200, json.dumps(completion(answer_for(key))).encode())
 
             def _reply(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
                 try:
@@ -148,6 +182,19 @@ def completion(text: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12},
     }
+
+
+def vector_for(text: str, dim: int = 8) -> list[float]:
+    """The fake embedding of ``text``: ``dim`` numbers from its sha256, the same every time."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(b - 127.5) / 127.5 for b in digest[:dim]]
+
+
+def embeddings(body: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``/embeddings`` reply for ``body["input"]``, its rows in reversed index order."""
+    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+    rows = [{"object": "embedding", "index": i, "embedding": vector_for(t)} for i, t in enumerate(texts)]
+    return {"object": "list", "data": rows[::-1], "model": body.get("model"), "usage": {"prompt_tokens": 1}}
 
 
 def write_suite(root: Path, counts: Mapping[str, int], *, fingerprint: str = "fake-fp") -> Path:

@@ -98,6 +98,8 @@ class Baseline:
         return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
 
     async def complete(self, request: Request) -> Response:
+        if request.mode not in self.supports:
+            raise ModelError(f"the {self.name} baseline does not answer in {request.mode.value} mode")
         question = request.question
         if not isinstance(question, Question):
             raise ModelError(f"the {self.name} baseline answers LRWorld questions only (Request.question)")

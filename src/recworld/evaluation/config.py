@@ -26,6 +26,7 @@ from pydantic import Field, model_validator
 
 from recworld.chat import AnswerMode
 from recworld.console.options import Flag, Nested, Operational, comma_list, identity_settings
+from recworld.errors import ConfigError
 from recworld.io import dumps_canonical
 from recworld.models.registry import ModelConfig
 from recworld.records import Record
@@ -147,7 +148,19 @@ class EvalConfig(Record):
         """Every setting that changes a request or its answer, by key (``max_tokens`` as sent)."""
         settings = identity_settings(self)
         settings["max_tokens"] = self.reply_tokens
+        settings["model_options"] = self._answer_options()
         return settings
+
+    def _answer_options(self) -> dict[str, Any]:
+        """The backend options that can change an answer (not those its options class marks operational)."""
+        from recworld.models import backend_of
+        from recworld.models.options import operational_options
+
+        try:
+            operational = operational_options(backend_of(self.model).options)
+        except ConfigError:  # a plugin no longer installed: every option counts
+            operational = frozenset()
+        return {k: v for k, v in self.backend.options.items() if k not in operational}
 
     def differing(self) -> dict[str, Any]:
         """The identity settings that differ from the defaults, leaving out what the folder name shows."""

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from recworld.chat import AnswerMode, Request
 from recworld.console.progress import clock, notice
-from recworld.models.base import BoundedModel, Model
+from recworld.models.base import Model, max_concurrency
 from recworld.runner import Completion, Runner
 
 __all__ = ["CHARS_PER_TOKEN", "SAY_ABOVE_S", "answer_with_estimate", "estimate_seconds", "work_tokens"]
@@ -60,7 +60,8 @@ async def answer_with_estimate(
     runner: Runner, model: Model, requests: Sequence[Request], record: OnResult, *, description: str
 ) -> None:
     """``runner.map(requests)``; for a local model, first the cheapest one alone, timed, then the estimate."""
-    if not isinstance(model, BoundedModel) or len(requests) < 2:
+    bound = max_concurrency(model)
+    if bound is None or len(requests) < 2:
         await runner.map(requests, description=description, on_result=record)
         return
     first = min(range(len(requests)), key=lambda i: work_tokens(requests[i]))
@@ -75,7 +76,7 @@ async def answer_with_estimate(
     await runner.map([requests[first]], description=description, on_result=keep)
     elapsed = time.monotonic() - started
     if warm and warm[0].ok and not warm[0].cache_hit:
-        parallel = min(model.max_concurrency, runner.config.concurrency)
+        parallel = min(bound, runner.config.concurrency)
         others = [requests[i] for i in rest]
         _say(estimate_seconds(elapsed, requests[first], others, parallel), others, elapsed, requests[first])
     await runner.map(

@@ -20,9 +20,6 @@ __all__ = ["dry_run_all", "run_all", "run_summary"]
 
 _log = logging.getLogger(__name__)
 
-# Backends that answer in-process from the suite's data: they send no request to anyone.
-BASELINES = frozenset({"random", "popularity", "itemknn", "oracle"})
-
 
 def run_all(configs: Sequence[EvalConfig], *, as_json: bool) -> None:
     """Evaluate each config in turn; a failed run does not stop the next, but the command exits 3."""
@@ -61,7 +58,7 @@ def run_summary(run_dir: Path, config: type[EvalConfig] | None = None) -> dict[s
     order = {m.id: i for i, m in enumerate(MEASURES)}
     keys = ("n", "score", "ci_low", "ci_high", "missed_rate", "errors", "chance")
     counts = header.counts.model_dump()
-    if header.model.partition(":")[0] in BASELINES:
+    if not _sends_requests(header.model):
         counts.pop("runner", None)  # nothing was sent: "sent 45" would be a lie
     return {
         "model": header.model,
@@ -122,7 +119,7 @@ def dry_run_all(plans: Sequence[RunPlan], prices: Path | None, *, as_json: bool)
         from recworld.scoring.prices import read_prices
 
         priced = read_prices(prices)
-        for spec in priced.unmatched([p.spec for p in plans if p.spec.partition(":")[0] not in BASELINES]):
+        for spec in priced.unmatched([p.spec for p in plans if _sends_requests(p.spec)]):
             _log.warning("%s", priced.warning(spec))
         table = priced
     summaries = [describe(plan, table) for plan in plans]
@@ -132,3 +129,14 @@ def dry_run_all(plans: Sequence[RunPlan], prices: Path | None, *, as_json: bool)
         emit_json({"dry_run": True, "runs": summaries})
     else:
         print_dry_run(summaries, priced=prices is not None)
+
+
+def _sends_requests(spec: str) -> bool:
+    """Whether the run's backend sends requests (baselines answer in-process); True if it is unknown now."""
+    from recworld.errors import ConfigError
+    from recworld.models import backend_of
+
+    try:
+        return backend_of(spec).sends_requests
+    except ConfigError:  # a plugin no longer installed: show the counters it recorded
+        return True

@@ -54,10 +54,10 @@ class RunPlan:
 def check_model(spec: str, options: dict[str, object]) -> str:
     """The canonical spec; a bad spec or backend option is a ConfigError. Loads nothing."""
     from recworld.models.options import parse_options
-    from recworld.models.registry import BACKENDS, ModelSpec
+    from recworld.models.registry import ModelSpec, backend_of
 
     parsed = ModelSpec.parse(spec)
-    parse_options(BACKENDS[parsed.backend].options, options, parsed.backend)
+    parse_options(backend_of(parsed).options, options, parsed.backend)
     return str(parsed)
 
 

@@ -1,81 +1,89 @@
-"""``recworld eval --engine ray``: the questions as a Ray Dataset, answered by a pool of model replicas.
+"""``recworld eval --engine ray``: the same Runner as a local run, its model a pool of Ray replicas.
 
-Only the answering moves to Ray. The driver (this process) keeps the run's
-:class:`~recworld.runner.ResponseCache` and sample journal, and streams the
-answers back with ``iter_batches``: each is put in the cache, then journaled,
-exactly as a local run does. A killed Ray run therefore resumes like any
-other, and ``samples.jsonl``/``metrics.json`` are written by the same code.
+Only where the model runs moves to Ray. The driver (this process) runs the
+run's one :class:`~recworld.runner.Runner` with the run's one
+:class:`~recworld.runner.ResponseCache`: cache lookups and writes,
+coalescing, retries, timeouts, the failure policy (a 401 stops everything,
+with nothing more sent), the counters and the progress bar are the local
+run's code, not a copy of it. The Runner's model is :class:`RayReplicas`: a
+:class:`~recworld.models.base.Model` whose ``complete`` hands each request to
+the least busy of ``replicas`` Ray actors. Each actor loads the backend once
+(from the spec, or a copy of a model object) and answers with its
+``complete``, so every request field (messages with images, temperature,
+stop, JSON schema, seed, choices) reaches the backend exactly as in a local
+run, and the answers share cache entries with local runs of the same model.
 
-Questions already journaled never reach this module (``evaluation.run``
-filters them). Questions whose answer is already in the cache are answered on
-the driver and never sent to Ray: the cache key needs the model's identity,
-so when the cache is not empty one Ray task loads the model once to read it.
+An actor sends back the response, or the error it met as its kind and text
+(Ray keeps only the text of an exception raised in an actor); the driver
+raises the same class again, so the Runner classifies it as it would
+locally. A replica that cannot load its model (wrong mode, missing GGUF,
+missing extra) is the same ``ConfigError``/``MissingDependencyError`` on the
+driver (exit 2).
 
-Replicas: ``vllm`` in generate mode goes through Ray Data's LLM API
-(``ray.data.llm``, one vLLM engine per GPU replica, continuous batching);
-every other backend (and vLLM's loglik) is a callable class in
-``map_batches`` over an actor pool of ``replicas`` actors, each running the
-backend behind its own :class:`~recworld.runner.Runner` (retries, timeouts,
-failure policy) without a cache. CPU replicas get one CPU and one thread each.
+Replicas ask Ray for what their backend declares (``Backend.needs_gpu``: one
+GPU, else one CPU and one thread). A backend's ``max_concurrency`` holds per
+replica, so N llama.cpp replicas take N requests at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import math
 import pickle
-from collections.abc import Callable, Iterator, Mapping
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recworld.chat import AnswerMode, Request, Response, Usage
-from recworld.errors import ConfigError, RecWorldError, require
+from recworld.chat import AnswerMode, Request, Response
+from recworld.errors import ConfigError, ModelError, RecWorldError, require
 from recworld.evaluation.config import EvalConfig
-from recworld.models.base import FatalModelError, Model
-from recworld.models.registry import ModelConfig, ModelSpec
-from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig, RunnerStats
-from recworld.runner.cache import CacheKeyer
-from recworld.runner.progress import ProgressBar
+from recworld.models import ModelBase, ModelConfig, ModelLike, ModelSpec, backend_of
+from recworld.models.base import (
+    ConnectionFailedError,
+    FatalModelError,
+    Model,
+    TransientModelError,
+    max_concurrency,
+)
+from recworld.models.options import parse_options
+from recworld.models.registry import resolve_model
+from recworld.runner import Completion, answer_all
 
-__all__ = ["answer_on_ray", "replica_factory", "require_ray"]
+__all__ = ["RayReplicas", "ReplicaError", "ReplicaJob", "answer_on_ray", "open_replicas", "require_ray"]
 
 OnResult = Callable[[int, Completion], None]
 
-# Builds each replica's model instead of the spec (tests, embedding). Read on the driver and shipped
-# to the replicas by value, so setting it in the driver process is enough.
-replica_factory: Callable[[], Model] | None = None
 
-CPU_BATCH = 4  # small: answers stream back often, and a killed driver loses at most a few per replica
-VLLM_BATCH = 64
-_COLUMNS = ("index", "key", "response", "error", "latency_s", "attempts", "cache_hit", "fatal", "failure")
+class ReplicaError(RuntimeError):
+    """A bug inside a replica (not a model failure): the remote traceback, raised on the driver."""
 
 
 @dataclass(frozen=True)
 class ReplicaJob:
-    """Everything a replica needs to build its model and runner; pickled to every actor."""
+    """Everything a replica needs to build its model; pickled to every actor.
 
-    spec: str
+    ``model`` is a spec, loaded by each replica, or a model object, copied to
+    each (it must pickle; Ray uses cloudpickle, so closures are fine).
+    """
+
+    model: str | Model
     model_config: ModelConfig
-    runner_config: RunnerConfig
     mode: AnswerMode
-    factory: Callable[[], Model] | None = None
 
-    def open_model(self) -> Model:
-        if self.factory is not None:
-            return self.factory()
-        from recworld.models.registry import load_model
+    @property
+    def name(self) -> str:
+        return self.model if isinstance(self.model, str) else type(self.model).__name__
 
-        model = load_model(self.spec, self.model_config)
-        if self.mode not in model.supports:
-            asyncio.run(model.aclose())
-            modes = ", ".join(sorted(m.value for m in model.supports))
-            raise ConfigError(
-                f"--mode: model {self.spec!r} does not support {self.mode.value!r}; it supports: {modes}"
-            )
-        return model
+    def resources(self) -> dict[str, float]:
+        gpu = isinstance(self.model, str) and backend_of(self.model).needs_gpu
+        return {"num_gpus": 1.0} if gpu else {"num_cpus": 1.0}
+
+    def check_options(self) -> None:
+        """Bad backend options are a ConfigError here, on the driver, before any replica starts."""
+        if isinstance(self.model, str):
+            parsed = ModelSpec.parse(self.model)
+            parse_options(backend_of(parsed).options, self.model_config.options, parsed.backend)
 
 
 def require_ray() -> Any:
@@ -84,34 +92,59 @@ def require_ray() -> Any:
 
 
 def answer_on_ray(
-    config: EvalConfig, spec: str, suite: Path, requests: list[Request], record: OnResult, cache_path: Path
+    config: EvalConfig,
+    model: ModelLike,
+    suite: Path,
+    requests: Sequence[Request],
+    record: OnResult,
+    cache_path: Path,
 ) -> tuple[dict[str, int], FatalModelError | None]:
-    """Answer ``requests`` on Ray, calling ``record(index, completion)`` as each answer arrives.
+    """Answer ``requests`` through the run's Runner over Ray replicas, calling ``record`` per answer.
 
-    Returns the runner counters summed over the replicas, and the fatal failure that
-    stopped the run, if one did (what arrived before it is recorded).
+    Returns the runner's counters and the fatal failure that stopped the run, if
+    one did (what arrived before it is recorded). ``model`` is the spec each
+    replica loads, or a model object copied to each.
     """
+    if not requests:
+        return {"requests": 0, "sent": 0, "cache_hits": 0, "coalesced": 0, "retries": 0, "errors": 0}, None
+    job = ReplicaJob(_for_replicas(model), _model_config(config, suite), config.mode)
+    job.check_options()
     ray = require_ray()
-    job = _job(config, spec, suite)
     started = _connect(ray, config.ray_address)
-    cache = ResponseCache(cache_path)
-    stats = RunnerStats()
     try:
-        keyer = _driver_keyer(ray, job, config, cache, bool(requests))
-        pending = _answer_from_cache(requests, keyer, cache, record, stats)
-        stopped = _stream(ray, job, config, requests, pending, keyer, cache, record, stats)
+        return asyncio.run(_answer(ray, job, config, requests, record, cache_path))
     finally:
-        cache.close()
         if started:
             ray.shutdown()
-    return stats.to_json(), stopped
 
 
-def _job(config: EvalConfig, spec: str, suite: Path) -> ReplicaJob:
+def _for_replicas(model: ModelLike) -> str | Model:
+    """A spec (string or parsed) travels as its string, loaded by each replica; an object as itself."""
+    if isinstance(model, str | ModelSpec):
+        return str(model)
+    resolved, _owned = resolve_model(model)  # checks the object has the Model protocol
+    return resolved
+
+
+def _model_config(config: EvalConfig, suite: Path) -> ModelConfig:
     # One CPU per replica: more threads than cores slows llama.cpp down badly.
-    model_config = config.backend.model_copy(update={"suite_dir": suite, "seed": config.seed, "n_threads": 1})
-    runner = config.runner.model_copy(update={"progress": False})
-    return ReplicaJob(spec, model_config, runner, config.mode, replica_factory)
+    return config.backend.model_copy(update={"suite_dir": suite, "seed": config.seed, "n_threads": 1})
+
+
+async def _answer(
+    ray: Any,
+    job: ReplicaJob,
+    config: EvalConfig,
+    requests: Sequence[Request],
+    record: OnResult,
+    cache_path: Path,
+) -> tuple[dict[str, int], FatalModelError | None]:
+    model = await open_replicas(ray, job, config.replicas)
+    description = f"{job.name} {job.mode.value} (ray x{config.replicas})"
+    stats, stopped = await answer_all(
+        model, requests, config.runner, cache_path, description=description, on_result=record
+    )
+    return stats.to_json(), stopped
 
 
 def _connect(ray: Any, address: str | None) -> bool:
@@ -119,248 +152,158 @@ def _connect(ray: Any, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False  # the driver shows its own bar
     return True
 
 
-def _uses_llm_api(job: ReplicaJob) -> bool:
-    return (
-        job.factory is None
-        and ModelSpec.parse(job.spec).backend == "vllm"
-        and job.mode is AnswerMode.GENERATE
-    )
-
-
-def _driver_keyer(
-    ray: Any, job: ReplicaJob, config: EvalConfig, cache: ResponseCache, needed: bool
-) -> CacheKeyer | None:
-    """The cache keyer for this model, when the driver needs one.
-
-    The ``ray.data.llm`` path has a fixed identity (and needs it to put answers in the
-    cache). Otherwise an empty cache needs no lookup: replicas key their own answers.
-    """
-    if _uses_llm_api(job):
-        return CacheKeyer(_llm_api_identity(job))
-    if not needed or len(cache) == 0:
-        return None
-    probe = ray.remote(_probe_identity).options(**_resources(job))
-    identity: dict[str, str] = ray.get(probe.remote(job))
-    return CacheKeyer(identity)
-
-
-def _probe_identity(job: ReplicaJob) -> dict[str, str]:
-    model = job.open_model()
-    identity = dict(model.identity)
-    asyncio.run(model.aclose())
-    return identity
-
-
-def _answer_from_cache(
-    requests: list[Request],
-    keyer: CacheKeyer | None,
-    cache: ResponseCache,
-    record: OnResult,
-    stats: RunnerStats,
-) -> list[int]:
-    """Record every cached answer at once; the indices left to send."""
-    if keyer is None:
-        return list(range(len(requests)))
-    pending = []
-    for index, request in enumerate(requests):
-        entry = cache.get_entry(keyer(request))
-        if entry is None:
-            pending.append(index)
-            continue
-        stats.requests += 1
-        stats.cache_hits += 1
-        record(index, Completion(entry[0], None, cache_hit=True, latency_s=entry[1], attempts=0))
-    return pending
-
-
-def _stream(
-    ray: Any,
-    job: ReplicaJob,
-    config: EvalConfig,
-    requests: list[Request],
-    pending: list[int],
-    keyer: CacheKeyer | None,
-    cache: ResponseCache,
-    record: OnResult,
-    stats: RunnerStats,
-) -> FatalModelError | None:
-    """Send ``pending`` through Ray; cache then journal each answer as its batch arrives."""
-    if not pending:
-        return None
-    batch = VLLM_BATCH if _uses_llm_api(job) else CPU_BATCH
-    rows = [{"index": i, "request": pickle.dumps(requests[i])} for i in pending]
-    dataset = ray.data.from_items(rows, override_num_blocks=math.ceil(len(rows) / batch))
-    answered = (
-        _llm_api(dataset, job, config) if _uses_llm_api(job) else _actor_pool(ray, dataset, job, config)
-    )
-    bar = ProgressBar(len(pending), f"{job.spec} {job.mode.value} (ray)", enabled=config.runner.progress)
+async def open_replicas(ray: Any, job: ReplicaJob, replicas: int) -> RayReplicas:
+    """Start ``replicas`` actors for ``job`` and wait until each has loaded its model."""
+    _check_room(ray, job, replicas)
+    actor = ray.remote(Replica).options(**job.resources())
+    actors = [actor.remote(job) for _ in range(replicas)]
     try:
-        for index, completion, key in _completions(answered, batch):
-            if completion.response is not None:
-                cache.put(key or _key(keyer, requests[index]), completion.response, completion.latency_s)
-            record(index, completion)
-            _count(stats, completion)
-            bar.advance(error=completion.error is not None, retries=max(completion.attempts - 1, 0))
-            if completion.fatal:
-                return FatalModelError(f"the run stopped: {completion.error}")
-    finally:
-        bar.close()
-    return None
+        described: list[dict[str, Any]] = list(await asyncio.gather(*(a.describe.remote() for a in actors)))
+    except ray.exceptions.RayError as exc:  # the job did not reach the actor (unpicklable, not importable)
+        for started in actors:
+            ray.kill(started)
+        first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"the Ray replicas of {job.name} could not start: {first} (a model object must pickle, "
+            "and its class must be importable where the replicas run)"
+        ) from None
+    failure = next((d["failure"] for d in described if d["failure"] is not None), None)
+    if failure is None and any(d["identity"] != described[0]["identity"] for d in described):
+        failure = pickle.dumps((ConfigError, "the Ray replicas disagree on the model's identity"))
+    pool = RayReplicas(ray, actors, described[0])
+    if failure is not None:
+        await pool.aclose()
+        raise _rebuilt(failure)
+    if job.mode not in pool.supports:
+        await pool.aclose()
+        modes = ", ".join(sorted(m.value for m in pool.supports))
+        raise ConfigError(
+            f"--mode: model {job.name!r} does not support {job.mode.value!r}; it supports: {modes}"
+        )
+    return pool
 
 
-def _key(keyer: CacheKeyer | None, request: Request) -> str:
-    if keyer is None:  # replicas key their own answers whenever the driver has no keyer
-        raise AssertionError("an answer arrived without its cache key")
-    return keyer(request)
-
-
-def _count(stats: RunnerStats, completion: Completion) -> None:
-    stats.requests += 1
-    stats.sent += completion.attempts
-    stats.retries += max(completion.attempts - 1, 0)
-    stats.coalesced += int(completion.cache_hit)
-    stats.errors += int(completion.error is not None)
-
-
-def _completions(dataset: Any, batch: int) -> Iterator[tuple[int, Completion, str]]:
-    for rows in dataset.iter_batches(batch_size=None, batch_format="numpy"):
-        for i in range(len(rows["index"])):
-            if rows["failure"][i]:
-                raise _failure(rows["failure"][i])
-            text = str(rows["response"][i])
-            response = Response.from_json(json.loads(text)) if text else None
-            error = str(rows["error"][i]) or None
-            completion = Completion(
-                response,
-                error,
-                cache_hit=bool(rows["cache_hit"][i]),
-                latency_s=float(rows["latency_s"][i]),
-                attempts=int(rows["attempts"][i]),
-                fatal=bool(rows["fatal"][i]),
+def _check_room(ray: Any, job: ReplicaJob, replicas: int) -> None:
+    """A replica the cluster can never place would wait forever: say so instead."""
+    have = ray.cluster_resources()
+    for need, per_replica in job.resources().items():
+        resource = {"num_gpus": "GPU", "num_cpus": "CPU"}[need]
+        total = float(have.get(resource, 0.0))
+        if per_replica * replicas > total:
+            raise ConfigError(
+                f"--replicas {replicas}: each {job.name} replica needs {per_replica:g} {resource}, "
+                f"and the Ray cluster has {total:g}"
             )
-            yield int(rows["index"][i]), completion, str(rows["key"][i])
 
 
-def _resources(job: ReplicaJob) -> dict[str, float]:
-    backend = "" if job.factory is not None else ModelSpec.parse(job.spec).backend
-    return {"num_gpus": 1.0} if backend == "vllm" else {"num_cpus": 1.0}
+class RayReplicas(ModelBase):
+    """The Model a driver's Runner asks: each request goes to the least busy replica."""
+
+    def __init__(self, ray: Any, actors: list[Any], described: Mapping[str, Any]) -> None:
+        self._ray = ray
+        self._actors = actors
+        self._busy = [0] * len(actors)
+        self._identity = dict(described.get("identity") or {})
+        self._supports = frozenset(AnswerMode(m) for m in described.get("supports") or ())
+        bound = described.get("bound")
+        self._bound = None if bound is None else int(bound) * len(actors)
+
+    @property
+    def supports(self) -> frozenset[AnswerMode]:
+        return self._supports
+
+    @property
+    def max_concurrency(self) -> int | None:
+        return self._bound
+
+    async def complete(self, request: Request) -> Response:
+        i = min(range(len(self._actors)), key=self._busy.__getitem__)
+        self._busy[i] += 1
+        ref = self._actors[i].complete.remote(request)
+        try:
+            reply = await ref
+        except asyncio.CancelledError:
+            self._ray.cancel(
+                ref
+            )  # the replica's coroutine is cancelled too (llama.cpp stops at its next token)
+            raise
+        finally:
+            self._busy[i] -= 1
+        return _unwrap(reply)
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(a.aclose.remote() for a in self._actors), return_exceptions=True)
+        for actor in self._actors:
+            self._ray.kill(actor)
 
 
-def _actor_pool(ray: Any, dataset: Any, job: ReplicaJob, config: EvalConfig) -> Any:
-    return dataset.map_batches(
-        Replica,
-        fn_constructor_args=(job,),
-        batch_size=CPU_BATCH,
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=config.replicas),
-        **_resources(job),
-    )
+Reply = tuple[str, Any, Any, Any]  # (kind, response or message, retry_after, connection failure)
+
+
+def _unwrap(reply: Reply) -> Response:
+    """The response, or the replica's error raised again as its own class."""
+    kind, payload, retry_after, connection = reply
+    if kind == "ok":
+        assert isinstance(payload, Response)
+        return payload
+    if kind == "transient":
+        error = ConnectionFailedError if connection else TransientModelError
+        raise error(str(payload), retry_after=retry_after)
+    if kind == "fatal":
+        raise FatalModelError(str(payload))
+    if kind == "model":
+        raise ModelError(str(payload))
+    raise ReplicaError(f"a Ray replica failed:\n{payload}")
 
 
 class Replica:
-    """One model replica: a Ray actor answering batches through its own Runner."""
+    """One model replica: a Ray actor (async, so a batching backend sees concurrent requests)."""
 
     def __init__(self, job: ReplicaJob) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._failure: RecWorldError | None = None
+        self._model: Model | None = None
+        self._failure: bytes | None = None
         try:
-            model = job.open_model()
+            self._model = (
+                resolve_model(job.model, job.model_config)[0] if isinstance(job.model, str) else job.model
+            )
         except RecWorldError as exc:
-            # Sent back in-band: Ray keeps only the text of an exception raised in an actor,
-            # and the driver must re-raise it as the user error it is (exit 2).
-            self._failure = exc
-            return
-        self._key = CacheKeyer(model.identity)
-        self._runner = Runner(model, job.runner_config)
+            # Sent back in-band: the driver re-raises it as the user error it is (exit 2).
+            self._failure = pickle.dumps((type(exc), str(exc)))
 
-    def __call__(self, batch: Mapping[str, Any]) -> dict[str, list[Any]]:
-        if self._failure is not None:
-            blob = pickle.dumps((type(self._failure), str(self._failure)))
-            n = len(batch["index"])
-            defaults = ("", "", "", 0.0, 0, False, False, blob)  # the same columns as an answer
-            return {
-                "index": list(batch["index"]),
-                **{c: [v] * n for c, v in zip(_COLUMNS[1:], defaults, strict=True)},
-            }
-        requests: list[Request] = [pickle.loads(blob) for blob in batch["request"]]
-        done: dict[int, Completion] = {}
-        self._loop.run_until_complete(self._answer(requests, done))
-        out: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
-        for i, completion in sorted(done.items()):
-            response = completion.response
-            out["index"].append(int(batch["index"][i]))
-            out["key"].append(self._key(requests[i]))
-            out["response"].append("" if response is None else json.dumps(response.to_json()))
-            out["error"].append(completion.error or "")
-            out["latency_s"].append(completion.latency_s)
-            out["attempts"].append(completion.attempts)
-            out["cache_hit"].append(completion.cache_hit)
-            out["fatal"].append(completion.fatal)
-            out["failure"].append(b"")
-        return out
+    async def describe(self) -> dict[str, Any]:
+        model = self._model
+        if model is None:
+            return {"failure": self._failure, "identity": {}, "supports": [], "bound": None}
+        modes = sorted(m.value for m in model.supports)
+        return {
+            "failure": None,
+            "identity": dict(model.identity),
+            "supports": modes,
+            "bound": max_concurrency(model),
+        }
 
-    async def _answer(self, requests: list[Request], done: dict[int, Completion]) -> None:
-        # A fatal completion is in ``done`` too: the driver stops the run on it.
-        with contextlib.suppress(FatalModelError):
-            await self._runner.map(requests, on_result=done.__setitem__)
+    async def complete(self, request: Request) -> Reply:
+        assert self._model is not None, "describe() reported the load failure"
+        try:
+            return ("ok", await self._model.complete(request), None, False)
+        except TransientModelError as exc:
+            return ("transient", str(exc), exc.retry_after, isinstance(exc, ConnectionFailedError))
+        except FatalModelError as exc:
+            return ("fatal", str(exc), None, False)
+        except ModelError as exc:
+            return ("model", str(exc), None, False)
+        except Exception:  # a bug: its traceback travels to the driver, which raises it
+            return ("bug", traceback.format_exc(), None, False)
+
+    async def aclose(self) -> None:
+        if self._model is not None:
+            await self._model.aclose()
 
 
-# -- vLLM through Ray Data's LLM API ------------------------------------------------------------
-
-
-def _llm_api_identity(job: ReplicaJob) -> dict[str, str]:
-    # Its own identity: ray.data.llm templates the chat itself, so its answers never share
-    # cache entries with the in-process vllm backend.
-    engine = job.model_config.options.get("engine_args", {})
-    name = ModelSpec.parse(job.spec).name
-    return {
-        "backend": "vllm",
-        "engine": "ray.data.llm",
-        "model": name,
-        "dtype": str(engine.get("dtype", "auto")),
-    }
-
-
-def _llm_api(dataset: Any, job: ReplicaJob, config: EvalConfig) -> Any:
-    llm: Any = require("ray.data.llm", feature="--engine ray with vllm", extra="ray", package="ray[data]")
-    build = getattr(llm, "build_processor", None) or llm.build_llm_processor
-    engine_kwargs = {"seed": config.seed, "max_model_len": job.model_config.n_ctx}
-    engine_kwargs.update(job.model_config.options.get("engine_args", {}))
-    processor = build(
-        llm.vLLMEngineProcessorConfig(
-            model_source=ModelSpec.parse(job.spec).name,
-            engine_kwargs=engine_kwargs,
-            concurrency=config.replicas,
-            batch_size=VLLM_BATCH,
-        ),
-        preprocess=_to_vllm,
-        postprocess=_from_vllm,
-    )
-    return processor(dataset)
-
-
-def _to_vllm(row: dict[str, Any]) -> dict[str, Any]:
-    request: Request = pickle.loads(row["request"])
-    return {
-        "index": row["index"],
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        "sampling_params": {"temperature": 0.0, "max_tokens": request.max_tokens, "seed": request.seed},
-    }
-
-
-def _from_vllm(row: dict[str, Any]) -> dict[str, Any]:
-    usage = Usage(int(row.get("num_input_tokens") or 0), int(row.get("num_generated_tokens") or 0))
-    response = Response(text=str(row["generated_text"]), usage=usage)
-    values = ("", json.dumps(response.to_json()), "", 0.0, 1, False, False, b"")
-    return {"index": row["index"], **dict(zip(_COLUMNS[1:], values, strict=True))}
-
-
-def _failure(blob: bytes) -> RecWorldError:
+def _rebuilt(blob: bytes) -> RecWorldError:
     """The user error a replica met while loading its model, as the same class when it can be rebuilt."""
     kind, message = pickle.loads(blob)
     try:

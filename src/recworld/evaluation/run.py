@@ -33,14 +33,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from recworld.chat import AnswerMode, Request, Response
 from recworld.console import Resume, log_to_file, resumable
 from recworld.console.progress import ProgressLines
 from recworld.errors import ConfigError, RunError, from_validation
@@ -53,7 +51,7 @@ from recworld.evaluation.variants import Asked
 from recworld.io import atomic_write_json, atomic_write_jsonl
 from recworld.models.base import FatalModelError
 from recworld.models.registry import resolve_model
-from recworld.runner import Completion, ResponseCache, Runner, RunnerStats
+from recworld.runner import Completion, ResponseCache, Runner, RunnerStats, judge
 from recworld.runner.journal import SampleJournal
 from recworld.scoring import score_samples
 from recworld.scoring.records import SampleRecord
@@ -126,7 +124,7 @@ async def evaluate_config_async(
     try:
         plan.run_dir.mkdir(parents=True, exist_ok=True)
         with log_to_file(plan.run_dir):
-            return await _run(plan, None if opened is None else Borrowed(opened), note or Resume())
+            return await _run(plan, opened, note or Resume())
     finally:
         if opened is not None and owned:  # closed once, here; a caller's object is left open
             await opened.aclose()
@@ -209,7 +207,7 @@ async def _answer(
             stats.update(counters)
             return stopped
         cache = ResponseCache(cache_path)
-        runner = Runner(model, config.runner, cache)
+        runner = Runner(model, config.runner, cache, owns_model=False)  # closed by evaluate_config_async
         try:
             await answer_with_estimate(
                 runner, model, requests, record, description=f"{spec} {config.mode.value}"
@@ -243,35 +241,6 @@ async def _open_model(plan: RunPlan, given: Model | None) -> tuple[Model, bool]:
             f"--mode: model {plan.spec!r} does not support {mode.value!r}; it supports: {modes}"
         )
     return model, owned
-
-
-class Borrowed:
-    """The model as the runner sees it: every member forwarded, but closing is a no-op.
-
-    The runner closes the model it is given when it is done. The run closes a
-    model it loaded itself, once, whatever happened; an object handed to
-    :func:`evaluate_config` belongs to the caller, who may ask it again.
-    """
-
-    def __init__(self, model: Model) -> None:
-        self._model = model
-
-    @property
-    def identity(self) -> Mapping[str, str]:
-        return self._model.identity
-
-    @property
-    def supports(self) -> frozenset[AnswerMode]:
-        return self._model.supports
-
-    async def complete(self, request: Request) -> Response:
-        return await self._model.complete(request)
-
-    async def aclose(self) -> None:
-        return None
-
-    def __getattr__(self, name: str) -> Any:  # optional capabilities: max_concurrency, count_tokens, ...
-        return getattr(self._model, name)
 
 
 def _journalled(journal: SampleJournal, path: Path) -> dict[str, SampleRecord]:
@@ -328,12 +297,12 @@ def _finish(
 def _failure(
     header: RunHeader, samples: list[SampleRecord], config: EvalConfig
 ) -> tuple[RunStatus, str] | None:
-    errors = header.counts.errors
-    if samples and errors / len(samples) > config.fail_on_error:
-        first = next(s.error for s in samples if s.error is not None)
-        return "too_many_errors", (
-            f"{errors} of {len(samples)} samples failed ({errors / len(samples):.1%}), more than "
-            f"--fail-on-error {config.fail_on_error:g} allows; first error: {first}; "
-            "rerun the same command to retry the failed ones"
-        )
-    return None
+    verdict = judge(
+        asked=len(samples),
+        failed=header.counts.errors,
+        limit=config.fail_on_error,
+        first_error=next((s.error for s in samples if s.error is not None), None),
+    )
+    if verdict is None or verdict.status == "produced_nothing":  # LRWorld passes no production count
+        return None
+    return verdict.status, verdict.reason

@@ -7,8 +7,9 @@ Everything else (caching, retries, concurrency, logging) lives in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import ClassVar, Protocol, runtime_checkable
 
 from recworld.chat import AnswerMode, Request, Response
 from recworld.errors import RunError
@@ -51,6 +52,81 @@ class BoundedModel(Protocol):
 
     @property
     def max_concurrency(self) -> int: ...
+
+
+class ModelBase(ABC):
+    """A backend in a few lines: everything beyond :meth:`complete` has a default here.
+
+    Subclass it, set ``self._identity`` in ``__init__`` (or override
+    :attr:`identity`), list the answer modes in ``modes`` and write
+    :meth:`complete`. Override what the backend can do better than the default:
+
+    * :attr:`max_concurrency`: requests it serves at once (None: no limit; the
+      runner's ``concurrency`` alone decides);
+    * :attr:`context_window`: the loaded context size in tokens (None: unknown),
+      for callers that budget prompts (LUNAR's full context);
+    * ``count_tokens(text) -> int``: define it when the backend holds a
+      tokenizer (:class:`CountsTokens`); :func:`token_counter` finds it, and
+      says None for a backend without one;
+    * :meth:`aclose`: release what the model holds.
+
+    Deriving from this class is optional: any object with ``identity``,
+    ``supports``, ``complete`` and ``aclose`` is a :class:`Model`; the
+    capability functions below give such an object the defaults.
+    """
+
+    modes: ClassVar[frozenset[AnswerMode]] = frozenset({AnswerMode.GENERATE})
+    _identity: Mapping[str, str]
+
+    @property
+    def identity(self) -> Mapping[str, str]:
+        return self._identity
+
+    @property
+    def supports(self) -> frozenset[AnswerMode]:
+        return self.modes
+
+    @property
+    def max_concurrency(self) -> int | None:
+        return None
+
+    @property
+    def context_window(self) -> int | None:
+        return None
+
+    @abstractmethod
+    async def complete(self, request: Request) -> Response:
+        """Answer one request (see :class:`Model`)."""
+
+    async def aclose(self) -> None:
+        return None
+
+
+def max_concurrency(model: Model) -> int | None:
+    """Requests ``model`` serves at once: its declared bound, None when it has none."""
+    if isinstance(model, ModelBase):
+        return model.max_concurrency
+    if isinstance(model, BoundedModel):
+        bound = model.max_concurrency
+        return None if bound is None else int(bound)
+    return None
+
+
+def context_window(model: Model) -> int | None:
+    """The model's loaded context window in tokens, when it declares one."""
+    return model.context_window if isinstance(model, ModelBase) else None
+
+
+@runtime_checkable
+class CountsTokens(Protocol):
+    """A model that counts tokens with its own tokenizer (llama.cpp, hf, hf-vision, vLLM)."""
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+def token_counter(model: Model) -> Callable[[str], int] | None:
+    """``model``'s own token counter, or None when it has no tokenizer (callers then estimate)."""
+    return model.count_tokens if isinstance(model, CountsTokens) else None
 
 
 class TransientModelError(Exception):

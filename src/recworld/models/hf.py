@@ -24,25 +24,23 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError, require
 from recworld.models._batching import MicroBatcher
-from recworld.models._common import torch_placement
-from recworld.models._hub import load_kwargs
 from recworld.models._tokens import (
     ChatTokens,
     cut_at_stop,
-    local_fingerprint,
     loglik_response,
     mean_per_token,
     sampling_seed,
     until_eos,
 )
+from recworld.models._torch import load_torch_model, positions_of
+from recworld.models.base import ModelBase
 from recworld.models.options import HFOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import child_seed
@@ -63,26 +61,24 @@ class _GenKey:
     seed: int | None  # None for greedy decoding, where the seed changes nothing
 
 
-class HFModel:
+class HFModel(ModelBase):
     """A transformers causal LM behind the Model protocol."""
+
+    modes = frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK, AnswerMode.RANK})
 
     def __init__(self, name: str, config: ModelConfig) -> None:
         options = parse_options(HFOptions, config.options, "hf")
         transformers = _require_transformers()
-        import torch
 
-        self._torch = torch
-        self._device, dtype = torch_placement(options)
+        def load(dtype: Any, hub: dict[str, Any]) -> tuple[Any, Any]:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(name, **hub)
+            return tokenizer, transformers.AutoModelForCausalLM.from_pretrained(name, dtype=dtype, **hub)
+
+        loaded = load_torch_model("hf", name, options, load)
+        self._torch, self._device, self._model = loaded.torch, loaded.device, loaded.model
+        self._identity = loaded.identity
         self._seed = config.seed
-        hub = load_kwargs(name, "hf")
-        try:
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(name, **hub)
-            self._model = transformers.AutoModelForCausalLM.from_pretrained(name, dtype=dtype, **hub)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"hf:{name}: cannot load the model or tokenizer: {exc}") from exc
-        self._model.to(self._device)
-        self._model.eval()
-        tok = self._tokenizer
+        self._tokenizer = tok = loaded.processor
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
         tok.padding_side = "left"  # decoder-only models continue from the right edge
@@ -90,31 +86,22 @@ class HFModel:
         # transformers 5 renamed ``past_key_values`` to ``cache`` (argument and output field).
         params = inspect.signature(self._model.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
-        local = Path(name).expanduser()
-        self._identity = {
-            "backend": "hf",
-            "model": local.name if local.is_dir() else name,
-            "dtype": str(self._model.dtype).removeprefix("torch."),
-        }
-        if local.is_dir():
-            self._identity["sha256"] = local_fingerprint(local)
         self._max_batch = options.batch_size
         self._batcher: MicroBatcher[Request, Response] = MicroBatcher(
             self._generate_batch, max_batch=self._max_batch, wait_s=options.batch_wait_s
         )
 
     @property
-    def identity(self) -> Mapping[str, str]:
-        return self._identity
-
-    @property
-    def supports(self) -> frozenset[AnswerMode]:
-        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK, AnswerMode.RANK})
-
-    @property
     def max_concurrency(self) -> int:
         """One generation batch at a time: more requests than a batch only queue."""
         return self._max_batch
+
+    @property
+    def context_window(self) -> int | None:
+        return positions_of(self._model)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer(text, add_special_tokens=False)["input_ids"])
 
     @property
     def batch_sizes(self) -> list[int]:
@@ -125,9 +112,6 @@ class HFModel:
         if request.mode in (AnswerMode.LOGLIK, AnswerMode.RANK):
             return await asyncio.to_thread(self._loglik_locked, request)
         return await self._batcher.submit(request)
-
-    async def aclose(self) -> None:
-        return None
 
     # -- prompts --------------------------------------------------------------------------------
 

@@ -23,15 +23,15 @@ import asyncio
 import base64
 import io
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError, require
-from recworld.models._common import torch_placement
-from recworld.models._hub import load_kwargs
-from recworld.models._tokens import cut_at_stop, local_fingerprint, sampling_seed, until_eos
+from recworld.models._tokens import cut_at_stop, sampling_seed, until_eos
+from recworld.models._torch import load_torch_model, positions_of
+from recworld.models.base import ModelBase
 from recworld.models.options import HFVisionOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import child_seed
@@ -68,37 +68,28 @@ def _model_class(transformers: Any) -> Any:
     return auto if auto is not None else transformers.LlavaNextForConditionalGeneration
 
 
-class HFVisionModel:
+class HFVisionModel(ModelBase):
     """A transformers image-text-to-text model behind the Model protocol."""
+
+    modes = frozenset({AnswerMode.GENERATE})
 
     def __init__(self, name: str, config: ModelConfig) -> None:
         options = parse_options(HFVisionOptions, config.options, "hf-vision")
         transformers = _require()
-        import torch
 
-        self._torch = torch
-        self._device, dtype = torch_placement(options)
+        def load(dtype: Any, hub: dict[str, Any]) -> tuple[Any, Any]:
+            processor = transformers.AutoProcessor.from_pretrained(name, **hub)
+            return processor, _model_class(transformers).from_pretrained(name, dtype=dtype, **hub)
+
+        loaded = load_torch_model("hf-vision", name, options, load)
+        self._torch, self._device, self._model = loaded.torch, loaded.device, loaded.model
+        self._identity = loaded.identity
         self._seed = config.seed
-        hub = load_kwargs(name, "hf-vision")
-        try:
-            self._processor = transformers.AutoProcessor.from_pretrained(name, **hub)
-            self._model = _model_class(transformers).from_pretrained(name, dtype=dtype, **hub)
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelError(f"hf-vision:{name}: cannot load the model or processor: {exc}") from exc
-        self._model.to(self._device)
-        self._model.eval()
+        self._processor = loaded.processor
         self._tokenizer = self._processor.tokenizer
         self._has_template = bool(getattr(self._processor, "chat_template", None))
         self._image_token = str(getattr(self._processor, "image_token", "<image>"))
         self._lock = threading.Lock()
-        local = Path(name).expanduser()
-        self._identity = {
-            "backend": "hf-vision",
-            "model": local.name if local.is_dir() else name,
-            "dtype": str(self._model.dtype).removeprefix("torch."),
-        }
-        if local.is_dir():
-            self._identity["sha256"] = local_fingerprint(local)
 
     @property
     def max_concurrency(self) -> int:
@@ -106,20 +97,16 @@ class HFVisionModel:
         return 1
 
     @property
-    def identity(self) -> Mapping[str, str]:
-        return self._identity
+    def context_window(self) -> int | None:
+        return positions_of(self._model)
 
-    @property
-    def supports(self) -> frozenset[AnswerMode]:
-        return frozenset({AnswerMode.GENERATE})
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer(text, add_special_tokens=False)["input_ids"])
 
     async def complete(self, request: Request) -> Response:
         if request.mode is not AnswerMode.GENERATE:
             raise ModelError("hf-vision serves generate mode only")
         return await asyncio.to_thread(self._generate_locked, request)
-
-    async def aclose(self) -> None:
-        return None
 
     # -- prompts --------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from recworld.models._common import (
     log_softmax,
 )
 from recworld.models._tokens import checked_choice, loglik_response, mean_per_token, sampling_seed
+from recworld.models.base import ModelBase
 from recworld.models.options import LlamaCppOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
@@ -130,8 +131,10 @@ def resolve_model_path(name: str) -> Path:
 # -- the model --------------------------------------------------------------------------------------
 
 
-class LlamaCppModel:
+class LlamaCppModel(ModelBase):
     """One loaded GGUF. Calls are serialised by a lock and run off the event loop."""
+
+    modes = frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK, AnswerMode.RANK})
 
     def __init__(self, path: Path, config: ModelConfig) -> None:
         parse_options(LlamaCppOptions, config.options, "llamacpp")
@@ -180,14 +183,6 @@ class LlamaCppModel:
     def max_concurrency(self) -> int:
         """llama.cpp serves one request at a time (calls hold a lock)."""
         return 1
-
-    @property
-    def identity(self) -> Mapping[str, str]:
-        return self._identity
-
-    @property
-    def supports(self) -> frozenset[AnswerMode]:
-        return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK, AnswerMode.RANK})
 
     @property
     def is_chat(self) -> bool:

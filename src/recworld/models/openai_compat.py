@@ -56,7 +56,7 @@ from recworld.errors import ConfigError, ModelError
 from recworld.models._common import best_choice, completion_choice, flatten_messages
 from recworld.models._keys import choose_key
 from recworld.models._transport import AiohttpTransport, HTTPReply, SDKTransport
-from recworld.models.base import FatalModelError, TransientModelError
+from recworld.models.base import FatalModelError, ModelBase, TransientModelError
 from recworld.models.options import OpenAIOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
@@ -123,7 +123,7 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(ModelBase):
     """A chat model behind an OpenAI-compatible HTTP API."""
 
     def __init__(self, model: str, config: ModelConfig, *, http_client: Any = None) -> None:

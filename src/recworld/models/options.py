@@ -20,13 +20,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from recworld.console.options import Operational
 from recworld.errors import ConfigError
 
 MIB = 1 << 20
+
+
+def operational_options(cls: type[BaseModel]) -> frozenset[str]:
+    """The options of ``cls`` that never change an answer (marked ``Operational``): not a run's identity."""
+    fields = cls.model_fields.items()
+    return frozenset(name for name, info in fields if any(isinstance(m, Operational) for m in info.metadata))
 
 
 class BackendOptions(BaseModel):
@@ -43,15 +51,15 @@ class OpenAIOptions(BackendOptions):
     """``openai:``: how requests travel and how large a reply may be."""
 
     # "auto": the aiohttp transport for a base_url without a proxy variable set, else the SDK.
-    transport: Literal["auto", "aiohttp", "sdk"] = "auto"
+    transport: Annotated[Literal["auto", "aiohttp", "sdk"], Operational()] = "auto"
     # Open connections to the server at most (the aiohttp transport).
-    max_connections: int = Field(default=256, ge=1)
+    max_connections: Annotated[int, Field(ge=1), Operational()] = 256
     # OpenAI's newer models refuse ``max_tokens`` and want ``max_completion_tokens``.
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     # A reply body larger than this is refused (a sample error), never held in memory whole.
-    max_response_bytes: int = Field(default=16 * MIB, ge=1024)
+    max_response_bytes: Annotated[int, Field(ge=1024), Operational()] = 16 * MIB
     # Seconds to open a connection; the runner's timeout bounds the whole request.
-    connect_timeout_s: float = Field(default=30.0, gt=0)
+    connect_timeout_s: Annotated[float, Field(gt=0), Operational()] = 30.0
 
 
 class LlamaCppOptions(BackendOptions):
@@ -69,7 +77,7 @@ class HFOptions(TorchOptions):
     """``hf:``: placement plus the generation micro-batch."""
 
     batch_size: int = Field(default=8, ge=1)
-    batch_wait_s: float = Field(default=0.01, ge=0)
+    batch_wait_s: Annotated[float, Field(ge=0), Operational()] = 0.01
 
 
 class HFVisionOptions(TorchOptions):
@@ -81,7 +89,7 @@ class VLLMOptions(BackendOptions):
 
     engine_args: dict[str, Any] = {}
     batch_size: int = Field(default=64, ge=1)
-    batch_wait_s: float = Field(default=0.02, ge=0)
+    batch_wait_s: Annotated[float, Field(ge=0), Operational()] = 0.02
 
     @field_validator("engine_args", mode="before")
     @classmethod
@@ -111,6 +119,33 @@ def parse_options(cls: type[Options], options: Mapping[str, Any], backend: str) 
                 f"the {backend} backend has no option {name!r} (its options: {known})"
             ) from None
         raise ConfigError(f"the {backend} backend's option {name!r}: {first.get('msg')}") from None
+
+
+class ScriptedOptions(BackendOptions):
+    """``scripted``: a test double's knobs: a delay per answer and a log of every call it answers."""
+
+    delay_s: Annotated[float, Field(ge=0), Operational()] = 0.0
+    # Appends one line per call (the question id, else the last message) to this file.
+    calls_log: Annotated[Path | None, Operational()] = None
+
+
+class SentenceTransformerOptions(BackendOptions):
+    """``minilm`` and ``st:NAME`` embedders: where the model runs and how many texts per call."""
+
+    device: str = "cpu"
+    batch_size: int = Field(default=64, ge=1)
+
+
+class OpenAIEmbedOptions(BackendOptions):
+    """``openai:MODEL`` embedder: the chat backend's transport settings plus texts per request."""
+
+    transport: Annotated[Literal["auto", "aiohttp", "sdk"], Operational()] = "auto"
+    max_connections: int = Field(default=64, ge=1)
+    max_response_bytes: int = Field(default=64 * MIB, ge=1024)
+    connect_timeout_s: Annotated[float, Field(gt=0), Operational()] = 30.0
+    batch_size: int = Field(default=128, ge=1)
+    # Ask the server for vectors of this length (models that support it, e.g. text-embedding-3-*).
+    dimensions: int | None = Field(default=None, ge=1)
 
 
 class ItemKNNOptions(BackendOptions):

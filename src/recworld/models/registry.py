@@ -1,13 +1,16 @@
 """Model spec strings (``backend:name``) and the lazy factory behind them.
 
-The table below is the only place a backend is registered: each entry names
-the module that holds it and its typed options class. The module is imported
-only when the spec is used; its options are checked before that.
+Built-in backends are registered in the two tables below, one row each
+(:class:`~recworld.models.backend.Backend`: the module that holds it, its typed
+options class and its load-free capabilities): :data:`BACKENDS` for chat
+models, :data:`EMBEDDERS` for text embedders. Third-party backends register
+through the ``recworld.models`` entry-point group (:mod:`recworld.models.plugins`)
+and are found by the same lookups. A backend's module is imported only when a
+spec names it; its options are checked before that.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Protocol
@@ -17,18 +20,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from recworld.console import did_you_mean, phrase
 from recworld.console.options import Flag, Operational, key_values
 from recworld.errors import ConfigError
+from recworld.models.backend import Backend, ModelKind
 from recworld.models.base import Model
+from recworld.models.embedding import Embedder
 from recworld.models.options import (
-    BackendOptions,
     HFOptions,
     HFVisionOptions,
     ItemKNNOptions,
     LlamaCppOptions,
-    NoOptions,
+    OpenAIEmbedOptions,
     OpenAIOptions,
+    ScriptedOptions,
+    SentenceTransformerOptions,
     VLLMOptions,
     parse_options,
 )
+from recworld.models.plugins import load_plugin
+from recworld.models.plugins import plugin_names as plugins_of
 
 
 class ModelConfig(BaseModel):
@@ -90,13 +98,12 @@ class ModelSpec:
     name: str
 
     @classmethod
-    def parse(cls, spec: str) -> ModelSpec:
+    def parse(cls, spec: str, kind: ModelKind = "chat") -> ModelSpec:
+        """``backend:name`` checked against the backends of ``kind`` (built-in and plugins)."""
         backend, sep, name = spec.partition(":")
         backend = backend.strip().lower()
-        if backend not in BACKENDS:
-            known = ", ".join(sorted(BACKENDS))
-            raise ConfigError(f"unknown model backend in {spec!r}{_spec_hint(spec)}; known: {known}")
-        if not sep and BACKENDS[backend].needs_name:
+        entry = find_backend(backend, kind, spec=spec)
+        if not sep and entry.needs_name:
             raise ConfigError(f"model spec {spec!r} needs a name: {backend}:<model>")
         return cls(backend, name.strip())
 
@@ -104,51 +111,102 @@ class ModelSpec:
         return f"{self.backend}:{self.name}" if self.name else self.backend
 
 
-def _spec_hint(spec: str) -> str:
-    """'did you mean' for a mistyped backend (``popularty``, ``openia:x``) or a bare model name."""
-    backend, sep, name = spec.strip().partition(":")
-    close = did_you_mean(backend, BACKENDS, n=1)
-    if close:
-        return phrase([f"{close[0]}{sep}{name}"])
-    if not sep:  # "gpt-4o-mini" or "org/model": a model name without its backend
-        return phrase([f"{'hf' if '/' in backend else 'openai'}:{backend}"])
-    return ""
-
-
 class ModelFactory(Protocol):
     def __call__(self, spec: ModelSpec, config: ModelConfig) -> Model: ...
 
 
-@dataclass(frozen=True)
-class Backend:
-    module: str  # recworld module holding a ``create(spec, config) -> Model`` function
-    options: type[BackendOptions] = NoOptions  # what ``ModelConfig.options`` may hold
-    needs_name: bool = True
-
-
+# The built-in chat backends. Third-party ones come from the ``recworld.models`` entry-point group.
 BACKENDS: dict[str, Backend] = {
     "openai": Backend("recworld.models.openai_compat", OpenAIOptions),
-    "llamacpp": Backend("recworld.models.llamacpp", LlamaCppOptions),
+    "llamacpp": Backend("recworld.models.llamacpp", LlamaCppOptions, compact_decoding=True),
     "hf": Backend("recworld.models.hf", HFOptions),
     "hf-vision": Backend("recworld.models.hf_vision", HFVisionOptions),
-    "vllm": Backend("recworld.models.vllm", VLLMOptions),
-    "random": Backend("recworld.baselines", needs_name=False),
-    "popularity": Backend("recworld.baselines", needs_name=False),
-    "itemknn": Backend("recworld.baselines", ItemKNNOptions, needs_name=False),
-    "oracle": Backend("recworld.baselines", needs_name=False),
-    "scripted": Backend("recworld.models.scripted", needs_name=False),
+    "vllm": Backend("recworld.models.vllm", VLLMOptions, needs_gpu=True),
+    "random": Backend("recworld.baselines", needs_name=False, sends_requests=False),
+    "popularity": Backend("recworld.baselines", needs_name=False, sends_requests=False),
+    "itemknn": Backend("recworld.baselines", ItemKNNOptions, needs_name=False, sends_requests=False),
+    "oracle": Backend("recworld.baselines", needs_name=False, sends_requests=False),
+    # The test double stands in for an LLM: its counters are shown like one.
+    "scripted": Backend("recworld.models.scripted", ScriptedOptions, needs_name=False),
 }
+
+# The built-in embedders, named by the same spec syntax (``minilm``, ``st:NAME``, ``openai:MODEL``).
+EMBEDDERS: dict[str, Backend] = {
+    "minilm": Backend(
+        "recworld.models.st_embed", SentenceTransformerOptions, needs_name=False, kind="embedding"
+    ),
+    "st": Backend("recworld.models.st_embed", SentenceTransformerOptions, kind="embedding"),
+    "openai": Backend("recworld.models.openai_embed", OpenAIEmbedOptions, kind="embedding"),
+    "scripted": Backend(
+        "recworld.models.scripted:create_embedder", needs_name=False, sends_requests=False, kind="embedding"
+    ),
+}
+
+_BUILTIN: dict[ModelKind, dict[str, Backend]] = {"chat": BACKENDS, "embedding": EMBEDDERS}
+_NOUN: dict[ModelKind, str] = {"chat": "model backend", "embedding": "embedder backend"}
+_A: dict[ModelKind, str] = {"chat": "a chat model backend", "embedding": "an embedder backend"}
+
+
+def find_backend(name: str, kind: ModelKind = "chat", *, spec: str | None = None) -> Backend:
+    """The backend ``name`` of ``kind``: a built-in row, else an installed plugin; else a ConfigError."""
+    table = _BUILTIN[kind]
+    entry = table.get(name)
+    if entry is not None:
+        return entry
+    shown = spec if spec is not None else name
+    builtin = frozenset(BACKENDS) | frozenset(EMBEDDERS)
+    plugins = plugins_of(builtin)
+    if name in plugins:
+        entry = load_plugin(name)
+        if entry.kind != kind:
+            raise ConfigError(f"{shown!r}: the plugin {name!r} is {_A[entry.kind]}, not {_A[kind]}")
+        return entry
+    known = ", ".join(sorted(table))
+    listed = f"; plugins: {', '.join(plugins)}" if plugins else ""
+    raise ConfigError(
+        f"unknown {_NOUN[kind]} in {shown!r}{_spec_hint(shown, [*table, *plugins])}; known: {known}{listed}"
+    )
+
+
+def backend_of(spec: str | ModelSpec, kind: ModelKind = "chat") -> Backend:
+    """The :class:`Backend` row a spec names: its options class and load-free capabilities."""
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec, kind)
+    return find_backend(parsed.backend, kind)
+
+
+def _spec_hint(spec: str, names: list[str]) -> str:
+    """'did you mean' for a mistyped backend (``popularty``, ``openia:x``) or a bare model name."""
+    backend, sep, name = spec.strip().partition(":")
+    close = did_you_mean(backend, names, n=1)
+    if close:
+        return phrase([f"{close[0]}{sep}{name}"])
+    if not sep and "openai" in names:  # "gpt-4o-mini" or "org/model": a model name without its backend
+        return phrase([f"{'hf' if '/' in backend else 'openai'}:{backend}"])
+    return ""
 
 
 def load_model(spec: str | ModelSpec, config: ModelConfig | None = None) -> Model:
     """Create the model a spec string names; its options are checked before anything loads."""
     parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
     config = config or ModelConfig()
-    entry = BACKENDS[parsed.backend]
+    entry = find_backend(parsed.backend)
     parse_options(entry.options, config.options, parsed.backend)
-    module = importlib.import_module(entry.module)
-    factory: ModelFactory = module.create
+    factory: ModelFactory = entry.load_factory()
     return factory(parsed, config)
+
+
+def load_embedder(spec: str | ModelSpec, config: ModelConfig | None = None) -> Embedder:
+    """Create the embedder a spec names (``minilm``, ``st:NAME``, ``openai:MODEL``, a plugin)."""
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec, "embedding")
+    config = config or ModelConfig()
+    entry = find_backend(parsed.backend, "embedding")
+    parse_options(entry.options, config.options, parsed.backend)
+    embedder = entry.load_factory()(parsed, config)
+    if not isinstance(embedder, Embedder):
+        raise ConfigError(
+            f"the embedder backend {parsed.backend!r} made a {type(embedder).__name__}, not an Embedder"
+        )
+    return embedder
 
 
 ModelLike = str | ModelSpec | Model
@@ -171,3 +229,19 @@ def resolve_model(model: ModelLike, config: ModelConfig | None = None) -> tuple[
             f"got {type(model).__name__}"
         )
     return model, False
+
+
+EmbedderLike = str | ModelSpec | Embedder
+"""What a library call accepts wherever it needs an embedder: a spec string, a parsed spec, or an object."""
+
+
+def resolve_embedder(embedder: EmbedderLike, config: ModelConfig | None = None) -> tuple[Embedder, bool]:
+    """:func:`resolve_model` for embedders: the embedder to use and whether the caller owns it."""
+    if isinstance(embedder, str | ModelSpec):
+        return load_embedder(embedder, config), True
+    if not isinstance(embedder, Embedder):
+        raise ConfigError(
+            f"embedder: expected a spec string or an object with identity, embed and aclose; "
+            f"got {type(embedder).__name__}"
+        )
+    return embedder, False

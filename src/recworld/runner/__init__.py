@@ -1,17 +1,28 @@
-"""The engine every LLM call goes through: response cache, coalescing, concurrency, retries, deadlines.
+"""The engine every model call goes through: response cache, coalescing, concurrency, retries, deadlines.
 
-It knows nothing of suites, questions or scores: LRWorld evaluation lives in
-:mod:`recworld.evaluation`, above this package.
+Chat requests go through a :class:`Runner`, texts to embed through an
+:class:`EmbeddingRunner`; both share the cache (:class:`ResponseCache`, one key
+recipe), the per-request failure policy (:mod:`recworld.runner.sending`) and
+the run-level one (:func:`judge`). It knows nothing of suites, questions or
+scores: LRWorld evaluation lives in :mod:`recworld.evaluation`, above this package.
 """
 
 from recworld.runner.cache import ResponseCache, cache_key
-from recworld.runner.engine import Completion, Runner, RunnerConfig, RunnerStats
+from recworld.runner.config import RunnerConfig, RunnerStats
+from recworld.runner.embeddings import BlockingEmbedder, EmbeddingRunner
+from recworld.runner.engine import Completion, Runner, answer_all
+from recworld.runner.policy import Failure, judge
 
 __all__ = [
+    "BlockingEmbedder",
     "Completion",
+    "EmbeddingRunner",
+    "Failure",
     "ResponseCache",
     "Runner",
     "RunnerConfig",
     "RunnerStats",
+    "answer_all",
     "cache_key",
+    "judge",
 ]

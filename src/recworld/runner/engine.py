@@ -3,68 +3,46 @@
 A :class:`Runner` wraps a :class:`~recworld.models.Model`. ``complete`` looks
 the request up in the :class:`~recworld.runner.cache.ResponseCache`, joins an
 identical request already in flight instead of sending a second one, and
-otherwise sends it under a semaphore with a per-attempt timeout.
+otherwise sends it through its :class:`~recworld.runner.sending.Sender`
+(concurrency bound, per-attempt timeout, retries, the failure policy of one
+request; see that module). A response is committed to the cache before its
+caller sees it (group commit: one transaction per batch of answers), so a
+process killed at any point re-sends only the requests that were in flight.
 
-The failure policy (inspect_ai's ``fail_on_error`` is the reference):
-
-- transient failures (``TransientModelError``, timeouts) are retried with
-  exponential backoff and full jitter, honouring a server's ``Retry-After``;
-- a ``ModelError`` (the model refused this one request) is not retried; it and
-  a transient failure that outlived its retries end as a :class:`Completion`
-  with ``error`` set, so one bad request cannot sink a run of thousands;
-- a ``FatalModelError`` (bad key, no such model) and a request whose every
-  attempt failed to connect stop everything: ``complete`` and ``map`` raise
-  :class:`~recworld.models.base.FatalModelError`, ``map`` after cancelling
-  the requests still outstanding;
-- any other exception is a bug in our code: it propagates with its traceback.
+The failure policy (inspect_ai's ``fail_on_error`` is the reference): a
+request that failed for good is a :class:`Completion` with ``error`` set, so
+one bad request cannot sink a run of thousands; a fatal failure (bad key, no
+such model, a server refusing every connection) stops everything: nothing more
+is sent, ``complete`` and ``map`` raise
+:class:`~recworld.models.base.FatalModelError`, ``map`` after cancelling the
+requests still outstanding; any other exception is a bug in our code and
+propagates with its traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from pathlib import Path
+from typing import Any
 
 from recworld.chat import Request, Response
-from recworld.console.options import Flag
-from recworld.errors import ModelError
-from recworld.models.base import (
-    BoundedModel,
-    ConnectionFailedError,
-    FatalModelError,
-    Model,
-    TransientModelError,
-)
+from recworld.models.base import FatalModelError, Model, max_concurrency
 from recworld.runner.cache import CacheKeyer, ResponseCache
-from recworld.runner.deadlines import Deadlines
+from recworld.runner.config import RunnerConfig, RunnerStats
 from recworld.runner.progress import ProgressBar
-from recworld.seeding import rng
+from recworld.runner.sending import Sender
 
-
-class RunnerConfig(BaseModel):
-    """How requests are sent; none of these settings enters the cache key."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    # Each setting's help and flag are declared here once (recworld.console.options).
-    concurrency: Annotated[int, Field(ge=1, description="Requests in flight.")] = 8
-    max_retries: Annotated[int, Field(ge=0, description="Retries per request.")] = 6
-    timeout_s: Annotated[
-        float, Field(gt=0, description="Seconds per request attempt."), Flag("--timeout")
-    ] = 120.0
-    backoff_base_s: Annotated[
-        float, Field(ge=0, description="First retry waits up to this, in seconds."), Flag("--backoff")
-    ] = 0.5
-    backoff_max_s: Annotated[
-        float, Field(ge=0, description="Longest retry wait, in seconds."), Flag("--backoff-max")
-    ] = 60.0
-    progress: Annotated[bool, Field(description="Show progress on stderr.")] = True
-    # Seeds the backoff jitter so a rerun waits the same way (recworld.seeding).
-    seed: int = 0
+__all__ = [
+    "Completion",
+    "OnResult",
+    "Runner",
+    "RunnerConfig",
+    "RunnerStats",
+    "answer_all",
+    "effective_concurrency",
+]
 
 
 @dataclass(frozen=True)
@@ -89,71 +67,49 @@ class Completion:
         return self.response is not None
 
 
-@dataclass
-class RunnerStats:
-    """Counters over the runner's lifetime."""
-
-    requests: int = 0  # complete() calls
-    sent: int = 0  # attempts handed to the model (retries included)
-    cache_hits: int = 0
-    coalesced: int = 0  # calls answered by an identical request already in flight
-    retries: int = 0
-    errors: int = 0  # requests that ended with an error
-
-    def to_json(self) -> dict[str, int]:
-        return {
-            "requests": self.requests,
-            "sent": self.sent,
-            "cache_hits": self.cache_hits,
-            "coalesced": self.coalesced,
-            "retries": self.retries,
-            "errors": self.errors,
-        }
-
-
-@dataclass
-class _Attempt:
-    response: Response | None = None
-    error: str | None = None
-    retryable: bool = False
-    retry_after: float | None = None
-    fatal: bool = False
-    connection: bool = False  # the server could not be reached at all
-
-
 OnResult = Callable[[int, Completion], None]
 
 
 def effective_concurrency(model: Model, requested: int) -> int:
-    """``requested``, capped by what a :class:`BoundedModel` can serve at once."""
-    if isinstance(model, BoundedModel):
-        return max(1, min(requested, model.max_concurrency))
-    return requested
+    """``requested``, capped by what the model can serve at once (its ``max_concurrency``)."""
+    bound = max_concurrency(model)
+    return requested if bound is None else max(1, min(requested, bound))
 
 
 class Runner:
     """Sends requests to one model; safe to share across asyncio tasks of one loop.
 
-    The runner owns ``model`` (``aclose`` closes it); a ``cache`` may be shared
-    by several runners and is closed by whoever opened it.
+    The runner owns ``model`` (``aclose`` closes it) unless ``owns_model`` is
+    False: a model object a caller handed to a library call stays the caller's,
+    open. A ``cache`` may be shared by several runners and is closed by whoever
+    opened it.
     """
 
     def __init__(
-        self, model: Model, config: RunnerConfig | None = None, cache: ResponseCache | None = None
+        self,
+        model: Model,
+        config: RunnerConfig | None = None,
+        cache: ResponseCache | None = None,
+        *,
+        owns_model: bool = True,
     ) -> None:
         self.model = model
+        self.owns_model = owns_model
         self.config = config or RunnerConfig()
         self.cache = cache
         self.stats = RunnerStats()
         self._key = CacheKeyer(model.identity)
-        self._semaphore = asyncio.Semaphore(effective_concurrency(model, self.config.concurrency))
+        self._sender = Sender(self.config, self.stats, effective_concurrency(model, self.config.concurrency))
         # One future per cache key being sent; twins await it. It resolves to the
         # sender's Completion, or to None when the sender was cancelled mid-send.
         self._inflight: dict[str, asyncio.Future[Completion | None]] = {}
         # complete() sends in a task of its own; keep strong references to them.
         self._detached: set[asyncio.Task[Completion]] = set()
-        self._deadlines = Deadlines(self.config.timeout_s)
-        self._jitter = rng(self.config.seed, "runner", "backoff-jitter")
+
+    @property
+    def stopped(self) -> str | None:
+        """Why this runner stopped sending (a fatal failure), or None while it still sends."""
+        return self._sender.stopped
 
     async def complete(self, request: Request) -> Completion:
         """Answer ``request`` from the cache, an identical in-flight request, or the model.
@@ -164,7 +120,8 @@ class Runner:
         """
         completion = await self._complete(request, detach=True)
         if completion.fatal:
-            raise FatalModelError(f"the run stopped: {completion.error}")
+            unsent = completion.attempts == 0 and not completion.cache_hit
+            raise FatalModelError(f"the run stopped: {self.stopped if unsent else completion.error}")
         return completion
 
     async def _complete(self, request: Request, *, detach: bool) -> Completion:
@@ -173,6 +130,8 @@ class Runner:
         while (pending := self._inflight.get(key)) is not None:
             # shield: cancelling this waiter must not cancel the shared future.
             shared = await asyncio.shield(pending)
+            if shared is not None and shared.fatal and shared.attempts == 0:
+                return shared  # the twin was never sent (the run had stopped): neither is this one
             if shared is not None:
                 self.stats.coalesced += 1
                 return replace(shared, cache_hit=True, attempts=0)
@@ -234,6 +193,9 @@ class Runner:
         async def worker() -> None:
             for index in cursor:
                 completion = await self._complete(requests[index], detach=False)
+                if completion.fatal and completion.attempts == 0 and not completion.cache_hit:
+                    # Never sent: the run stopped before its turn. Not a sample, just not asked.
+                    raise FatalModelError(f"the run stopped: {self._sender.stopped}")
                 results[index] = completion
                 bar.advance(error=completion.error is not None, retries=max(completion.attempts - 1, 0))
                 if on_result is not None:
@@ -251,10 +213,11 @@ class Runner:
         return [r for r in results if r is not None]
 
     async def aclose(self) -> None:
-        """Wait for sends still in flight, then close the model."""
+        """Wait for sends still in flight, then close the model if the runner owns it."""
         if self._inflight or self._detached:
             await asyncio.gather(*self._inflight.values(), *self._detached, return_exceptions=True)
-        await self.model.aclose()
+        if self.owns_model:
+            await self.model.aclose()
 
     async def __aenter__(self) -> Runner:
         return self
@@ -263,76 +226,20 @@ class Runner:
         await self.aclose()
 
     async def _send(self, request: Request, key: str) -> Completion:
-        # Latency is time spent in the model, summed over attempts: neither the
-        # wait for a concurrency slot nor backoff sleeps count.
-        busy = 0.0
-        attempts = 0
-        unreachable = True  # every attempt so far failed to connect
-        while True:
-            attempts += 1
-            async with self._semaphore:
-                self.stats.sent += 1
-                started = time.perf_counter()
-                outcome = await self._attempt(request)
-                busy += time.perf_counter() - started
-            if outcome.response is not None:
-                if self.cache is not None:
-                    self.cache.put(key, outcome.response, busy)
-                return Completion(outcome.response, None, False, busy, attempts)
-            unreachable = unreachable and outcome.connection
-            if not outcome.retryable or attempts > self.config.max_retries:
-                self.stats.errors += 1
-                error = outcome.error or "unknown error"
-                if outcome.retryable:
-                    error = f"gave up after {attempts} attempts: {error}"
-                fatal = outcome.fatal or (outcome.retryable and unreachable)
-                return Completion(None, error, False, busy, attempts, fatal=fatal)
-            self.stats.retries += 1
-            # Sleep outside the semaphore so healthy requests keep flowing.
-            await asyncio.sleep(self.backoff_s(attempts, outcome.retry_after))
-
-    async def _attempt(self, request: Request) -> _Attempt:
-        # Deadlines: asyncio.timeout's semantics with one shared timer (no
-        # timer per attempt, no extra task as wait_for would add).
-        slot = self._deadlines.start()
-        try:
-            response = await self.model.complete(request)
-        except BaseException as exc:
-            if self._deadlines.finish(slot, cancelled=isinstance(exc, asyncio.CancelledError)):
-                return _Attempt(error=f"timed out after {self.config.timeout_s:g}s", retryable=True)
-            return _classify(exc, self.config.timeout_s)
-        self._deadlines.finish(slot, cancelled=False)
-        return _Attempt(response=response)
+        model = self.model
+        outcome = await self._sender.send(lambda: model.complete(request))
+        response = outcome.value
+        if response is None:
+            return Completion(
+                None, outcome.error, False, outcome.busy_s, outcome.attempts, fatal=outcome.fatal
+            )
+        if self.cache is not None:
+            await self.cache.store(key, response, outcome.busy_s)
+        return Completion(response, None, False, outcome.busy_s, outcome.attempts)
 
     def backoff_s(self, attempt: int, retry_after: float | None = None) -> float:
-        """Full-jitter exponential backoff after failed ``attempt`` (1-based), capped.
-
-        A server's ``retry_after`` is a floor: waiting less would only earn
-        another 429. The cap ``backoff_max_s`` wins over both.
-        """
-        ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
-        delay = float(self._jitter.uniform(0.0, ceiling)) if ceiling > 0 else 0.0
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return min(delay, self.config.backoff_max_s)
-
-
-def _classify(exc: BaseException, timeout_s: float) -> _Attempt:
-    """What a failed attempt means; re-raises what is not a model failure (a bug, a cancel)."""
-    if isinstance(exc, TransientModelError):
-        return _Attempt(
-            error=_describe(exc),
-            retryable=True,
-            retry_after=exc.retry_after,
-            connection=isinstance(exc, ConnectionFailedError),
-        )
-    if isinstance(exc, TimeoutError):
-        return _Attempt(error=f"timed out after {timeout_s:g}s", retryable=True)
-    if isinstance(exc, FatalModelError):
-        return _Attempt(error=_describe(exc), fatal=True)
-    if isinstance(exc, ModelError):  # this request failed for good: a sample error, not a crash
-        return _Attempt(error=_describe(exc))
-    raise exc
+        """The sender's full-jitter backoff after failed ``attempt`` (see :class:`Sender`)."""
+        return self._sender.backoff_s(attempt, retry_after)
 
 
 async def _all_or_first_failure(jobs: Sequence[Coroutine[Any, Any, None]]) -> None:
@@ -361,6 +268,33 @@ def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
         task.cancel()
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+async def answer_all(
+    model: Model,
+    requests: Sequence[Request],
+    config: RunnerConfig,
+    cache_path: Path | None,
+    *,
+    description: str = "",
+    on_result: OnResult | None = None,
+) -> tuple[RunnerStats, FatalModelError | None]:
+    """Answer ``requests`` through one Runner over the cache at ``cache_path`` (None: no cache).
+
+    The road a whole run takes, whatever answers it (a local backend, Ray
+    replicas): returns the runner's counters and the fatal failure that stopped
+    it, if one did (what finished before it went to ``on_result``). The runner,
+    and with it ``model``, is closed at the end, as is the cache.
+    """
+    cache = ResponseCache(cache_path) if cache_path is not None else None
+    runner = Runner(model, config, cache)
+    stopped: FatalModelError | None = None
+    try:
+        await runner.map(requests, description=description, on_result=on_result)
+    except FatalModelError as exc:
+        stopped = exc
+    finally:
+        try:
+            await runner.aclose()
+        finally:
+            if cache is not None:
+                cache.close()
+    return runner.stats, stopped

@@ -1,0 +1,54 @@
+"""How requests are sent (:class:`RunnerConfig`) and what was sent (:class:`RunnerStats`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recworld.console.options import Flag
+
+
+class RunnerConfig(BaseModel):
+    """How requests are sent; none of these settings enters the cache key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Each setting's help and flag are declared here once (recworld.console.options).
+    concurrency: Annotated[int, Field(ge=1, description="Requests in flight.")] = 8
+    max_retries: Annotated[int, Field(ge=0, description="Retries per request.")] = 6
+    timeout_s: Annotated[
+        float, Field(gt=0, description="Seconds per request attempt."), Flag("--timeout")
+    ] = 120.0
+    backoff_base_s: Annotated[
+        float, Field(ge=0, description="First retry waits up to this, in seconds."), Flag("--backoff")
+    ] = 0.5
+    backoff_max_s: Annotated[
+        float, Field(ge=0, description="Longest retry wait, in seconds."), Flag("--backoff-max")
+    ] = 60.0
+    progress: Annotated[bool, Field(description="Show progress on stderr.")] = True
+    # Seeds the backoff jitter so a rerun waits the same way (recworld.seeding).
+    seed: int = 0
+
+
+@dataclass
+class RunnerStats:
+    """Counters over a runner's lifetime."""
+
+    requests: int = 0  # complete() calls (embedding runners: texts asked)
+    sent: int = 0  # attempts handed to the model (retries included)
+    cache_hits: int = 0
+    coalesced: int = 0  # calls answered by an identical request already in flight
+    retries: int = 0
+    errors: int = 0  # requests that ended with an error
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "sent": self.sent,
+            "cache_hits": self.cache_hits,
+            "coalesced": self.coalesced,
+            "retries": self.retries,
+            "errors": self.errors,
+        }
