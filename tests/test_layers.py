@@ -29,7 +29,9 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "recworld"
 
 # The package root (``recworld/__init__.py``: version and error types) and the leaf modules every layer uses.
-FOUNDATION = frozenset({"recworld", "errors", "io", "records", "seeding", "paths", "chat", "console"})
+FOUNDATION = frozenset(
+    {"recworld", "errors", "capped", "csvsafe", "io", "records", "seeding", "paths", "chat", "console"}
+)
 
 # Lowest first. A package may import only packages earlier in this order, and only those ALLOWED names.
 ORDER = (
@@ -38,6 +40,8 @@ ORDER = (
     "seeding",
     "paths",
     "chat",
+    "capped",
+    "csvsafe",
     "io",
     "records",
     "console",
@@ -63,7 +67,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "seeding": frozenset(),
     "paths": frozenset(),
     "chat": frozenset(),
-    "io": frozenset({"recworld", "errors"}),
+    # size-capped reads of regular files only; CSV cells a spreadsheet reads as data.
+    "capped": frozenset({"errors"}),
+    "csvsafe": frozenset(),
+    "io": frozenset({"recworld", "errors", "capped"}),
     # the record bases: strict pydantic models written and read through io.
     "records": frozenset({"recworld", "errors", "io"}),
     # terminal conventions (errors, help, Ctrl-C, did-you-mean, logging); typer/rich only lazily.

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from synthetic_runs import make_suite, skilled, write_run
 
+from recworld.csvsafe import csv_cell
 from recworld.report import write_report
 from recworld.report.charts import bar_chart, radar_chart
 from recworld.report.runs import label_runs, load_run
-from recworld.report.writer import csv_cell
 
 HOSTILE = ('=HYPERLINK("http://x")', "+1+cmd", "-2+3", "@SUM(A1)", "\tlead", "\rlead")
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from recworld.capped import SETTINGS_LIMIT, read_capped_text
 from recworld.chat import AnswerMode
 from recworld.errors import DataError, from_validation
 
@@ -78,12 +79,7 @@ class EvalFile(BaseModel):
 
 def read_eval_file(path: Path) -> EvalFile:
     """The checked file; a missing file, bad TOML or bad field is a DataError naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError("config file not found", path=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read the config file: {exc}", path=path) from None
+    text = read_capped_text(path, limit=SETTINGS_LIMIT, missing="config file not found")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

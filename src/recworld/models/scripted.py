@@ -8,12 +8,13 @@ It counts its calls so tests can assert that nothing was sent twice.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from recworld.capped import SETTINGS_LIMIT, read_capped
 from recworld.chat import AnswerMode, Request, Response, Usage
-from recworld.errors import ConfigError
+from recworld.errors import ConfigError, DataError
+from recworld.io import parse_json
 from recworld.models.registry import ModelConfig, ModelSpec
 
 Responder = Callable[[Request], "str | Response"]
@@ -62,11 +63,11 @@ class ScriptedModel:
 
 def _from_script(path: Path) -> Responder:
     try:
-        rules = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: script file not found") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+        rules = parse_json(
+            read_capped(path, limit=SETTINGS_LIMIT, missing="script file not found"), path=path
+        )
+    except DataError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(rules, dict) or not all(isinstance(v, str) for v in rules.values()):
         raise ConfigError(f"{path}: a script is a JSON object of substring -> reply")
     default: str = rules.get("*", "")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import re
 from collections.abc import Sequence
@@ -11,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recworld.csvsafe import csv_text
 from recworld.io import atomic_write_text, claim_output_dir, mark_output_dir
 from recworld.report import coverage
 from recworld.report import diagnostics as diag
@@ -118,34 +117,8 @@ def _dataset_section(name: str, runs: list[RunData], seed: int) -> _Dataset:
     )
 
 
-# A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection").
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> Any:
-    """``value``, with a leading ``'`` when a spreadsheet would read it as a formula.
-
-    Numbers are written by :func:`_num` (a negative one starts with ``-`` and is
-    data, not a formula), so only text cells are escaped.
-    """
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _is_number(value):
-        return "'" + value
-    return value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _csv(rows: Sequence[Sequence[Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerows([csv_cell(v) for v in row] for row in rows)
-    return buf.getvalue()
+    return csv_text(rows)  # every cell formula-escaped (recworld.csvsafe)
 
 
 def _num(x: float | None) -> str:

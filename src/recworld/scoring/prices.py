@@ -7,9 +7,11 @@ It lives with scoring because the evaluation and LUNAR dry runs and the report
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from recworld.capped import SETTINGS_LIMIT, read_capped_text
 from recworld.errors import DataError
 from recworld.io import iter_json_lines
 
@@ -39,13 +41,13 @@ def read_prices(path: Path) -> dict[str, Price]:
 
 def _prices_csv(path: Path) -> dict[str, Price]:
     out: dict[str, Price] = {}
+    text = read_capped_text(path, limit=SETTINGS_LIMIT, missing="prices file not found")
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            for line, row in enumerate(csv.DictReader(handle), start=2):
-                try:
-                    out[row["model"]] = Price(float(row["input"]), float(row["output"]))
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise DataError(f"expected model,input,output ({exc})", path=path, line=line) from None
-    except FileNotFoundError:
-        raise DataError("prices file not found", path=path) from None
+        for line, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=2):
+            try:
+                out[row["model"]] = Price(float(row["input"]), float(row["output"]))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise DataError(f"expected model,input,output ({exc})", path=path, line=line) from None
+    except csv.Error as exc:
+        raise DataError(f"malformed CSV: {exc}", path=path) from None
     return out
