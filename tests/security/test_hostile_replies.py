@@ -196,9 +196,7 @@ def _extra_peak_mb(
     code, before_kb, after_kb = (int(x) for x in done.stdout.split()[-3:])
     extra_mb = (after_kb - before_kb) / 1024
     base_mb = before_kb / 1024
-    print(
-        f"\n{mode} {arg} via {transport}: exit {code}, extra peak RSS {extra_mb:.1f} MB, base {base_mb:.0f} MB"
-    )
+    print(f"\n{mode} {arg} via {transport}: exit {code}, extra peak RSS {extra_mb:.1f} MB (of {base_mb:.0f})")
     return code, extra_mb
 
 

@@ -97,8 +97,6 @@ def load_suite(suite_dir: Path, measures: tuple[str, ...] | None = None) -> Suit
     questions: dict[str, list[Question]] = {}
     for measure in wanted:
         path = suite_dir / "questions" / f"{measure}.jsonl"
-        if not path.is_file():
-            raise DataError(f"{path}: question file missing (the manifest lists {measure})")
         expected = manifest.questions_sha256.get(measure, "")
         if not SHA256.fullmatch(expected):
             raise DataError(
@@ -106,7 +104,9 @@ def load_suite(suite_dir: Path, measures: tuple[str, ...] | None = None) -> Suit
                 "rebuild the suite",
                 path=manifest_path,
             )
-        data = read_capped(path, limit=QUESTIONS_LIMIT)
+        data = read_capped(
+            path, limit=QUESTIONS_LIMIT, missing=f"question file missing (the manifest lists {measure})"
+        )
         if hashlib.sha256(data).hexdigest() != expected:
             raise DataError(f"{path}: does not match the hash in manifest.json; rebuild the suite")
         questions[measure] = _checked(read_models(path, Question), measure, path)
