@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 from fake_server import FakeServer, gzip_bomb_bytes
-
-from conftest import KEY, eval_argv, run
+from security_helpers import KEY, eval_argv, run
 
 TRANSPORTS = ["aiohttp", "sdk"]
 
@@ -283,3 +282,41 @@ def test_the_loopback_rule_and_the_clients_read_one_host(url: str, key_env: str)
         except (ValueError, httpx.InvalidURL):
             continue  # this client refuses the URL: nothing is sent
         assert host is not None and is_loopback(host), (url, host)
+
+
+@pytest.mark.parametrize("step", [1, 7, 65536])
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate", "gzip-members", "identity"])
+def test_the_inflater_decodes_what_servers_send(encoding: str, step: int) -> None:
+    import gzip
+    import zlib
+
+    from recworld.models._transport import Inflater
+
+    raw = json.dumps({"choices": [{"message": {"content": "A" * 5000}}]}).encode()
+    body = {
+        "gzip": gzip.compress(raw),
+        "deflate": zlib.compress(raw),
+        "raw-deflate": zlib.compress(raw)[2:-4],
+        "gzip-members": gzip.compress(raw[:3000]) + gzip.compress(raw[3000:]),
+        "identity": raw,
+    }[encoding]
+    inflater = Inflater({"raw-deflate": "deflate", "gzip-members": "gzip"}.get(encoding, encoding), len(raw))
+    for start in range(0, len(body), step):
+        inflater.feed(body[start : start + step])
+    assert inflater.finish() == raw
+
+
+def test_the_inflater_refuses_what_it_cannot_bound() -> None:
+    import gzip
+
+    from recworld.errors import ModelError
+    from recworld.models._transport import Inflater
+
+    with pytest.raises(ModelError, match="larger than 1000 bytes once decompressed"):
+        Inflater("gzip", 1000).feed(gzip.compress(bytes(1001)))
+    with pytest.raises(ModelError, match="Content-Encoding 'br'"):
+        Inflater("br", 1000)
+    with pytest.raises(ModelError, match="Content-Encoding 'gzip, gzip'"):
+        Inflater("gzip, gzip", 1000)
+    with pytest.raises(ModelError, match="corrupt"):
+        Inflater("gzip", 1000).feed(b"\x1f\x8b\x08\x00garbage-not-deflate")

@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from security_helpers import run
 from worlds import write_ml_latest_small
 
-from conftest import run
 from recworld.console.terminal import strip_control
 from recworld.csvsafe import csv_cell, csv_dict_text, csv_text
 

@@ -66,7 +66,10 @@ def _stderr_handler(logger: logging.Logger) -> _StderrHandler:
 
 
 def _effective_level(logger: logging.Logger) -> int:
-    return min((h.level for h in logger.handlers), default=logging.NOTSET)
+    """The lowest level any handler wants; a handler at NOTSET wants everything (level 1, not 0,
+    which would make the logger inherit the root's WARNING)."""
+    levels = [h.level for h in logger.handlers]
+    return max(1, min(levels)) if levels else logging.NOTSET
 
 
 def configure_logging(level: LogLevel | str = LogLevel.warning) -> None:

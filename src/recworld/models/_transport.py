@@ -67,6 +67,7 @@ class Inflater:
         self._cap = cap
         self._buffer = bytearray()
         self._decoder: Any = None
+        self._pending = b""
 
     def _new_decoder(self, first: bytes) -> Any:
         if self._name == "deflate" and not _zlib_header(first):
@@ -83,10 +84,14 @@ class Inflater:
         if self._name == "identity":
             self._add(chunk)
             return
-        data = chunk
+        data = self._pending + chunk
+        self._pending = b""
         try:
             while data:
                 if self._decoder is None:
+                    if self._name == "deflate" and len(data) < 2:  # zlib or raw: its first two bytes say
+                        self._pending = data
+                        return
                     self._decoder = self._new_decoder(data)
                 self._add(self._decoder.decompress(data, self._cap + 1 - len(self._buffer)))
                 if self._decoder.eof:  # what follows is the next gzip member (or junk, which fails)
@@ -98,6 +103,8 @@ class Inflater:
 
     def finish(self) -> bytes:
         """The whole decoded body (a stream cut short gives what it held)."""
+        if self._pending:
+            raise ModelError(f"the server's {self._name} reply is corrupt (truncated)")
         if self._decoder is not None:
             try:
                 self._add(self._decoder.flush(self._cap + 1 - len(self._buffer)))
