@@ -10,7 +10,8 @@ the key the test expects), like the review's ``logs/srv-PORT.jsonl``.
 Modes (``mode``, ``arg``) as the review named them:
 
 * ``ok``: a valid completion whose content is ``arg`` (default ``"A"``), with
-  token logprobs when asked; ``content`` is the same;
+  token logprobs when asked; ``content`` and ``xss`` are the same (X1/X2 pass a
+  hostile reply as ``arg``); ``huge_ok``: a valid reply of ``arg`` MiB (E13);
 * ``echo_key_error``: HTTP 400 whose ``error.message`` is ``arg`` × ``x`` and then
   the token received; ``echo_key_text``: the same as a plain-text body, padded
   with ``arg`` spaces; ``echo_key_200``: HTTP 200 whose reply holds the
@@ -152,8 +153,10 @@ PROTOCOL_ERRORS = {
 def mode_reply(mode: str, arg: str, request: Request) -> Reply:
     token = request.token
     wants_logprobs = bool(request.json().get("logprobs"))
-    if mode in ("ok", "content"):
+    if mode in ("ok", "content", "xss"):
         return json_reply(200, completion(arg or "A", logprobs=wants_logprobs))
+    if mode == "huge_ok":  # E13: a valid reply of ``arg`` MiB, under the cap
+        return json_reply(200, completion("A " + "x" * (int(float(arg or 15) * MiB) - 64)))
     if mode == "echo_key_error":
         return json_reply(400, {"error": {"message": "x" * int(arg or 0) + token, "type": "invalid_request"}})
     if mode == "echo_key_text":
