@@ -30,7 +30,19 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "recworld"
 
 # The package root (``recworld/__init__.py``: version and error types) and the leaf modules every layer uses.
 FOUNDATION = frozenset(
-    {"recworld", "errors", "io", "records", "seeding", "paths", "chat", "domain", "console"}
+    {
+        "recworld",
+        "errors",
+        "capped",
+        "csvsafe",
+        "io",
+        "records",
+        "seeding",
+        "paths",
+        "chat",
+        "domain",
+        "console",
+    }
 )
 
 # Lowest first. A package may import only packages earlier in this order, and only those ALLOWED names.
@@ -41,6 +53,8 @@ ORDER = (
     "paths",
     "chat",
     "domain",
+    "capped",
+    "csvsafe",
     "io",
     "records",
     "console",
@@ -69,7 +83,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "chat": frozenset(),
     # what users interact with (movie, product, music): shared by data and the measure catalogue.
     "domain": frozenset(),
-    "io": frozenset({"recworld", "errors"}),
+    # size-capped reads of regular files only; CSV cells a spreadsheet reads as data.
+    "capped": frozenset({"errors"}),
+    "csvsafe": frozenset(),
+    "io": frozenset({"recworld", "errors", "capped"}),
     # the record bases: strict pydantic models written and read through io.
     "records": frozenset({"recworld", "errors", "io"}),
     # terminal conventions (errors, help, Ctrl-C, did-you-mean, logging); typer/rich only lazily.

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from recworld.capped import RECORD_LIMIT, iter_lines, open_regular, read_capped
 from recworld.errors import ConfigError, DataError, from_validation
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -74,13 +75,7 @@ def dumps_canonical(obj: Any) -> str:
 def read_json_object(path: str | Path, *, missing: str = "missing file") -> dict[str, Any]:
     """Read a JSON object, or raise :class:`DataError` naming the file (and line) that is wrong."""
     source = Path(path)
-    try:
-        raw = source.read_bytes()
-    except FileNotFoundError as exc:
-        raise DataError(missing, path=source) from exc
-    except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path=source) from None
-    data = parse_json(raw, path=source)
+    data = parse_json(read_capped(source, limit=RECORD_LIMIT, missing=missing), path=source)
     if not isinstance(data, dict):
         raise DataError("expected a JSON object", path=source)
     return data
@@ -133,22 +128,21 @@ def parse_json(text: str | bytes, *, path: str | Path | None = None, line: int |
     except json.JSONDecodeError as exc:
         at = line if line is not None else exc.lineno
         raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=at) from None
+    except (ValueError, RecursionError) as exc:  # an integer of more than 4300 digits, say
+        raise DataError(f"invalid JSON: {exc}", path=path, line=line) from None
 
 
 def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSON-lines file.
 
-    The one JSON-lines reader of the package: a missing file, bad UTF-8, bad JSON,
-    excessive nesting or a line that is not an object raises :class:`DataError`
-    naming ``file:line``. A UTF-8 byte-order mark at the start is skipped.
+    The one JSON-lines reader of the package: a missing file, a device or FIFO, a
+    line over :data:`recworld.capped.LINE_LIMIT`, bad UTF-8, bad JSON, excessive
+    nesting or a line that is not an object raises :class:`DataError` naming
+    ``file:line``. A UTF-8 byte-order mark at the start is skipped.
     """
     source = Path(path)
-    try:
-        handle = source.open("rb")
-    except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path=source) from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
+    with open_regular(source) as handle:
+        for number, raw in iter_lines(handle, source):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             if not raw.strip():

@@ -6,9 +6,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from recworld.cli import main
 from recworld.errors import ConfigError, DataError
@@ -18,6 +20,18 @@ from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.prompts import render_prompt
 from recworld.models._common import ANSWER_CUE as MODEL_ANSWER_CUE
 from recworld.models._common import completion_choice, flatten_messages
+
+
+def safe_yaml(path: Path) -> dict[str, Any]:
+    """A YAML file read with PyYAML's safe loader plus lm-eval's one tag, ``!function`` (kept as a pair)."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("!function", loader.construct_scalar(node)))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
+    assert isinstance(data, dict)
+    return data
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -74,9 +88,9 @@ def test_lm_eval_prompt_is_recworlds_completion_prompt(ml100k_suite: Path, tmp_p
     """lm-eval builds context + delimiter + choice; it must equal what recworld's loglik scores."""
     export_suite(ml100k_suite, "lm-eval", tmp_path / "x")
     assert ANSWER_CUE == MODEL_ANSWER_CUE
-    yaml_text = (tmp_path / "x" / "recworld_ml_100k_kg_movie_genre.yaml").read_text()
-    template = json.loads(yaml_text.split("doc_to_text: ", 1)[1].splitlines()[0])
-    delimiter = json.loads(yaml_text.split("target_delimiter: ", 1)[1].splitlines()[0])
+    task = safe_yaml(tmp_path / "x" / "recworld_ml_100k_kg_movie_genre.yaml")
+    template, delimiter = task["doc_to_text"], task["target_delimiter"]
+    assert task["custom_dataset"] == ("!function", "recworld_lm_eval.load_docs")
     question = load_suite(ml100k_suite).questions["kg_movie_genre"][0]
     rendered = render_prompt(question, "zero-shot")
     context = template.replace("{{prompt}}", rendered.messages[0].content)

@@ -230,7 +230,12 @@ def test_transport_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match="transport"):
         OpenAICompatModel("m", forced, http_client=client)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
-    assert OpenAICompatModel("m", local).transport == "sdk"  # only the SDK honours proxies
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy:3128")
+    assert OpenAICompatModel("m", local).transport == "aiohttp"  # loopback is never proxied
+    remote = ModelConfig(base_url="https://models.example/v1")
+    assert OpenAICompatModel("m", remote).transport == "sdk"  # the sdk transport carries the proxy
+    monkeypatch.setenv("NO_PROXY", "models.example")
+    assert OpenAICompatModel("m", remote).transport == "aiohttp"
 
 
 def test_option_typos_and_bad_values_name_the_option_and_backend() -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from synthetic_runs import make_suite, skilled, write_run
 
+from recworld.csvsafe import csv_cell
 from recworld.report import write_report
 from recworld.report.charts import bar_chart, radar_chart
-from recworld.report.render import csv_cell
 from recworld.report.runs import label_runs, load_run
 
 HOSTILE = ('=HYPERLINK("http://x")', "+1+cmd", "-2+3", "@SUM(A1)", "\tlead", "\rlead")

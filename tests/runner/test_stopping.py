@@ -29,7 +29,7 @@ def requests(n: int) -> list[Request]:
 
 @pytest.mark.parametrize("concurrency", [1, 8])
 def test_a_401_lets_no_second_wave_out(concurrency: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rejected-0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-stop-0123456789")
     # Every reply waits until `concurrency` requests are in: the first wave is exactly that many.
     with FakeOpenAI(plan=lambda key: ("401",) * 10, barrier=concurrency) as server:
         model = load_model("openai:m", ModelConfig(base_url=server.base_url))

@@ -12,6 +12,7 @@ and ``models`` pay nothing for it. The typer/rich parts live in
 from recworld.console.interrupt import Resume, interrupt_message, resumable
 from recworld.console.logs import LOG_FILE, LogLevel, configure_logging, log_to_file
 from recworld.console.suggest import did_you_mean, phrase, suggestion
+from recworld.console.terminal import strip_control
 
 __all__ = [
     "LOG_FILE",
@@ -23,5 +24,6 @@ __all__ = [
     "log_to_file",
     "phrase",
     "resumable",
+    "strip_control",
     "suggestion",
 ]

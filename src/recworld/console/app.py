@@ -5,6 +5,8 @@
   2, followed by a hint to ``--help``), never typer's boxed panels.
 * Plain click help, wrapped at 80 columns and never cut with "…".
 * Ctrl-C prints ``recworld: interrupted: k/N answered; ...`` and exits 130.
+* No control sequence from data reaches the terminal (:mod:`recworld.console.terminal`).
+* Any other exception is a bug: one traceback, one ``recworld: error:`` line, exit 1.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import traceback
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 import typer
 
 from recworld.console.interrupt import interrupt_message
+from recworld.console.terminal import guarded_streams, strip_control
 from recworld.errors import ConfigError, RecWorldError
 
 _log = logging.getLogger(__name__)
@@ -37,8 +41,15 @@ def _click() -> Any:
 
 
 def error(message: str) -> None:
-    """Print one ``recworld: error: ...`` line on stderr."""
-    typer.echo(f"recworld: error: {message}", err=True)
+    """Print one ``recworld: error: ...`` line on stderr (control sequences from data stripped)."""
+    typer.echo(f"recworld: error: {strip_control(message)}", err=True)
+
+
+@cache
+def _aborts() -> tuple[type[BaseException], ...]:
+    """typer's Abort, and click's where the click in use has one (typer 0.29's vendored copy has none)."""
+    found = {typer.Abort, getattr(_click(), "Abort", typer.Abort)}
+    return tuple(sorted(found, key=lambda kind: kind.__qualname__))
 
 
 def _walk(command: Any) -> Iterator[Any]:
@@ -89,6 +100,11 @@ def _usage_error(exc: Any) -> int:
 
 def run(app: typer.Typer, argv: list[str] | None = None, *, prog_name: str = "recworld") -> int:
     """Run ``app`` on ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    with guarded_streams():
+        return _run(app, argv, prog_name)
+
+
+def _run(app: typer.Typer, argv: list[str] | None, prog_name: str) -> int:
     command = plain_command(app)
     click = _click()
     try:
@@ -105,13 +121,17 @@ def run(app: typer.Typer, argv: list[str] | None = None, *, prog_name: str = "re
     except click.ClickException as exc:
         error(exc.format_message())
         return int(exc.exit_code)
-    except (click.Abort, typer.Abort):
+    except _aborts():
         error("aborted")
         return 1
     except KeyboardInterrupt:  # outside a command body (typer maps one inside to exit 130)
         code = INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except Exception as exc:  # a bug: its traceback once, then one line saying so
+        traceback.print_exc()
+        error(f"unexpected {type(exc).__name__} (a bug in recworld; the traceback is above)")
+        return 1
     if code == INTERRUPTED:
         typer.echo(f"recworld: {interrupt_message()}", err=True)
     return code if isinstance(code, int) else 0

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 
+from recworld.console.terminal import strip_control
+
 LOG_FILE = "recworld.log"
 _ROOT = "recworld"
 
@@ -43,7 +45,14 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 class _ConsoleFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return f"recworld: {record.levelname.lower()}: {record.getMessage()}"
+        return f"recworld: {record.levelname.lower()}: {strip_control(record.getMessage())}"
+
+
+class _FileFormatter(logging.Formatter):
+    """A log file is read in a terminal too (``tail -f``): no control sequences from data in it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return strip_control(super().format(record))
 
 
 def _stderr_handler(logger: logging.Logger) -> _StderrHandler:
@@ -88,7 +97,7 @@ def log_to_file(folder: Path, level: int = logging.INFO) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setLevel(level)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_FileFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger(_ROOT)
     logger.addHandler(handler)
     logger.setLevel(_effective_level(logger))

@@ -8,11 +8,14 @@ so ``cut -f1`` and ``grep`` work and no id is cut to ``mem_item_i…``.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
+
+from recworld.console.terminal import strip_control
 
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON on stdout (nothing else goes there).")
@@ -23,15 +26,25 @@ ProgressOption = Annotated[
 ]
 
 
+# JSON escapes C0 controls itself; DEL and C1 it leaves raw with ensure_ascii=False. Escaped, they are the
+# same JSON value and no terminal acts on them.
+_RAW_CONTROLS = re.compile(r"[\x7f-\x9f]")
+
+
 def emit_json(value: Any) -> None:
     """Write ``value`` as one JSON document on stdout (paths and other objects as strings)."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     sys.stdout.flush()
 
 
+def _cell(value: object) -> str:
+    return strip_control(str(value).replace("\t", " ").replace("\n", " "))
+
+
 def plain_table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Tab-separated text: a header line, then one line per row."""
-    clean = [[str(cell).replace("\t", " ").replace("\n", " ") for cell in row] for row in [columns, *rows]]
+    """Tab-separated text: a header line, then one line per row (no tabs, newlines or controls in a cell)."""
+    clean = [[_cell(cell) for cell in row] for row in [columns, *rows]]
     return "".join("\t".join(row) + "\n" for row in clean)
 
 
@@ -55,11 +68,11 @@ def print_table(
 
     console = Console()
     if console.is_terminal and natural_width(columns, rows) <= console.width:
-        table = Table(title=Text(title) if title else None)
+        table = Table(title=Text(strip_control(title)) if title else None)
         for column in columns:
-            table.add_column(column, no_wrap=True)
+            table.add_column(Text(_cell(column)), no_wrap=True)
         for row in rows:
-            table.add_row(*(Text(str(cell)) for cell in row))
+            table.add_row(*(Text(_cell(cell)) for cell in row))
         console.print(table)
         return
     sys.stdout.write(plain_table(columns, rows))

@@ -105,6 +105,9 @@ def _fit(text: str, width: int = 34) -> str:
     """Pad or shorten a description so the columns stay put and the line fits 80 columns."""
     from rich.markup import escape
 
+    from recworld.console.terminal import strip_control
+
+    text = strip_control(text)
     text = text if len(text) <= width else text[: width - 1] + "…"
     return escape(text.ljust(width))
 

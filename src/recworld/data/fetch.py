@@ -25,7 +25,7 @@ from recworld import paths
 from recworld.console import did_you_mean, phrase, suggestion
 from recworld.data.dataset import Dataset
 from recworld.data.metadata import apply_metadata
-from recworld.data.sources import LOADER_VERSION, load_source, load_uncached, prepare, source_key
+from recworld.data.sources import LOADER_VERSION, load_source, load_uncached, opened_source, source_key
 from recworld.errors import ConfigError, DataError
 from recworld.io import atomic_directory
 
@@ -128,26 +128,28 @@ def fetch_dataset(
             raw = spec.download(Path(scratch))
         else:
             raise ConfigError(f"{name} cannot be downloaded here: get {spec.hint} and pass --from PATH")
-        root, fmt = prepare(raw, None, metadata)
-        if fmt.name not in spec.formats:
-            raise DataError(
-                f"these files are {fmt.name}, not {name} (expected format {'/'.join(spec.formats)})",
-                path=root,
+        with opened_source(raw, None, metadata) as (root, fmt):
+            if fmt.name not in spec.formats:
+                raise DataError(
+                    f"these files are {fmt.name}, not {name} (expected format {'/'.join(spec.formats)})",
+                    path=root,
+                )
+            _, digests = source_key(fmt, root, metadata)
+            dataset = load_uncached(root, fmt, name, metadata, digests)
+            origin = (
+                str(raw.resolve())
+                if from_path is not None
+                else f"pypi:{RECBOLE_REQUIREMENT}/{RECBOLE_ML100K}"
             )
-        _, digests = source_key(fmt, root, metadata)
-        dataset = load_uncached(root, fmt, name, metadata, digests)
-        origin = (
-            str(raw.resolve()) if from_path is not None else f"pypi:{RECBOLE_REQUIREMENT}/{RECBOLE_ML100K}"
-        )
-        dataset = dataclasses.replace(
-            dataset, source={**dataset.source, "path": origin, "loader": LOADER_VERSION}
-        )
-        with atomic_directory(target) as stage:
-            dataset.save(stage)
-            raw_dir = stage / "raw"
-            raw_dir.mkdir()
-            for file in fmt.files(root):
-                shutil.copy2(file, raw_dir / file.name)
+            dataset = dataclasses.replace(
+                dataset, source={**dataset.source, "path": origin, "loader": LOADER_VERSION}
+            )
+            with atomic_directory(target) as stage:
+                dataset.save(stage)
+                raw_dir = stage / "raw"
+                raw_dir.mkdir()
+                for file in fmt.files(root):
+                    shutil.copy2(file, raw_dir / file.name)
     return FetchResult(target, dataset, already_present=False)
 
 

@@ -9,19 +9,19 @@ moving the folder does not.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-import lzma
-import zipfile
-import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from recworld import paths
+from recworld.data import zips
 from recworld.data.dataset import Dataset
 from recworld.data.formats import SourceFormat, detect_format, find_source_root, get_format
 from recworld.data.metadata import apply_metadata
 from recworld.data.metadata_match import REPORT_SCHEMA
-from recworld.errors import DataError
+from recworld.errors import ConfigError, DataError, RecWorldError
 from recworld.io import atomic_directory
 
 # Bump when a loader's output changes, so old caches are not reused.
@@ -44,47 +44,69 @@ def cache_root() -> Path:
 
 
 def extract_zip(archive: Path) -> Path:
-    """Unpack a zip once into ``cache/raw/<sha256>`` and return that folder.
+    """Unpack a zip's dataset files once into ``cache/raw/<sha256>`` and return that folder.
 
-    A corrupt archive, a damaged member (bad CRC, truncated data), an encrypted member
-    or a compression method Python cannot read is one DataError naming the archive and
-    the member; the half-built folder is removed.
+    Only the members some format reads are unpacked, up to a size cap
+    (:mod:`recworld.data.zips`). A corrupt archive, a damaged member (bad CRC,
+    truncated data), an encrypted member or a compression method Python cannot
+    read is one DataError naming the archive and the member; the half-built
+    folder is removed.
     """
     target = cache_root() / "raw" / file_digest(archive)[:24]
     if target.is_dir():
         return target
-    try:
-        with zipfile.ZipFile(archive) as zf, atomic_directory(target) as stage:
-            for member in zf.infolist():
-                # Refuse members that would land outside the folder ("../x", "/etc/x").
-                dest = (stage / member.filename).resolve()
-                if not dest.is_relative_to(stage.resolve()):
-                    raise DataError(f"unsafe path in zip: {member.filename!r}", path=archive)
-            for member in zf.infolist():
-                _extract_member(zf, member, stage, archive)
-    except (zipfile.BadZipFile, EOFError) as exc:
-        raise DataError(f"not a valid zip file: {exc}", path=archive) from None
+    with atomic_directory(target) as stage:
+        zips.unpack(archive, stage)
     return target
 
 
-def _extract_member(zf: zipfile.ZipFile, member: zipfile.ZipInfo, stage: Path, archive: Path) -> None:
+def _in_archive(exc: RecWorldError, unpacked: Path, archive: Path) -> RecWorldError:
+    """``exc`` as the user should read it: about ``archive`` and its member, not the cache folder."""
+    names = sorted({str(unpacked.resolve()), str(unpacked)}, key=len, reverse=True)
+
+    def shown(text: str) -> str:
+        for name in names:
+            text = text.replace(name + "/", f"{archive}:").replace(name, str(archive))
+        return text
+
+    if isinstance(exc, DataError):
+        where = None if exc.path is None else shown(str(exc.path))
+        return DataError(shown(exc.detail), path=where, line=exc.line, field=exc.field)
+    if type(exc) is not ConfigError:  # its own constructor, no cache path in it (a missing extra)
+        return exc
+    return ConfigError(shown(str(exc)))
+
+
+@contextlib.contextmanager
+def opened_source(
+    path: Path, format: str | None, metadata: Path | None
+) -> Iterator[tuple[Path, SourceFormat]]:
+    """:func:`prepare`, for a block that reads the files.
+
+    For a zip, any RecWorld error inside the block (no known format, a bad line)
+    removes the unpacked copy, so nothing is left in the cache, and names the
+    zip and its member instead of the cache folder.
+    """
+    source = Path(path).expanduser()
+    unpacked = extract_zip(source) if _is_zip(source) else None
     try:
-        zf.extract(member, stage)
-    except NotImplementedError as exc:  # e.g. Deflate64 or PPMd, which zipfile cannot decode
-        raise DataError(
-            f"zip member {member.filename!r} uses an unsupported compression ({exc})", path=archive
-        ) from None
-    except RuntimeError as exc:  # encrypted members
-        raise DataError(f"zip member {member.filename!r} cannot be read ({exc})", path=archive) from None
-    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
-        raise DataError(f"zip member {member.filename!r} is corrupt ({exc})", path=archive) from None
+        yield prepare(unpacked or source, format, metadata)
+    except RecWorldError as exc:
+        if unpacked is None:
+            raise
+        zips.remove_unpacked(unpacked)
+        raise _in_archive(exc, unpacked, source) from None
+
+
+def _is_zip(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() == ".zip"
 
 
 def source_folder(path: Path) -> Path:
     """The folder of raw files that ``path`` (a folder, a file in it, or a zip) stands for."""
     if not path.exists():
         raise DataError("no such file or folder", path=path)
-    if path.is_file() and path.suffix.lower() == ".zip":
+    if _is_zip(path):
         path = extract_zip(path)
     return find_source_root(path)
 
@@ -145,17 +167,17 @@ def load_source(
     The parsed result is cached by content hash; a second call with unchanged
     files reads Parquet instead of parsing text.
     """
-    root, fmt = prepare(path, format, metadata)
-    name = name or default_name(fmt, root)
-    key, digests = source_key(fmt, root, metadata)
-    cached = cache_root() / "sources" / key
-    if (cached / "dataset.json").exists():
-        try:
-            dataset = Dataset.load(cached)
-        except (DataError, OSError, ValueError):
-            pass  # a damaged cache is rebuilt below
-        else:
-            return dataclasses.replace(dataset, name=name)
-    dataset = load_uncached(root, fmt, name, metadata, digests)
-    dataset.save(cached)
-    return dataset
+    with opened_source(path, format, metadata) as (root, fmt):
+        name = name or default_name(fmt, root)
+        key, digests = source_key(fmt, root, metadata)
+        cached = cache_root() / "sources" / key
+        if (cached / "dataset.json").exists():
+            try:
+                dataset = Dataset.load(cached)
+            except (DataError, OSError, ValueError):
+                pass  # a damaged cache is rebuilt below
+            else:
+                return dataclasses.replace(dataset, name=name)
+        dataset = load_uncached(root, fmt, name, metadata, digests)
+        dataset.save(cached)
+        return dataset

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recworld.capped import SETTINGS_LIMIT, read_capped_text
 from recworld.console.options import from_file
 from recworld.errors import ConfigError, DataError
 from recworld.evaluation.config import EvalConfig
@@ -60,12 +61,7 @@ class EvalFile:
 
 def read_eval_file(path: Path, config: type[EvalConfig] = EvalConfig) -> EvalFile:
     """The file's layers, each key checked against ``config``; bad TOML or keys name the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError("config file not found", path=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read the config file: {exc}", path=path) from None
+    text = read_capped_text(path, limit=SETTINGS_LIMIT, missing="config file not found")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -10,6 +10,15 @@ The output directory is written atomically. A previous export lists the files it
 wrote in ``recworld-export.json``; re-exporting replaces exactly those and keeps
 anything else found there (a user's notes), so an export never deletes what it
 did not write.
+
+Exports are data, never code. A suite is untrusted input (it may come from a
+shared zip), so :func:`load_suite` checks every identifier that becomes a name
+in the export: measure ids match :data:`MEASURE_ID` (the catalogue's own
+shape), scales are the catalogue's, every question file must carry the hash the
+manifest recorded (a manifest without one is refused), and each question must
+belong to the file it sits in. Every string then reaches a generated file
+through a serialiser (``repr`` for Python, a YAML emitter for YAML, JSON for
+data), and every path is confined to ``--out`` (:func:`inside`).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from recworld import __version__
+from recworld.capped import read_capped
 from recworld.errors import DataError
 from recworld.io import (
     OUTPUT_MARKER,
@@ -35,7 +46,9 @@ from recworld.io import (
     read_json_object,
     read_models,
 )
+from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.lrworld.manifest import SuiteManifest, read_manifest
+from recworld.lrworld.measure import Scale
 from recworld.lrworld.prompts import render_prompt
 from recworld.lrworld.schema import Question
 
@@ -46,6 +59,13 @@ VARIANT = "zero-shot"
 # recworld's completion prompt for a base model ends with this cue (recworld.models._common.ANSWER_CUE);
 # each choice is then scored as " " + label. Repeated here so export never imports the model backends.
 ANSWER_CUE = "Answer:"
+# The shape of every catalogue id ("kg_movie_genre"); an id from a newer recworld must have it too.
+MEASURE_ID = re.compile(r"[a-z][a-z0-9_]{0,63}")
+QUESTIONS_LIMIT = 1 << 30  # one question file; ML-25M's largest is a few MB
+SHA256 = re.compile(r"[0-9a-f]{64}")
+SCALES = frozenset(scale.value for scale in Scale)
+# One path component of a generated file: what every name above can produce.
+_FILE_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 
 
 @dataclass(frozen=True)
@@ -62,24 +82,56 @@ class Suite:
 
 
 def load_suite(suite_dir: Path, measures: tuple[str, ...] | None = None) -> Suite:
-    """Read ``suite_dir``; each question file must match the hash its manifest recorded."""
+    """Read ``suite_dir``, checking every identifier and each question file against its recorded hash."""
     suite_dir = Path(suite_dir)
     manifest = read_manifest(suite_dir)
+    manifest_path = suite_dir / "manifest.json"
+    for measure in sorted({*manifest.counts, *manifest.questions_sha256}):
+        check_measure_id(measure, manifest_path)
     wanted = sorted(manifest.counts) if measures is None else list(measures)
     unknown = [m for m in wanted if m not in manifest.counts]
     if unknown:
         known = ", ".join(sorted(manifest.counts))
-        raise DataError(f"{suite_dir}: no measure {', '.join(unknown)} in this suite (it has: {known})")
+        shown = ", ".join(repr(m) for m in unknown)
+        raise DataError(f"{suite_dir}: no measure {shown} in this suite (it has: {known})")
     questions: dict[str, list[Question]] = {}
     for measure in wanted:
         path = suite_dir / "questions" / f"{measure}.jsonl"
-        if not path.is_file():
-            raise DataError(f"{path}: question file missing (the manifest lists {measure})")
-        expected = manifest.questions_sha256.get(measure)
-        if expected and hashlib.sha256(path.read_bytes()).hexdigest() != expected:
+        expected = manifest.questions_sha256.get(measure, "")
+        if not SHA256.fullmatch(expected):
+            raise DataError(
+                f"lists no questions_sha256 for {measure}: an unverifiable question file is refused; "
+                "rebuild the suite",
+                path=manifest_path,
+            )
+        data = read_capped(
+            path, limit=QUESTIONS_LIMIT, missing=f"question file missing (the manifest lists {measure})"
+        )
+        if hashlib.sha256(data).hexdigest() != expected:
             raise DataError(f"{path}: does not match the hash in manifest.json; rebuild the suite")
-        questions[measure] = read_models(path, Question)
+        questions[measure] = _checked(read_models(path, Question), measure, path)
     return Suite(suite_dir, manifest, questions)
+
+
+def check_measure_id(measure: str, where: Path) -> None:
+    """DataError unless ``measure`` is a catalogue id or has the catalogue's shape (lower-case, ``_``)."""
+    if measure not in MEASURES_BY_ID and not MEASURE_ID.fullmatch(measure):
+        raise DataError(
+            f"measure id {measure!r} is not a measure id (lower-case letters, digits and _); refused",
+            path=where,
+        )
+
+
+def _checked(questions: list[Question], measure: str, path: Path) -> list[Question]:
+    """The questions of one file, each of that file's measure and of a catalogue scale."""
+    if not questions:
+        raise DataError("holds no question", path=path)
+    for line, question in enumerate(questions, start=1):
+        if question.measure != measure:
+            raise DataError(f"a {question.measure!r} question in the {measure} file", path=path, line=line)
+        if question.scale not in SCALES:
+            raise DataError(f"scale {question.scale!r} is not one of {sorted(SCALES)}", path=path, line=line)
+    return questions
 
 
 def question_row(question: Question) -> dict[str, Any]:
@@ -130,8 +182,20 @@ def provenance(suite: Suite, target: str) -> dict[str, Any]:
 
 
 def task_slug(text: str) -> str:
-    """A name safe in task ids and file names ("ml-100k" -> "ml_100k")."""
-    return "".join(ch if ch.isalnum() else "_" for ch in text.lower()).strip("_")
+    """An ASCII name safe in task ids, Python identifiers and file names ("ml-100k" -> "ml_100k")."""
+    slug = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:64].strip("_")
+    return slug or "dataset"
+
+
+def inside(out: Path, relative: str) -> Path:
+    """``out / relative``, refused unless every component is a plain file name and it stays under ``out``."""
+    parts = relative.split("/")
+    if not all(_FILE_PART.fullmatch(part) and part not in (".", "..") for part in parts):
+        raise DataError(f"refusing to write {relative!r}: not a plain relative file name")
+    path = out.joinpath(*parts)
+    if not path.resolve().is_relative_to(out.resolve()):
+        raise DataError(f"refusing to write {relative!r}: it would land outside the export")
+    return path
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -186,11 +250,17 @@ def export_directory(out: Path, meta: dict[str, Any]) -> Iterator[Path]:
             _carry_foreign(target, staging, owned)
 
 
-def write_text(path: Path, text: str) -> None:
-    """Plain UTF-8 with LF newlines: the staging directory is already atomic as a whole."""
+def write_bytes(out: Path, relative: str, data: bytes) -> None:
+    """Write ``out/relative`` (confined by :func:`inside`); the staging directory is atomic as a whole."""
+    path = inside(out, relative)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(data)
 
 
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    write_text(path, "".join(dumps_canonical(row) + "\n" for row in rows))
+def write_text(out: Path, relative: str, text: str) -> None:
+    """Plain UTF-8 with LF newlines at ``out/relative``."""
+    write_bytes(out, relative, text.encode("utf-8"))
+
+
+def write_jsonl(out: Path, relative: str, rows: list[dict[str, Any]]) -> None:
+    write_text(out, relative, "".join(dumps_canonical(row) + "\n" for row in rows))

@@ -9,12 +9,15 @@ metadata, so a file copied out of the export still says where it came from.
 
 from __future__ import annotations
 
+import html
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from recworld.export.common import Suite, question_row, write_text
+from recworld.export.common import Suite, question_row, write_bytes, write_text
+from recworld.export.yaml_text import dump
 from recworld.lrworld.catalogue import MEASURES_BY_ID
 
 MOVIELENS = (
@@ -29,6 +32,13 @@ def source_of(dataset: str) -> tuple[str, str, str]:
     if dataset.startswith("ml-"):
         return MOVIELENS
     return ("unknown", "", dataset)
+
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    return _CONTROLS.sub(" ", text)
 
 
 GROUND_TRUTH = (
@@ -80,53 +90,51 @@ def parquet_bytes(rows: list[dict[str, Any]], meta: dict[str, Any]) -> bytes:
     return sink.getvalue()
 
 
-def _yaml_list(key: str, values: list[str], indent: str = "") -> list[str]:
-    return [f"{indent}{key}:", *(f"{indent}- {json.dumps(v)}" for v in values)]
-
-
-def _card_header(suite: Suite) -> list[str]:
+def _card_header(suite: Suite) -> str:
     license_id, license_name, source = source_of(suite.manifest.dataset)
-    header = ["---", f"license: {license_id}"]
+    header: dict[str, Any] = {"license": license_id}
     if license_name:
-        header.append(f"license_name: {license_name}")
-    header += [
-        f"pretty_name: {json.dumps(f'RecWorld LRWorld suite on {suite.manifest.dataset}')}",
-        "language:",
-        "- en",
-    ]
-    header += _yaml_list("source_datasets", [source])
-    header += _yaml_list("task_categories", ["multiple-choice", "question-answering"])
-    header += _yaml_list("tags", ["recommendation", "llm-evaluation", "recworld", "lrworld"])
-    header.append("configs:")
-    for measure in suite.measures:
-        header += [
-            f"- config_name: {measure}",
-            "  data_files:",
-            "  - split: test",
-            f"    path: {measure}/test.parquet",
-        ]
-    header.append("---")
-    return header
+        header["license_name"] = license_name
+    header.update(
+        {
+            "pretty_name": f"RecWorld LRWorld suite on {suite.manifest.dataset}",
+            "language": ["en"],
+            "source_datasets": [source],
+            "task_categories": ["multiple-choice", "question-answering"],
+            "tags": ["recommendation", "llm-evaluation", "recworld", "lrworld"],
+            "configs": [
+                {"config_name": m, "data_files": [{"split": "test", "path": f"{m}/test.parquet"}]}
+                for m in suite.measures
+            ],
+        }
+    )
+    return "---\n" + dump(header) + "---"
+
+
+def _text(value: str) -> str:
+    """A name from the suite as one line of Markdown text: no line breaks, no HTML."""
+    return html.escape(" ".join(strip_controls(value).split()), quote=False)
 
 
 def card(suite: Suite, meta: dict[str, Any]) -> str:
     """The dataset card: YAML metadata (license, sources, configs) and what each measure asks."""
     m = suite.manifest
-    source = source_of(m.dataset)[2]
-    header = _card_header(suite)
+    name = _text(m.dataset)
+    source = _text(source_of(m.dataset)[2])
     suite_info = meta["suite"]
     body = [
         "",
-        f"# RecWorld LRWorld suite: {m.dataset}",
+        f"# RecWorld LRWorld suite: {name}",
         "",
-        f"Questions that test whether a language model knows what the {m.dataset} interaction log says "
+        f"Questions that test whether a language model knows what the {name} interaction log says "
         "about its users and items. One config per measure; every config has one `test` split.",
         "",
         "## Provenance",
         "",
-        f"- dataset fingerprint: `{suite_info['fingerprint']}`",
+        f"- dataset fingerprint: `{_text(suite_info['fingerprint']).replace('`', '')}`",
         f"- build seed: {suite_info['seed']}",
-        f"- built by: {suite_info['built_by'] or 'unknown'} ({suite_info['generator'] or 'unknown'})",
+        f"- built by: {_text(suite_info['built_by'] or 'unknown')} "
+        f"({_text(suite_info['generator'] or 'unknown')})",
         f"- exported by: recworld {meta['recworld_version']}",
         f"- source: {source}; see the source's own licence before redistributing.",
         "",
@@ -154,15 +162,13 @@ def card(suite: Suite, meta: dict[str, Any]) -> str:
         "are the lettered choices; `answer` / `answer_index` the correct one; `evidence` a JSON string.",
         "",
     ]
-    return "\n".join(header + body)
+    return "\n".join([_card_header(suite), *body])
 
 
 def write(suite: Suite, out: Path, meta: dict[str, Any]) -> list[str]:
     """Write one Parquet file per measure and the card; returns the config names."""
     for measure in suite.measures:
         rows = [question_row(q) for q in suite.questions[measure]]
-        path = out / measure / "test.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(parquet_bytes(rows, meta))
-    write_text(out / "README.md", card(suite, meta))
+        write_bytes(out, f"{measure}/test.parquet", parquet_bytes(rows, meta))
+    write_text(out, "README.md", card(suite, meta))
     return list(suite.measures)

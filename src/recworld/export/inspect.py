@@ -12,6 +12,7 @@ reads it. ``-T solver=multiple_choice`` switches to inspect's
 from __future__ import annotations
 
 import json
+import keyword
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ Options:          -T solver=multiple_choice  (inspect's own multiple-choice prom
 """
 
 import json
+import keyword
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -66,30 +68,47 @@ def _task(measure, answer_pattern, solver):
     )
 '''
 
-_TASK = '''
+_TASK = """
 
 @task
 def {name}(solver="generate"):
-    """{description}"""
+    {description}
     return _task({measure}, {pattern}, solver)
-'''
+"""
+
+
+def _identifier(name: str) -> str:
+    """``name`` when it is a plain Python identifier (never a keyword), else ValueError."""
+    if not name.isidentifier() or not name.isascii() or keyword.iskeyword(name):
+        raise ValueError(f"not a Python identifier: {name!r}")
+    return name
 
 
 def task_file(suite: Suite, meta: dict[str, Any], labels: dict[str, list[str]]) -> str:
-    """The Python source of the task file (deterministic: measures in sorted order)."""
-    provenance = json.dumps(json.dumps(meta, sort_keys=True, ensure_ascii=True))
-    parts = [_HEAD.format(task_file=TASK_FILE, provenance=provenance, max_tokens=MAX_GEN_TOKENS)]
+    """The Python source of the task file (deterministic: measures in sorted order).
+
+    Every value enters the source through ``repr`` (a Python literal) and every
+    function name through :func:`_identifier`; nothing from the suite is
+    formatted into code as it stands.
+    """
+    provenance = repr(json.dumps(meta, sort_keys=True, ensure_ascii=True))
+    parts = [_HEAD.format(task_file=TASK_FILE, provenance=provenance, max_tokens=int(MAX_GEN_TOKENS))]
     prefix = f"recworld_{task_slug(suite.manifest.dataset)}"
     for measure in suite.measures:
         parts.append(
             _TASK.format(
-                name=f"{prefix}_{measure}",
-                description=f"RecWorld {suite.manifest.dataset} / {measure}",
-                measure=json.dumps(measure),
-                pattern=json.dumps(answer_pattern(labels[measure]), ensure_ascii=True),
+                name=_identifier(f"{prefix}_{measure}"),
+                description=_literal(f"RecWorld {suite.manifest.dataset} / {measure}"),
+                measure=_literal(measure),
+                pattern=_literal(answer_pattern(labels[measure])),
             )
         )
     return "".join(parts)
+
+
+def _literal(text: str) -> str:
+    """A Python string literal for ``text``, ASCII only (``repr`` quotes and escapes it)."""
+    return ascii(str(text))
 
 
 def write(suite: Suite, out: Path, meta: dict[str, Any]) -> list[str]:
@@ -97,8 +116,8 @@ def write(suite: Suite, out: Path, meta: dict[str, Any]) -> list[str]:
     labels: dict[str, list[str]] = {}
     for measure in suite.measures:
         rows = [question_row(q) for q in suite.questions[measure]]
-        write_jsonl(out / "data" / f"{measure}.jsonl", rows)
+        write_jsonl(out, f"data/{measure}.jsonl", rows)
         labels[measure] = list(rows[0]["labels"])
-    write_text(out / TASK_FILE, task_file(suite, meta, labels))
+    write_text(out, TASK_FILE, task_file(suite, meta, labels))
     prefix = f"recworld_{task_slug(suite.manifest.dataset)}"
     return [f"{prefix}_{m}" for m in suite.measures]

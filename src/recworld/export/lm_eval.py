@@ -15,12 +15,12 @@ relative to its own file, so the export can be moved and run from any directory:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from recworld.export.answer_regex import answer_pattern
 from recworld.export.common import ANSWER_CUE, Suite, question_row, task_slug, write_jsonl, write_text
+from recworld.export.yaml_text import FunctionRef, dump
 
 LOADER_MODULE = "recworld_lm_eval"
 MAX_GEN_TOKENS = 16  # recworld eval's default --max-tokens
@@ -41,85 +41,85 @@ def load_docs(measure, **_metadata):
 '''
 
 
-def _q(text: str) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    return json.dumps(text, ensure_ascii=True)
+def _header(task: str, measure: str) -> dict[str, Any]:
+    return {
+        "task": task,
+        "custom_dataset": FunctionRef(f"{LOADER_MODULE}.load_docs"),
+        "dataset_kwargs": {"measure": measure},
+        "test_split": "test",
+        "doc_to_text": "{{prompt}}\n\n" + ANSWER_CUE,
+    }
 
 
-def _header(task: str, measure: str) -> list[str]:
-    return [
-        f"task: {task}",
-        f"custom_dataset: !function {LOADER_MODULE}.load_docs",
-        "dataset_kwargs:",
-        f"  measure: {measure}",
-        "test_split: test",
-        f"doc_to_text: {_q('{{prompt}}' + chr(10) + chr(10) + ANSWER_CUE)}",
-    ]
-
-
-def _metadata(meta: dict[str, Any]) -> list[str]:
+def _metadata(meta: dict[str, Any]) -> dict[str, Any]:
     suite = meta["suite"]
-    return [
-        "metadata:",
-        "  version: 1.0",
-        f"  recworld_version: {_q(meta['recworld_version'])}",
-        f"  suite_fingerprint: {_q(suite['fingerprint'])}",
-        f"  suite_seed: {int(suite['seed'])}",
-        f"  prompt_variant: {_q(meta['prompt_variant'])}",
-    ]
+    return {
+        "metadata": {
+            "version": 1.0,
+            "recworld_version": str(meta["recworld_version"]),
+            "suite_fingerprint": str(suite["fingerprint"]),
+            "suite_seed": int(suite["seed"]),
+            "prompt_variant": str(meta["prompt_variant"]),
+        }
+    }
 
 
 def mc_yaml(task: str, measure: str, meta: dict[str, Any]) -> str:
-    lines = [
-        *_header(task, measure),
-        "output_type: multiple_choice",
-        'target_delimiter: " "',
-        "doc_to_choice: labels",
-        "doc_to_target: answer_index",
-        "metric_list:",
-        "  - metric: acc",
-        "    aggregation: mean",
-        "    higher_is_better: true",
-        *_metadata(meta),
-    ]
-    return "\n".join(lines) + "\n"
+    return dump(
+        {
+            **_header(task, measure),
+            "output_type": "multiple_choice",
+            "target_delimiter": " ",
+            "doc_to_choice": "labels",
+            "doc_to_target": "answer_index",
+            "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+            **_metadata(meta),
+        }
+    )
 
 
 def gen_yaml(task: str, measure: str, labels: list[str], meta: dict[str, Any]) -> str:
-    lines = [
-        *_header(task, measure),
-        "output_type: generate_until",
-        "doc_to_target: answer",
-        "generation_kwargs:",
-        f"  until: [{_q(chr(10) + chr(10))}]",
-        f"  max_gen_toks: {MAX_GEN_TOKENS}",
-        "  do_sample: false",
-        "  temperature: 0.0",
-        "filter_list:",
-        "  - name: recworld_extract",
-        "    filter:",
-        "      - function: regex",
-        f"        regex_pattern: {_q(answer_pattern(labels))}",
-        "        group_select: 0",
-        '        fallback: "[invalid]"',
-        "      - function: take_first",
-        "metric_list:",
-        "  - metric: exact_match",
-        "    aggregation: mean",
-        "    higher_is_better: true",
-        "    ignore_case: true",
-        *_metadata(meta),
-    ]
-    return "\n".join(lines) + "\n"
+    extract = {
+        "name": "recworld_extract",
+        "filter": [
+            {
+                "function": "regex",
+                "regex_pattern": answer_pattern(labels),
+                "group_select": 0,
+                "fallback": "[invalid]",
+            },
+            {"function": "take_first"},
+        ],
+    }
+    metric = {"metric": "exact_match", "aggregation": "mean", "higher_is_better": True, "ignore_case": True}
+    return dump(
+        {
+            **_header(task, measure),
+            "output_type": "generate_until",
+            "doc_to_target": "answer",
+            "generation_kwargs": {
+                "until": ["\n\n"],
+                "max_gen_toks": MAX_GEN_TOKENS,
+                "do_sample": False,
+                "temperature": 0.0,
+            },
+            "filter_list": [extract],
+            "metric_list": [metric],
+            **_metadata(meta),
+        }
+    )
 
 
 def group_yaml(group: str, tasks: list[str], meta: dict[str, Any]) -> str:
-    lines = [f"group: {group}", "task:", *(f"  - {t}" for t in tasks)]
-    lines += ["aggregate_metric_list:"]
     metric = "exact_match" if group.endswith("_gen") else "acc"
-    lines += [f"  - metric: {metric}", "    aggregation: mean", "    weight_by_size: true"]
-    lines += _metadata(meta)
-    return "\n".join(lines) + "\n"
+    return dump(
+        {
+            "group": group,
+            "task": list(tasks),
+            "aggregate_metric_list": [{"metric": metric, "aggregation": "mean", "weight_by_size": True}],
+            **_metadata(meta),
+        }
+    )
 
 
 def task_names(suite: Suite) -> dict[str, str]:
@@ -131,20 +131,20 @@ def task_names(suite: Suite) -> dict[str, str]:
 def write(suite: Suite, out: Path, meta: dict[str, Any]) -> list[str]:
     """Write the data, the loader, the task and group YAMLs; returns the task names (mc then gen)."""
     names = task_names(suite)
-    write_text(out / f"{LOADER_MODULE}.py", _LOADER)
+    write_text(out, f"{LOADER_MODULE}.py", _LOADER)
     by_scale: dict[str, list[str]] = {}
     for measure in suite.measures:
         rows = [question_row(q) for q in suite.questions[measure]]
-        write_jsonl(out / "data" / f"{measure}.jsonl", rows)
+        write_jsonl(out, f"data/{measure}.jsonl", rows)
         task = names[measure]
-        write_text(out / f"{task}.yaml", mc_yaml(task, measure, meta))
-        write_text(out / f"{task}_gen.yaml", gen_yaml(f"{task}_gen", measure, rows[0]["labels"], meta))
+        write_text(out, f"{task}.yaml", mc_yaml(task, measure, meta))
+        write_text(out, f"{task}_gen.yaml", gen_yaml(f"{task}_gen", measure, rows[0]["labels"], meta))
         by_scale.setdefault(str(rows[0]["scale"]), []).append(task)
     prefix = f"recworld_{task_slug(suite.manifest.dataset)}"
     groups = {prefix: [names[m] for m in suite.measures]}
     groups.update({f"{prefix}_{scale}": tasks for scale, tasks in sorted(by_scale.items())})
     for group, tasks in groups.items():
-        write_text(out / f"_{group}.yaml", group_yaml(group, tasks, meta))
+        write_text(out, f"_{group}.yaml", group_yaml(group, tasks, meta))
         gen = f"{group}_gen"
-        write_text(out / f"_{gen}.yaml", group_yaml(gen, [f"{t}_gen" for t in tasks], meta))
+        write_text(out, f"_{gen}.yaml", group_yaml(gen, [f"{t}_gen" for t in tasks], meta))
     return [*names.values(), *(f"{t}_gen" for t in names.values())]

@@ -5,8 +5,10 @@ That covers OpenAI itself, vLLM, Ollama, the llama.cpp server, SGLang and TGI.
 Keys (:mod:`recworld.models._keys`): the key is read from the environment
 variable ``ModelConfig.api_key_env`` names and is sent only to this model's
 ``base_url``; over plain ``http://`` only to a loopback host unless
-``allow_insecure_http``. A local server without a key gets the placeholder
-``EMPTY``. The key is never part of the identity, a message or an exception.
+``allow_insecure_http``, and never through a proxy. A local server without a key
+gets the placeholder ``EMPTY``. The key is never part of the identity, a message
+or an exception, and every text a server sent (error bodies and successful
+replies alike) is redacted before it is cut, stored or shown.
 
 Failures are classified for the runner, which owns retries and back-off:
 
@@ -14,8 +16,11 @@ Failures are classified for the runner, which owns retries and back-off:
   request would fail the same way; the run stops), one line naming the cause
   and the base URL;
 * no connection at all (refused, DNS, TLS): :class:`ConnectionFailedError`;
-* 408, 409, 425, 429, 5xx, timeouts, dropped connections, malformed replies:
-  :class:`TransientModelError`, with the server's ``Retry-After``;
+* 408, 409, 425, 429, 5xx, timeouts, dropped connections, malformed replies
+  (not JSON, nested past :data:`recworld.io.MAX_JSON_DEPTH`, wrong types,
+  numbers out of range such as ``usage: 1e400``): :class:`TransientModelError`,
+  with the server's ``Retry-After``; a malformed reply is a sample error after
+  its retries, never a crash;
 * any other 4xx, or a reply over ``max_response_bytes``: :class:`ModelError`
   (this sample failed; not retried).
 
@@ -33,42 +38,46 @@ averaged. A server that does not echo them fails the sample with a
 :class:`ModelError` saying rank needs prompt logprobs.
 
 Transports (:mod:`recworld.models._transport`), option ``transport``:
-``aiohttp`` (pooled keep-alive, the default for a ``base_url`` when no proxy
-variable is set) or ``sdk`` (the openai SDK client: OpenAI itself, proxies, a
-caller's ``http_client``). Both send the same body and read the same reply
-fields from plain JSON, never building pydantic objects for a reply.
+``aiohttp`` (pooled keep-alive, the default for a ``base_url`` no proxy applies
+to; loopback never goes through a proxy) or ``sdk`` (the openai SDK's httpx
+client: OpenAI itself, a proxy from ``*_proxy``/``no_proxy``, a caller's
+``http_client``). Both send the same body and read the same reply fields from
+plain JSON, never building pydantic objects for a reply.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import math
 import mimetypes
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
-from recworld.errors import ConfigError, ModelError
+from recworld.errors import ConfigError, DataError, ModelError
+from recworld.io import parse_json
 from recworld.models._common import best_choice, completion_choice, flatten_messages
-from recworld.models._keys import choose_key
-from recworld.models._transport import AiohttpTransport, HTTPReply, SDKTransport
-from recworld.models.base import FatalModelError, ModelBase, TransientModelError
+from recworld.models._keys import choose_key, proxy_for
+from recworld.models._replies import (
+    BAD_VALUE,
+    choice_of,
+    classify_status,
+    message_of,
+    span_logprob,
+    usage_of,
+)
+from recworld.models._transport import AiohttpTransport, SDKTransport
+from recworld.models.base import ModelBase, TransientModelError
 from recworld.models.options import OpenAIOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TOP_LOGPROBS = 20
-TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
-FATAL_STATUS = {
-    401: "the server rejected the API key",
-    403: "permission denied",
-    404: "model not found (or base_url lacks the API path, such as /v1)",
-}
-PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+# The SDK sends these from the environment when set; so does the sdk transport.
+SDK_HEADER_VARIABLES = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
 RANK_NEEDS = (
     "rank mode needs prompt logprobs from the completions endpoint (echo=True, logprobs=1), "
     "as vLLM and llama.cpp servers return"
@@ -97,32 +106,6 @@ def chat_message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": parts}
 
 
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
-    if not headers:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        import time
-
-        return max(0.0, when.timestamp() - time.time())
-
-
 class OpenAICompatModel(ModelBase):
     """A chat model behind an OpenAI-compatible HTTP API."""
 
@@ -130,30 +113,41 @@ class OpenAICompatModel(ModelBase):
         options = parse_options(OpenAIOptions, config.options, "openai")
         self._model = model
         self._base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.transport = _pick_transport(options, config.base_url, http_client)
+        proxy = _route(self.transport, self._base_url, http_client)
         self._key = choose_key(
-            model, config.base_url, DEFAULT_BASE_URL, config.api_key_env, config.allow_insecure_http
+            model,
+            config.base_url,
+            DEFAULT_BASE_URL,
+            config.api_key_env,
+            config.allow_insecure_http,
+            proxy=proxy,
         )
         self._where = f"openai:{model} at {self._base_url}"
         self._seed = config.seed
         self._max_tokens_param = options.max_tokens_param
         # Only a server we were pointed at may echo prompt logprobs; OpenAI's chat models do not.
         self._can_rank = config.base_url is not None
-        self.transport = _pick_transport(options, config.base_url, http_client)
+        headers = {"Authorization": f"Bearer {self._key.token}"}
         self._http: AiohttpTransport | SDKTransport
         if self.transport == "aiohttp":
             self._http = AiohttpTransport(
                 self._base_url,
-                {"Authorization": f"Bearer {self._key.token}"},
+                headers,
                 max_connections=options.max_connections,
                 max_response_bytes=options.max_response_bytes,
                 connect_timeout_s=options.connect_timeout_s,
+                redact=self._key.redact,
             )
         else:
+            extra = {h: os.environ[v] for h, v in SDK_HEADER_VARIABLES.items() if os.environ.get(v)}
             self._http = SDKTransport(
                 self._base_url,
-                self._key.token,
+                {**headers, **extra},
                 http_client=http_client,
                 max_response_bytes=options.max_response_bytes,
+                proxy=proxy,
+                redact=self._key.redact,
             )
 
     def __repr__(self) -> str:
@@ -200,10 +194,10 @@ class OpenAICompatModel(ModelBase):
                 "json_schema": {"name": "response", "schema": dict(request.json_schema)},
             }
         reply = await self._call(args)
-        content = _message(reply).get("content")
+        content = message_of(reply).get("content")
         if not isinstance(content, str):
             raise TransientModelError(f"{self._model}: the server replied without message content")
-        return Response(text=content, usage=_usage(reply))
+        return Response(text=self._key.redact(content), usage=usage_of(reply))
 
     async def _loglik(self, request: Request) -> Response:
         if not request.choices:
@@ -214,18 +208,18 @@ class OpenAICompatModel(ModelBase):
         args["top_logprobs"] = TOP_LOGPROBS
         reply = await self._call(args)
         try:
-            first = _choice(reply)["logprobs"]["content"][0]
+            first = choice_of(reply)["logprobs"]["content"][0]
             top = [(str(t["token"]), float(t["logprob"])) for t in first["top_logprobs"]]
-        except (LookupError, TypeError, ValueError, TransientModelError) as exc:
+        except (*BAD_VALUE, TransientModelError) as exc:
             raise TransientModelError(
                 f"{self._model}: the server returned no token logprobs (does it support them?)"
             ) from exc
         scores = tuple(_label_logprob(label, top) for label in request.choices)
         if all(math.isinf(s) for s in scores):
-            text = str(_message(reply).get("content") or "")
+            text = self._key.redact(str(message_of(reply).get("content") or ""))
         else:
             text = best_choice(request.choices, scores)
-        return Response(text=text, choice_logprobs=scores, usage=_usage(reply))
+        return Response(text=text, choice_logprobs=scores, usage=usage_of(reply))
 
     async def _rank(self, request: Request) -> Response:
         """Each option's text after the prompt, mean log-probability per token, one request each."""
@@ -256,51 +250,32 @@ class OpenAICompatModel(ModelBase):
         except ModelError as exc:  # a 400: the server refuses echo or logprobs
             raise ModelError(f"{exc}; {RANK_NEEDS}") from None
         try:
-            total, count = span_logprob(_choice(reply), len(prompt), text)
+            total, count = span_logprob(choice_of(reply), len(prompt), text)
         except ModelError as exc:
             raise ModelError(f"{self._where}: {exc}; {RANK_NEEDS}") from None
-        return total, count, _usage(reply)
+        return total, count, usage_of(reply)
 
     async def _call(self, args: dict[str, Any], path: str = "/chat/completions") -> dict[str, Any]:
         """The reply as plain JSON, or a classified error."""
         try:
             reply = await self._http.post(path, args)
         except (TransientModelError, ModelError) as exc:
-            raise type(exc)(self._redact(f"{self._where}: {exc}"), **_retry_kw(exc)) from None
+            raise type(exc)(self._key.redact(f"{self._where}: {exc}"), **_retry_kw(exc)) from None
         if not 200 <= reply.status < 300:
-            raise classify_status(reply, self._where, self._key.note, self._redact)
+            raise classify_status(reply, self._where, self._key.note, self._key.redact)
         try:
-            data = json.loads(reply.body)
-        except ValueError as exc:
-            raise TransientModelError(self._redact(f"{self._model}: malformed reply: {exc}")) from None
+            data = parse_json(reply.body)
+        except DataError as exc:
+            raise TransientModelError(self._key.redact(f"{self._model}: malformed reply: {exc}")) from None
         if not isinstance(data, dict):
             raise TransientModelError(f"{self._model}: malformed reply: not a JSON object")
         return data
-
-    def _redact(self, text: str) -> str:
-        """Servers sometimes echo the key in errors; never let it reach a log."""
-        secret = self._key.secret
-        return text.replace(secret, "***") if secret else text
 
 
 def _retry_kw(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, TransientModelError):
         return {"retry_after": exc.retry_after}
     return {}
-
-
-def classify_status(reply: HTTPReply, where: str, key_note: str, redact: Callable[[str], str]) -> Exception:
-    """The error a non-2xx reply stands for (see the module docstring)."""
-    status = reply.status
-    said = _error_message(reply.body)
-    if status in FATAL_STATUS:
-        cause = FATAL_STATUS[status]
-        extra = f"; {key_note}" if status in (401, 403) else ""
-        return FatalModelError(redact(f"{where}: {cause} (HTTP {status}{extra}): {said}"))
-    detail = redact(f"{where}: server returned HTTP {status}: {said}")
-    if status in TRANSIENT_STATUS or status >= 500:
-        return TransientModelError(detail, retry_after=_retry_after(reply.headers))
-    return ModelError(detail)
 
 
 def _label_logprob(label: str, top: list[tuple[str, float]]) -> float:
@@ -312,32 +287,6 @@ def _label_logprob(label: str, top: list[tuple[str, float]]) -> float:
     return peak + math.log(sum(math.exp(lp - peak) for lp in matches))
 
 
-def span_logprob(choice: Mapping[str, Any], start: int, text: str) -> tuple[float, int]:
-    """Sum and count of the echoed token logprobs covering ``text[start:]``.
-
-    Tokens are placed by ``text_offset``; a token that straddles ``start``
-    belongs to the continuation (its logprob is conditioned on the prompt
-    before it). The generated token, at or past ``len(text)``, is left out.
-    """
-    try:
-        logprobs = choice["logprobs"]
-        offsets = [int(o) for o in logprobs["text_offset"]]
-        values = list(logprobs["token_logprobs"])
-        echoed = str(choice.get("text", "")).startswith(text)
-    except (LookupError, TypeError, ValueError) as exc:
-        raise ModelError("the server returned no prompt logprobs") from exc
-    if not echoed or len(offsets) != len(values):
-        raise ModelError("the server did not echo the prompt with its logprobs")
-    first = next((i for i, o in enumerate(offsets) if o >= start), len(offsets))
-    if first > 0 and (first == len(offsets) or offsets[first] > start):
-        first -= 1
-    last = next((i for i, o in enumerate(offsets) if o >= len(text)), len(offsets))
-    span = values[first:last]
-    if not span or first == 0 or any(not isinstance(v, int | float) for v in span):
-        raise ModelError("the server returned no logprobs for the scored option")
-    return float(sum(span)), len(span)
-
-
 def _pick_transport(options: OpenAIOptions, base_url: str | None, http_client: Any) -> str:
     if http_client is not None:
         if options.transport == "aiohttp":
@@ -345,41 +294,22 @@ def _pick_transport(options: OpenAIOptions, base_url: str | None, http_client: A
         return "sdk"
     if options.transport != "auto":
         return options.transport
-    proxied = any(os.environ.get(v) or os.environ.get(v.upper()) for v in PROXY_VARIABLES)
-    return "aiohttp" if base_url is not None and not proxied else "sdk"
+    direct = base_url is not None and proxy_for(base_url) is None
+    return "aiohttp" if direct else "sdk"
 
 
-def _choice(reply: Mapping[str, Any]) -> Mapping[str, Any]:
-    choices = reply.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise TransientModelError("the server replied without choices")
-    return choices[0]
+def _route(transport: str, url: str, http_client: Any) -> str | None:
+    """The proxy a request to ``url`` goes through on ``transport`` (None: a direct connection).
 
-
-def _message(reply: Mapping[str, Any]) -> Mapping[str, Any]:
-    message = _choice(reply).get("message")
-    return message if isinstance(message, dict) else {}
-
-
-def _error_message(body: bytes) -> str:
-    """The ``error.message`` of an error body, else its start; always one line of at most 300 chars."""
-    try:
-        data = json.loads(body)
-        message = data["error"]["message"] if isinstance(data.get("error"), dict) else data["error"]
-        text = str(message)
-    except (ValueError, LookupError, TypeError, AttributeError):
-        text = body[:300].decode("utf-8", "replace")
-    return " ".join(text.split())[:300] or "(empty body)"
-
-
-def _usage(reply: Mapping[str, Any]) -> Usage:
-    usage = reply.get("usage")
-    if not isinstance(usage, dict):
-        return Usage()
-    try:
-        return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
-    except (TypeError, ValueError):
-        return Usage()
+    aiohttp never reads proxy variables; the sdk transport's own client gets
+    exactly :func:`proxy_for`'s choice; a caller's client that trusts the
+    environment (httpx's default) proxies loopback too, so it is judged so.
+    """
+    if transport == "aiohttp":
+        return None
+    if http_client is None:
+        return proxy_for(url)
+    return proxy_for(url, exempt_loopback=False) if getattr(http_client, "trust_env", True) else None
 
 
 def create(spec: ModelSpec, config: ModelConfig) -> OpenAICompatModel:

@@ -9,7 +9,7 @@ using the same parts rather than copies of them:
   otherwise withheld (the placeholder goes instead and a 401 says why);
 * transports: :mod:`recworld.models._transport` (aiohttp for a ``base_url``
   without a proxy variable, else the openai SDK), bounded replies, no redirects;
-* errors: :func:`~recworld.models.openai_compat.classify_status`: 401/403/404
+* errors: :func:`~recworld.models._replies.classify_status`: 401/403/404
   are fatal, 408/409/425/429/5xx and malformed replies transient, any other
   4xx a :class:`~recworld.errors.ModelError`; the runner owns retries.
 
@@ -20,40 +20,52 @@ and ``dimensions`` (sent when set).
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from recworld.errors import ConfigError, ModelError
-from recworld.models._keys import KeyChoice, choose_key
+from recworld.errors import ConfigError, DataError, ModelError
+from recworld.io import parse_json
+from recworld.models._keys import KeyChoice, choose_key, proxy_for
+from recworld.models._replies import classify_status
 from recworld.models._transport import AiohttpTransport, SDKTransport
 from recworld.models.base import TransientModelError
 from recworld.models.embedding import EmbedderBase, Vectors
-from recworld.models.openai_compat import DEFAULT_BASE_URL, PROXY_VARIABLES, classify_status
+from recworld.models.openai_compat import DEFAULT_BASE_URL
 from recworld.models.options import OpenAIEmbedOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
 
+def _transport_of(options: OpenAIEmbedOptions, base_url: str | None) -> str:
+    """The chat backend's rule: a server we were pointed at, reached without a proxy, gets aiohttp."""
+    if options.transport != "auto":
+        return options.transport
+    return "aiohttp" if base_url is not None and proxy_for(base_url) is None else "sdk"
+
+
 def _open_transport(
-    options: OpenAIEmbedOptions, base_url: str | None, url: str, key: KeyChoice
+    options: OpenAIEmbedOptions, transport: str, url: str, key: KeyChoice, proxy: str | None
 ) -> AiohttpTransport | SDKTransport:
-    proxied = any(os.environ.get(v) or os.environ.get(v.upper()) for v in PROXY_VARIABLES)
-    choice = options.transport
-    if choice == "auto":
-        choice = "aiohttp" if base_url is not None and not proxied else "sdk"
-    if choice == "aiohttp":
+    headers = {"Authorization": f"Bearer {key.token}"}
+    if transport == "aiohttp":
         return AiohttpTransport(
             url,
-            {"Authorization": f"Bearer {key.token}"},
+            headers,
             max_connections=options.max_connections,
             max_response_bytes=options.max_response_bytes,
             connect_timeout_s=options.connect_timeout_s,
+            redact=key.redact,
         )
-    return SDKTransport(url, key.token, http_client=None, max_response_bytes=options.max_response_bytes)
+    return SDKTransport(
+        url,
+        headers,
+        http_client=None,
+        max_response_bytes=options.max_response_bytes,
+        proxy=proxy,
+        redact=key.redact,
+    )
 
 
 class OpenAIEmbedder(EmbedderBase):
@@ -63,8 +75,15 @@ class OpenAIEmbedder(EmbedderBase):
         options = parse_options(OpenAIEmbedOptions, config.options, "openai")
         self._model = model
         self._url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        transport = _transport_of(options, config.base_url)
+        proxy = proxy_for(self._url) if transport == "sdk" else None  # aiohttp never reads proxy variables
         self._key = choose_key(
-            model, config.base_url, DEFAULT_BASE_URL, config.api_key_env, config.allow_insecure_http
+            model,
+            config.base_url,
+            DEFAULT_BASE_URL,
+            config.api_key_env,
+            config.allow_insecure_http,
+            proxy=proxy,
         )
         self._where = f"openai:{model} embeddings at {self._url}"
         self._dimensions = options.dimensions
@@ -72,7 +91,7 @@ class OpenAIEmbedder(EmbedderBase):
         self._identity = {"backend": "openai", "model": model, "base_url": self._url}
         if options.dimensions is not None:
             self._identity["dimensions"] = str(options.dimensions)
-        self._http = _open_transport(options, config.base_url, self._url, self._key)
+        self._http = _open_transport(options, transport, self._url, self._key, proxy)
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self._model!r}, base_url={self._url!r})"
@@ -93,10 +112,10 @@ class OpenAIEmbedder(EmbedderBase):
     def _vectors(self, body: bytes, n: int) -> Vectors:
         """The reply's vectors in input order; a reply that is not n equal-length finite rows is transient."""
         try:
-            data = json.loads(body)["data"]
+            data = parse_json(body)["data"]  # depth- and size-guarded, as every reply
             rows = sorted(data, key=lambda d: int(d["index"]))
             vectors = [[float(x) for x in row["embedding"]] for row in rows]
-        except (ValueError, LookupError, TypeError) as exc:
+        except (DataError, ValueError, LookupError, TypeError, OverflowError) as exc:
             raise TransientModelError(f"{self._where}: malformed reply: {type(exc).__name__}") from None
         dims = {len(v) for v in vectors}
         if len(vectors) != n or len(dims) != 1 or 0 in dims:
@@ -108,8 +127,7 @@ class OpenAIEmbedder(EmbedderBase):
         return np.asarray(vectors, dtype=np.float32)
 
     def _redact(self, text: str) -> str:
-        secret = self._key.secret
-        return text.replace(secret, "***") if secret else text
+        return self._key.redact(text)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from recworld.capped import SETTINGS_LIMIT, read_capped
 from recworld.chat import AnswerMode, Request, Response, Usage
-from recworld.errors import ConfigError
+from recworld.errors import ConfigError, DataError
+from recworld.io import parse_json
 from recworld.models.base import ModelBase
 from recworld.models.embedding import EmbedderBase, Vectors
 from recworld.models.options import ScriptedOptions, parse_options
@@ -86,11 +87,11 @@ def _call_line(request: Request) -> str:
 
 def _from_script(path: Path) -> Responder:
     try:
-        rules = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: script file not found") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+        rules = parse_json(
+            read_capped(path, limit=SETTINGS_LIMIT, missing="script file not found"), path=path
+        )
+    except DataError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(rules, dict) or not all(isinstance(v, str) for v in rules.values()):
         raise ConfigError(f"{path}: a script is a JSON object of substring -> reply")
     default: str = rules.get("*", "")

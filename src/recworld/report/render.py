@@ -5,18 +5,17 @@ Each function reads the model only; none computes a number of its own.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
 
 from recworld import __version__
+from recworld.csvsafe import csv_text
 from recworld.report import tables as tbl
 from recworld.report.model import ReportModel
 from recworld.report.runs import RunData
 from recworld.scoring import METRICS_SCHEMA
 
-__all__ = ["LONG_COLUMNS", "METHOD", "csv_cell", "long_csv", "to_html", "to_markdown", "wide_csv"]
+__all__ = ["LONG_COLUMNS", "METHOD", "long_csv", "to_html", "to_markdown", "wide_csv"]
 
 LONG_COLUMNS = (
     "model",
@@ -89,34 +88,8 @@ def to_html(model: ReportModel) -> str:
     )
 
 
-# A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection").
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> Any:
-    """``value``, with a leading ``'`` when a spreadsheet would read it as a formula.
-
-    Numbers are written by :func:`_num` (a negative one starts with ``-`` and is
-    data, not a formula), so only text cells are escaped.
-    """
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _is_number(value):
-        return "'" + value
-    return value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _csv(rows: Sequence[Sequence[Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerows([csv_cell(v) for v in row] for row in rows)
-    return buf.getvalue()
+    return csv_text(rows)  # every cell formula-escaped (recworld.csvsafe)
 
 
 def _num(x: float | None) -> str:

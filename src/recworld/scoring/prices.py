@@ -17,11 +17,13 @@ naming the file and line; so is a file with no rows.
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recworld.capped import SETTINGS_LIMIT, read_capped_text
 from recworld.console import did_you_mean, phrase
 from recworld.errors import DataError
 from recworld.io import iter_json_lines
@@ -133,25 +135,23 @@ def _prices_jsonl(path: Path) -> list[tuple[int, str, Price]]:
 
 
 def _prices_csv(path: Path) -> list[tuple[int, str, Price]]:
+    text = read_capped_text(path, limit=SETTINGS_LIMIT, missing="prices file not found")
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.reader(handle)
-            header = [h.strip() for h in next(reader, [])]
-            if sorted(header) != sorted(_KEYS):
-                raise DataError(
-                    f"expected the header model,input,output, found {','.join(header) or 'nothing'}",
-                    path=path,
-                    line=1,
-                )
-            out = []
-            for line, cells in enumerate(reader, start=2):
-                if not any(c.strip() for c in cells):
-                    continue
-                if len(cells) > len(header):
-                    raise DataError(f"{len(cells)} cells, the header has {len(header)}", path=path, line=line)
-                out.append(_row(dict(zip(header, (c.strip() for c in cells), strict=False)), path, line))
-            return out
-    except FileNotFoundError:
-        raise DataError("prices file not found", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text: {exc}", path=path) from None
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = [h.strip() for h in next(reader, [])]
+        if sorted(header) != sorted(_KEYS):
+            raise DataError(
+                f"expected the header model,input,output, found {','.join(header) or 'nothing'}",
+                path=path,
+                line=1,
+            )
+        out = []
+        for line, cells in enumerate(reader, start=2):
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) > len(header):
+                raise DataError(f"{len(cells)} cells, the header has {len(header)}", path=path, line=line)
+            out.append(_row(dict(zip(header, (c.strip() for c in cells), strict=False)), path, line))
+        return out
+    except csv.Error as exc:
+        raise DataError(f"malformed CSV: {exc}", path=path) from None

@@ -1,0 +1,177 @@
+"""Every file the CLI reads is size-capped and refuses devices and FIFOs (review cases B7-B9, B21-B24; F21).
+
+``--config /dev/zero`` hung while memory grew, and so did ``--prices`` and
+``scripted:``. The cases that once hung run in a subprocess with a timeout, so
+a regression fails here instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from security_helpers import run
+from worlds import write_ml_latest_small
+
+from recworld.capped import SETTINGS_LIMIT, read_capped, read_capped_text
+from recworld.errors import DataError
+from recworld.export.common import load_suite
+from recworld.io import iter_json_lines, read_json_object
+
+
+def _cli(argv: list[str], cwd: Path, timeout: float = 60) -> tuple[int, str, float]:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "recworld.cli", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return done.returncode, done.stderr, time.monotonic() - started
+
+
+def _special(work: Path, name: str, kind: str) -> Path:
+    path = work / name
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+@pytest.mark.parametrize(
+    ("flag", "name"),
+    [
+        ("--config", "zero.toml"),
+        ("--prices", "zero.csv"),
+        ("--prices", "zero.jsonl"),
+        ("--model", "zero.json"),
+    ],
+)
+def test_b22_settings_files_that_never_end_are_refused(
+    evil_suite: Path, work: Path, flag: str, name: str, kind: str
+) -> None:
+    path = _special(work, name, kind)
+    argv = ["eval", str(evil_suite), "--limit", "1", "--measures", "kg_movie_genre", "--no-progress"]
+    if flag == "--model":
+        argv += ["--model", f"scripted:{path}"]
+    elif flag == "--prices":
+        argv += [
+            "--model",
+            "openai:x",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--dry-run",
+            "--prices",
+            str(path),
+        ]
+    else:
+        argv += ["--config", str(path)]
+    code, err, seconds = _cli(argv, work)
+    assert code == 2, err
+    expected = "is a device" if kind == "device" else "is a FIFO"
+    assert expected in err and str(path) in err and seconds < 30
+    assert "Traceback" not in err
+
+
+def test_settings_files_are_capped(work: Path) -> None:
+    config = work / "huge.toml"
+    config.write_bytes(b"# padding\n" * (SETTINGS_LIMIT // 10 + 1))
+    with pytest.raises(DataError, match=f"larger than {SETTINGS_LIMIT} bytes"):
+        read_capped_text(config, limit=SETTINGS_LIMIT)
+    with pytest.raises(DataError, match="is a directory"):
+        read_capped(work, limit=10)
+    with pytest.raises(DataError, match="config file not found"):
+        read_capped(work / "none.toml", limit=10, missing="config file not found")
+    (work / "small.toml").write_text("limit = 3\n")
+    assert read_capped_text(work / "small.toml", limit=SETTINGS_LIMIT) == "limit = 3\n"
+
+
+@pytest.mark.parametrize("victim", ["manifest.json", "questions/kg_movie_genre.jsonl"])
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_suite_files_that_never_end_are_refused(evil_suite: Path, work: Path, kind: str, victim: str) -> None:
+    """A shared suite's manifest or question file pointing at a device or FIFO: one line, no hang."""
+    suite = work / "suite"
+    shutil.copytree(evil_suite, suite)
+    (suite / victim).unlink()
+    _special(suite, victim, kind)
+    code, err, seconds = _cli(["eval", str(suite), "--model", "random", "--no-progress"], work)
+    assert code == 2 and victim.rsplit("/", maxsplit=1)[-1] in err and seconds < 30, err
+    with pytest.raises(DataError, match="is a FIFO" if kind == "fifo" else "is a device"):
+        load_suite(suite)
+
+
+def test_a_json_lines_record_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recworld import capped
+
+    path = tmp_path / "samples.jsonl"
+    path.write_text('{"a": 1}\n{"b": "' + "x" * 100 + '"}\n')
+    monkeypatch.setattr(capped.iter_lines, "__kwdefaults__", {"limit": 64})
+    with pytest.raises(DataError, match=r"samples\.jsonl:2: line larger than 64 bytes"):
+        list(iter_json_lines(path))
+
+
+def test_read_json_object_refuses_what_is_not_a_file(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "manifest.json")
+    with pytest.raises(DataError, match="is a FIFO"):
+        read_json_object(tmp_path / "manifest.json")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "dir", "dangling"])
+def test_b7_b9_dataset_files_that_are_not_files(work: Path, kind: str) -> None:
+    data = write_ml_latest_small(work / "data" / "base", users=20, movies=20, ratings=120)
+    (data / "ratings.csv").unlink()
+    if kind == "fifo":
+        os.mkfifo(data / "ratings.csv")
+    elif kind == "device":
+        (data / "ratings.csv").symlink_to("/dev/zero")
+    elif kind == "dir":
+        (data / "ratings.csv").mkdir()
+    else:
+        (data / "ratings.csv").symlink_to(work / "gone.csv")
+    code, err, seconds = _cli(["build", "--dataset", str(data), "--out", str(work / "suite")], work)
+    assert code == 2 and seconds < 30 and "Traceback" not in err, err
+
+
+def test_b21_metadata_from_a_device_is_one_line(work: Path) -> None:
+    data = write_ml_latest_small(work / "data" / "base", users=20, movies=20, ratings=120)
+    code, err, _ = _cli(
+        ["build", "--dataset", str(data), "--metadata", "/dev/zero", "--out", str(work / "s")], work
+    )
+    assert code == 2 and "metadata file not found" in err
+
+
+def test_b23_symlink_loops_do_not_hang(work: Path) -> None:
+    data = write_ml_latest_small(work / "data" / "base", users=20, movies=20, ratings=120)
+    (data / "up").symlink_to("..")
+    (data / "self").symlink_to(".")
+    code, err, seconds = _cli(["data", "info", str(data)], work)
+    assert code == 0 and seconds < 30, err
+
+
+@pytest.mark.parametrize(
+    ("line", "message"), [("{broken", "invalid JSON"), ("[" * 70 + "]" * 70, "JSON nested deeper")]
+)
+def test_b24_a_broken_samples_line_is_named(
+    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str], line: str, message: str
+) -> None:
+    out = work / "run"
+    code, _o, err = run(
+        ["eval", str(evil_suite), "--model", "random", "--out", str(out), "--no-progress"], capsys
+    )
+    assert code == 0, err
+    rows = (out / "samples.jsonl").read_text().splitlines()
+    rows[1] = line
+    (out / "samples.jsonl").write_text("\n".join(rows) + "\n")
+    code, _o, err = run(["report", str(out), "--out", str(work / "report")], capsys)
+    assert code == 2 and f"samples.jsonl:2: {message}" in err, err
+    assert json.loads((out / "run.json").read_text())["status"] != "running"
