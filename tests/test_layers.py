@@ -30,7 +30,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "recworld"
 
 # The package root (``recworld/__init__.py``: version and error types) and the leaf modules every layer uses.
 FOUNDATION = frozenset(
-    {"recworld", "errors", "io", "records", "seeding", "paths", "chat", "domain", "console"}
+    {"recworld", "errors", "io", "records", "seeding", "stats", "paths", "chat", "domain", "console"}
 )
 
 # Lowest first. A package may import only packages earlier in this order, and only those ALLOWED names.
@@ -38,6 +38,7 @@ ORDER = (
     "errors",
     "recworld",
     "seeding",
+    "stats",
     "paths",
     "chat",
     "domain",
@@ -64,6 +65,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "recworld": frozenset({"errors"}),
     "errors": frozenset(),
     "seeding": frozenset(),
+    # intervals and tests (Clopper-Pearson, Wilson, McNemar, a bootstrap that cannot collapse).
+    "stats": frozenset(),
     "paths": frozenset(),
     "chat": frozenset(),
     # what users interact with (movie, product, music): shared by data and the measure catalogue.
