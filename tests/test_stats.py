@@ -43,7 +43,7 @@ def test_clopper_pearson_matches_scipy_and_the_definition(k: int, n: int) -> Non
     ref = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
     assert (low, high) == pytest.approx((ref.low, ref.high), abs=1e-9)
     # The definition: the upper bound u has P(X <= k | u) = 2.5%, the lower l has P(X >= k | l) = 2.5%.
-    if k < n and n <= 100:
+    if k < n <= 100:
         assert high == pytest.approx(_bisect(lambda u: _cdf(k, n, u) - 0.025), abs=1e-7)
     if k > 0 and n <= 100:
         assert low == pytest.approx(_bisect(lambda p: 0.025 - (1 - _cdf(k - 1, n, p)), 0, 1), abs=1e-7)
@@ -119,11 +119,18 @@ def test_smoothed_bootstrap_checks_its_range() -> None:
     assert percentile_interval(np.full(5, np.nan)) is None
 
 
+@pytest.mark.parametrize(("k", "n"), [(0, 20), (7, 20), (20, 20), (1, 5)])
+def test_one_binary_stratum_is_clopper_pearson(k: int, n: int) -> None:
+    values = np.array([1.0] * k + [0.0] * (n - k))
+    low, high = stratified_interval([values], np.random.default_rng(0), 200_000) or (0.0, 0.0)
+    assert (low, high) == pytest.approx(clopper_pearson(k, n), abs=0.003)
+
+
 def test_stratified_interval_never_has_zero_width() -> None:
     generator = np.random.default_rng(0)
     zeros = [np.zeros(20), np.zeros(5)]
     low, high = stratified_interval(zeros, generator, 2000) or (1.0, 0.0)
-    assert low == 0.0 and 0.05 < high < 0.3  # boundary rule: a model that never scored starts at 0
+    assert low == 0.0 and 0.05 < high < 0.4  # a model that never scored: the interval starts at 0
     ones = [np.ones(20), np.ones(20)]
     low, high = stratified_interval(ones, generator, 2000) or (0.0, 0.0)
     assert high == 1.0 and 0.8 < low < 1.0

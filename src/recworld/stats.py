@@ -17,7 +17,13 @@ question is no evidence at all. The primitives here are the standard remedies:
   so its width is never zero; for other bounded values (a question's mean over
   option orders, a paired difference in {-1, 0, 1}) it smooths the same way.
 - :func:`stratified_interval`: the interval of an equal-weight mean over strata
-  (a macro average over measures) from independent smoothed replicates per stratum.
+  (a macro average over measures). For 0/1 strata it is a stratified
+  Clopper-Pearson interval by Monte Carlo: the lower bound is the alpha/2
+  quantile of the mean of independent Beta(k, n - k + 1) draws, the upper the
+  1 - alpha/2 quantile of the mean of Beta(k + 1, n - k) draws (the binomial
+  analogue of Fay & Feuer's 1997 gamma interval for directly standardised
+  rates); with one stratum it is Clopper-Pearson itself. Other strata (means
+  over option orders, paired differences) use the smoothed bootstrap.
 - :func:`mcnemar_exact`: the exact McNemar test on discordant pairs (McNemar 1947),
   the paired test of two classifiers on the same questions.
 - :func:`sign_flip_test`: its stratified generalisation for a macro difference
@@ -167,6 +173,25 @@ def percentile_interval(replicates: ArrayLike, confidence: float = CONFIDENCE) -
     return float(low), float(high)
 
 
+def _binary(values: NDArray[np.float64]) -> bool:
+    return bool(np.all((values == 0.0) | (values == 1.0)))
+
+
+def _beta_mixture(
+    strata: Sequence[NDArray[np.float64]], rng: np.random.Generator, n_draws: int, confidence: float
+) -> tuple[float, float]:
+    """The stratified Clopper-Pearson interval of an equal-weight mean of 0/1 strata, by Monte Carlo."""
+    alpha = 1.0 - confidence
+    lows, highs = [], []
+    for values in strata:
+        n, k = values.size, float(values.sum())
+        lows.append(np.zeros(n_draws) if k == 0 else rng.beta(k, n - k + 1, n_draws))
+        highs.append(np.ones(n_draws) if k == n else rng.beta(k + 1, n - k, n_draws))
+    low = float(np.quantile(np.mean(lows, axis=0), alpha / 2))
+    high = float(np.quantile(np.mean(highs, axis=0), 1 - alpha / 2))
+    return low, high
+
+
 def stratified_interval(
     strata: Sequence[ArrayLike],
     rng: np.random.Generator,
@@ -177,17 +202,21 @@ def stratified_interval(
 ) -> tuple[float, float] | None:
     """Interval of the equal-weight mean of the strata means (a macro average), never of zero width.
 
-    Each stratum is resampled on its own (:func:`smoothed_bootstrap`); a
-    replicate of the macro average is the mean of the strata's replicates. When
-    every value of every stratum sits at a bound, that end of the interval is
-    the bound itself (the boundary rule of Brown, Cai & DasGupta for the
-    Jeffreys interval): a model that never once answered right has an interval
-    that starts at 0. Empty strata are ignored; None when all are empty.
+    Each stratum is drawn on its own and a replicate of the macro average is
+    the mean of the strata's draws. 0/1 strata (hits) give the stratified
+    Clopper-Pearson interval (see the module docstring): conservative like
+    Clopper-Pearson, and equal to it for one stratum. Other values use
+    :func:`smoothed_bootstrap`; when every value of every stratum sits at a
+    bound, that end of the interval is the bound itself (the boundary rule of
+    Brown, Cai & DasGupta for the Jeffreys interval). Empty strata are
+    ignored; None when all are empty.
     """
     arrays = [np.asarray(s, dtype=np.float64).ravel() for s in strata]
     arrays = [a for a in arrays if a.size]
     if not arrays:
         return None
+    if bounds == (0.0, 1.0) and all(_binary(a) for a in arrays):
+        return _beta_mixture(arrays, rng, n_resamples, confidence)
     reps = np.mean([smoothed_bootstrap(a, rng, n_resamples, bounds) for a in arrays], axis=0)
     interval = percentile_interval(reps, confidence)
     if interval is None:

@@ -98,4 +98,4 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
 
 def leading_score(text: str) -> float:
     """The score a cell starts with: ``0.553 [0.491, 0.612]`` -> 0.553."""
-    return float(text.split()[0].replace("−", "-"))
+    return float(text.split(maxsplit=1)[0].replace("−", "-"))

@@ -150,3 +150,21 @@ def test_analyses_render_in_chromium(
         assert f'<table id="{key}"' in dom.stdout
     assert "Change from zero-shot" in dom.stdout  # figure text stays text
     assert "<script src" not in dom.stdout  # the viewer script is inline; nothing loads from outside
+
+
+def test_variant_and_order_runs_are_not_main_table_rows(analysed: tuple[Path, dict[str, Path]]) -> None:
+    from html_tables import html_tables
+
+    _, written = analysed
+    tables = html_tables(written["html"])
+    # One row per model and answer mode; the few-shot and 3-order runs have their own tables.
+    assert tables["main-fake"].labels() == [
+        "RANDOM",
+        "scripted:large",
+        "scripted:small",
+        "scripted:small (rank)",
+    ]
+    assert [r[1].text for r in tables["variants"].rows] == ["few-shot-2"]
+    assert {r[0].text for r in tables["orders"].rows} == {"scripted:small (3 orders)"}
+    orders = tables["orders"].rows[0]
+    assert tables["orders"].columns[3] == "questions" and orders[3].text == "6"  # questions, not 18 copies

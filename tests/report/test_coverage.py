@@ -76,8 +76,13 @@ def test_runs_over_the_same_questions_form_one_group(tmp_path: Path) -> None:
 
 def test_roles(tmp_path: Path) -> None:
     suite = make_suite(tmp_path)
-    for name, model, variant, orders in (("z", "m", "zero-shot", 1), ("c", "m", "cot", 1),
-                                         ("o", "m", "zero-shot", 3), ("x", "oracle", "zero-shot", 1)):  # fmt: skip
+    kinds = (
+        ("z", "m", "zero-shot", 1),
+        ("c", "m", "cot", 1),
+        ("o", "m", "zero-shot", 3),
+        ("x", "oracle", "zero-shot", 1),
+    )
+    for name, model, variant, orders in kinds:
         write_run(suite / "runs" / name, model=model, dataset="d", measures=SUBSET, policy=skilled(0.5), n=4,
                   variant=variant, orders=orders)  # fmt: skip
     roles = {name: role_of(load_run(suite / "runs" / name)) for name in ("z", "c", "o", "x")}

@@ -234,9 +234,8 @@ def size_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
             if pair is not None:
                 pairs.append(pair)
     if not pairs:
-        return Section(
-            "size", "Model size", "", note="No --pair found zero-shot runs of both models on one dataset and mode."
-        )
+        note = "No --pair found zero-shot runs of both models on one dataset and mode."
+        return Section("size", "Model size", "", note=note)
     measures = ordered_measures([p.run for p in pairs])
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
