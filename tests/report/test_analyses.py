@@ -148,7 +148,7 @@ def test_analyses_render_in_chromium(
     assert dom.returncode == 0, dom.stderr[-2000:]
     for key in ("ranking", "variants", "orders", "popularity", "case-study", "time"):
         assert f'<table id="{key}"' in dom.stdout
-    assert "Change from zero-shot" in dom.stdout  # figure text stays text
+    assert "Relative change from zero-shot (%)" in dom.stdout  # figure text stays text
     assert "<script src" not in dom.stdout  # the viewer script is inline; nothing loads from outside
 
 

@@ -11,7 +11,7 @@ from statistics import pvariance
 
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
-from recworld.report.coverage import Role, role_of
+from recworld.report.coverage import Role, main_runs, role_of
 from recworld.report.runs import RunData
 from recworld.report.tables import (
     DASH,
@@ -91,6 +91,42 @@ def _x100(x: float | None) -> str:
     return DASH if x is None else f"{100 * x:.2f}"
 
 
+def _order_rows(
+    run: RunData, measures: Sequence[str]
+) -> tuple[list[list[Cell]], list[float | None], list[float | None]]:
+    """One row per measure of an orders run, and its means and standard deviations (x100) for the figure."""
+    by = _order_scores(run.samples)
+    rows: list[list[Cell]] = []
+    means: list[float | None] = []
+    sds: list[float | None] = []
+    for m in measures:
+        entry = run.metrics.measures.get(m)
+        scores = list(by.get(m, {}).values())
+        var = pvariance(scores) if len(scores) > 1 else None
+        means.append(None if entry is None or entry.score is None else 100 * entry.score)
+        sds.append(None if var is None else 100 * var**0.5)
+        if entry is None:
+            continue
+        ci = (
+            DASH
+            if entry.ci_low is None or entry.ci_high is None
+            else f"[{_x100(entry.ci_low)}, {_x100(entry.ci_high)}]"
+        )
+        rows.append(
+            [
+                Cell(run.label),
+                Cell(label(m)),
+                Cell(str(len(scores))),
+                Cell(str(entry.questions)),
+                Cell(_x100(entry.score)),
+                Cell(ci),
+                Cell(DASH if var is None else f"{100 * var:.3f}"),
+                Cell(DASH if not scores else f"{100 * min(scores):.2f}–{100 * max(scores):.2f}"),
+            ]
+        )
+    return rows, means, sds
+
+
 def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     multi = [r for r in runs if role_of(r) is Role.ORDERS]
     if not multi:
@@ -100,35 +136,8 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
     errors: dict[str, list[float | None]] = {}
     measures = ordered_measures(multi)
     for run in multi:
-        by = _order_scores(run.samples)
-        means, sds = [], []
-        for m in measures:
-            entry = run.metrics.measures.get(m)
-            scores = list(by.get(m, {}).values())
-            var = pvariance(scores) if len(scores) > 1 else None
-            avg = None if entry is None else entry.score
-            means.append(None if avg is None else 100 * avg)
-            sds.append(None if var is None else 100 * var**0.5)
-            if entry is None:
-                continue
-            interval = (
-                DASH
-                if entry.ci_low is None or entry.ci_high is None
-                else f"[{_x100(entry.ci_low)}, {_x100(entry.ci_high)}]"
-            )
-            rows.append(
-                [
-                    Cell(run.label),
-                    Cell(label(m)),
-                    Cell(str(len(scores))),
-                    Cell(str(entry.questions)),
-                    Cell(_x100(avg)),
-                    Cell(interval),
-                    Cell(DASH if var is None else f"{100 * var:.3f}"),
-                    Cell(DASH if not scores else f"{100 * min(scores):.2f}–{100 * max(scores):.2f}"),
-                ]
-            )
-        series[run.label], errors[run.label] = means, sds
+        run_rows, series[run.label], errors[run.label] = _order_rows(run, measures)
+        rows += run_rows
     table = Table(
         "orders",
         "Position bias over option orders",
@@ -168,6 +177,7 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
 
 
 def answer_distribution_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    runs = main_runs(runs)  # the main table's runs: a variant's positions are its own analysis
     rows: list[list[Cell]] = []
     panels: dict[str, tuple[list[str], list[str], list[list[float]]]] = {}
     width = max((len(m.labels) for r in runs for m in r.metrics.measures.values()), default=0)

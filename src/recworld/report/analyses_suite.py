@@ -13,6 +13,7 @@ from recworld.lrworld.catalogue import get_measure
 from recworld.lrworld.measure import NeuralSpec
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.coverage import main_runs
 from recworld.report.embedding_view import TSNE_POINTS, build_settings, embedding_panel
 from recworld.report.runs import RunData
 from recworld.report.suite_data import SuiteData, candidate_scores, neumf_space, suite_of
@@ -87,6 +88,7 @@ def _distinct(items: object, column: str) -> str:
 
 
 def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    runs = main_runs(runs)
     rows: list[list[Cell]] = []
     correct_share: dict[str, list[float | None]] = {}
     wrong_share: dict[str, list[float | None]] = {}
@@ -233,6 +235,7 @@ def _neural_targets(runs: Sequence[RunData], suite: SuiteData) -> dict[str, set[
 
 
 def case_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    runs = main_runs(runs)
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
     seen: set[str] = set()

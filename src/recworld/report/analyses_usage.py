@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
 from recworld.report.runs import RunData
-from recworld.report.tables import DASH, Cell, labels, measure_table, ordered_measures
+from recworld.report.tables import DASH, Cell, Table, labels, measure_table, ordered_measures
 from recworld.scoring.prices import Price
 from recworld.scoring.records import SampleRecord
 
@@ -85,6 +85,19 @@ def cost_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
             cost_rows.append([*lead, *_costs(usage, price, measures)])
     if not rows:
         return None
+    tables = _token_tables(rows, completion_rows, cost_rows, measures)
+    svg = figures.grouped_bars(
+        "fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens"
+    )
+    return Section("cost", "Tokens and cost", "Usage as the backend reported it.", tables, [svg])
+
+
+def _token_tables(
+    rows: list[list[Cell]],
+    completion_rows: list[list[Cell]],
+    cost_rows: list[list[Cell]],
+    measures: Sequence[str],
+) -> list[Table]:
     columns = ["model", "dataset", "answered"]
     tables = [
         measure_table(
@@ -122,10 +135,7 @@ def cost_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
                 left=2,
             )
         )
-    svg = figures.grouped_bars(
-        "fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens"
-    )
-    return Section("cost", "Tokens and cost", "Usage as the backend reported it.", tables, [svg])
+    return tables
 
 
 def _tokens(usage: Usage | None, *, prompt: bool) -> Cell:

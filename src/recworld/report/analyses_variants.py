@@ -28,7 +28,8 @@ __all__ = ["relative", "size_section", "variants_section"]
 
 _TEST_NOTE = (
     f"* : exact McNemar test on the shared questions, p < {SIGNIFICANCE:g}; a cell on fewer than "
-    f"{MIN_PAIRED_N} shared questions shows its n and is not tested. Hover a cell for both scores and p."
+    f"{MIN_PAIRED_N} shared questions shows its n and is not tested; – for the change: the reference "
+    "scored 0, so no relative change exists (hover a cell for both scores, the absolute change and p)."
 )
 
 
@@ -38,7 +39,10 @@ def relative(new: float | None, old: float | None) -> float | None:
 
 
 def _pct(x: float | None) -> str:
-    return DASH if x is None else f"{100 * x:+.1f}%".replace("-", "−")
+    if x is None:
+        return DASH
+    text = f"{100 * x:+.1f}%"
+    return ("+0.0%" if text == "-0.0%" else text).replace("-", "−")
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,8 @@ def _print_costs(costs: Sequence[PlanCost]) -> None:
         again = " (resumes: only unanswered questions are sent)" if cost.resumes else ""
         typer.echo(
             f"plan: {cost.variant}, {cost.orders} order{'s' if cost.orders != 1 else ''}, "
-            f"{len(cost.measures)} measures ({', '.join(cost.measures)}): {cost.requests:,} requests, "
+            f"{len(cost.measures)} measure{'s' if len(cost.measures) != 1 else ''} "
+            f"({', '.join(cost.measures)}): {cost.requests:,} requests, "
             f"~{cost.prompt_tokens:,} prompt tokens{again}"
         )
     requests = sum(c.requests for c in costs)

@@ -41,6 +41,7 @@ __all__ = [
     "coverage_groups",
     "degenerate_note",
     "is_partial",
+    "main_runs",
     "orders_of",
     "partial_note",
     "role_of",
@@ -76,6 +77,21 @@ def role_of(run: RunData) -> Role:
     if run.model.partition(":")[0] in CEILING_MODELS:
         return Role.CEILING
     return Role.MAIN
+
+
+def main_runs(runs: Sequence[RunData]) -> list[RunData]:
+    """The runs of the main tables: zero-shot in one order (and the oracle), not variants or orders.
+
+    A dataset with no such run (a report of one variant run alone) shows its runs there instead.
+    """
+    by_dataset: dict[str, list[RunData]] = {}
+    for run in runs:
+        by_dataset.setdefault(run.dataset, []).append(run)
+    out = []
+    for dataset_runs in by_dataset.values():
+        main = [r for r in dataset_runs if role_of(r) in (Role.MAIN, Role.CEILING)]
+        out += main or dataset_runs
+    return out
 
 
 def _keys(run: RunData) -> frozenset[Key]:

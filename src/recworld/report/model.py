@@ -140,6 +140,11 @@ def _rows(groups: Sequence[CoverageGroup]) -> list[st.ScoreRow]:
     return [r for r in rows if r.ceiling] + [r for r in rows if not r.ceiling]
 
 
+def _bars(rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup]) -> list[RunData]:
+    """The bar chart's runs: the primary group's competitors (a partial run's n=2 bars would shout)."""
+    return [r.run for r in rows if not r.ceiling and groups and groups[0].has(r.run)]
+
+
 def _aggregates(
     name: str, slug: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup]
 ) -> list[AggregatePanel]:
@@ -186,24 +191,10 @@ def dataset_section(name: str, runs: list[RunData], seed: int) -> DatasetSection
         missed=diag.missed_table(name, ordered),
         errors=diag.errors_table(name, ordered),
         paired=_paired(name, rows, groups, seed),
-        bar_svg=charts.bar_chart(
-            f"bar-{slug}", name, [r.run for r in rows if not r.ceiling] or ordered, measures
-        ),
+        bar_svg=charts.bar_chart(f"bar-{slug}", name, _bars(rows, groups) or ordered, measures),
         notes=[n for n in notes if n],
         viewer=viewer_data(main.key, ordered, measures),
     )
-
-
-def main_runs(runs: Sequence[RunData]) -> list[RunData]:
-    """The runs of the main tables: zero-shot in one order (and the oracle), not variants or orders.
-
-    A dataset with no such run (a report of one variant run alone) shows its runs there instead.
-    """
-    out = []
-    for dataset_runs in by_dataset(runs).values():
-        main = [r for r in dataset_runs if role_of(r) in (Role.MAIN, Role.CEILING)]
-        out += main or dataset_runs
-    return out
 
 
 def _elsewhere_note(runs: Sequence[RunData], main: Sequence[RunData]) -> str | None:
@@ -234,7 +225,7 @@ def build_report(
     runs: list[RunData], skipped: Sequence[str], options: AnalysisOptions, *, paired_seed: int = 0
 ) -> ReportModel:
     """Compute every table, chart and analysis of the report over labelled, scored runs."""
-    main = main_runs(runs)
+    main = coverage.main_runs(runs)
     sections = [dataset_section(name, ds_runs, paired_seed) for name, ds_runs in by_dataset(main).items()]
     elsewhere = _elsewhere_note(runs, main)
     for section in sections[:1]:

@@ -52,9 +52,6 @@ from recworld.scoring.records import (
     GroupMetrics,
     MeasureMetrics,
     MetricsRecord,
-    PairedDifference,
-    PairedMeasure,
-    PairedRecord,
     PositionBias,
     PositionCounts,
     SampleRecord,
@@ -64,8 +61,6 @@ from recworld.seeding import rng
 from recworld.stats import (
     binomial_upper_tail,
     clopper_pearson,
-    mcnemar_exact,
-    sign_flip_test,
     stratified_interval,
 )
 
@@ -82,14 +77,14 @@ __all__ = [
     "INTERVAL",
     "METRICS_SCHEMA",
     "PAIRED_SCHEMA",
+    "as_record",
     "compute_metrics",
     "load_samples",
-    "paired_comparison",
     "score_samples",
 ]
 
 
-def _as_record(record: SampleLike, where: int) -> SampleRecord:
+def as_record(record: SampleLike, where: int) -> SampleRecord:
     """A typed sample; ``where`` is its 1-based position (its line in samples.jsonl)."""
     if isinstance(record, SampleRecord):
         return record
@@ -114,7 +109,7 @@ def _group(samples: Sequence[SampleLike]) -> dict[str, list[SampleRecord]]:
     by_measure: dict[str, list[SampleRecord]] = {}
     seen: set[tuple[str, str]] = set()
     for where, record in enumerate(samples, start=1):
-        sample = _as_record(record, where)
+        sample = as_record(record, where)
         key = (sample.measure, sample.question_id)
         if key in seen:
             raise DataError(
@@ -370,84 +365,3 @@ def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRec
 def compute_metrics(samples: Sequence[SampleLike], *, seed: int = 0) -> dict[str, Any]:
     """:func:`score_samples` in its JSON form: what ``metrics.json`` holds."""
     return score_samples(samples, seed=seed).to_json()
-
-
-def _keyed(samples: Iterable[SampleLike]) -> dict[tuple[str, str], SampleRecord]:
-    """Scored samples by (measure, question id): a failed request is compared with nothing."""
-    out: dict[tuple[str, str], SampleRecord] = {}
-    for where, record in enumerate(samples, start=1):
-        sample = _as_record(record, where)
-        if sample.scored:
-            out[(sample.measure, sample.question_id)] = sample
-    return out
-
-
-def paired_comparison(
-    samples_a: Sequence[SampleLike],
-    samples_b: Sequence[SampleLike],
-    *,
-    seed: int = 0,
-) -> PairedRecord:
-    """Score difference A - B on the questions both runs answered, with paired tests and intervals.
-
-    Per measure: the exact McNemar test on the discordant questions and a
-    smoothed paired bootstrap interval of the difference. Over all measures
-    (the macro difference): a stratified sign-flip test and the stratified
-    smoothed bootstrap. The same questions enter both sides, so question
-    difficulty cancels. A test is read only on
-    :data:`~recworld.scoring.thresholds.MIN_PAIRED_N` shared questions
-    (:attr:`PairedMeasure.significant`).
-    """
-    a, b = _keyed(samples_a), _keyed(samples_b)
-    common = sorted(set(a) & set(b), key=lambda k: (_ORDER.get(k[0], len(_ORDER)), k))
-    if not common:
-        raise DataError("the two runs share no question ids; they were not run on the same suite")
-    by_measure: dict[str, list[tuple[str, str]]] = {}
-    for key in common:
-        by_measure.setdefault(key[0], []).append(key)
-    measures: dict[str, PairedMeasure] = {}
-    diffs: list[NDArray[np.float64]] = []
-    discordant: list[tuple[int, int, int]] = []
-    for measure, keys in by_measure.items():
-        ca = np.array([a[k].hit for k in keys], dtype=np.float64)
-        cb = np.array([b[k].hit for k in keys], dtype=np.float64)
-        wins_a, wins_b = int(((ca == 1) & (cb == 0)).sum()), int(((ca == 0) & (cb == 1)).sum())
-        diffs.append(ca - cb)
-        discordant.append((wins_a, wins_b, len(keys)))
-        interval = stratified_interval(
-            [ca - cb], rng(seed, "paired", measure), N_RESAMPLES, confidence=CONFIDENCE, bounds=(-1.0, 1.0)
-        )
-        low, high = (None, None) if interval is None else interval
-        measures[measure] = PairedMeasure(
-            n=len(keys),
-            score_a=float(ca.mean()),
-            score_b=float(cb.mean()),
-            diff=float(ca.mean() - cb.mean()),
-            ci_low=low,
-            ci_high=high,
-            wins_a=wins_a,
-            wins_b=wins_b,
-            p_value=mcnemar_exact(wins_a, wins_b),
-        )
-    if len(diffs) == 1:
-        only = next(iter(measures.values()))
-        overall_low, overall_high, overall_p = only.ci_low, only.ci_high, only.p_value
-    else:
-        interval = stratified_interval(
-            diffs, rng(seed, "paired", "overall"), N_RESAMPLES, confidence=CONFIDENCE, bounds=(-1.0, 1.0)
-        )
-        overall_low, overall_high = (None, None) if interval is None else interval
-        overall_p = sign_flip_test(discordant, rng(seed, "paired", "overall", "test"))
-    return PairedRecord(
-        n_common=len(common),
-        only_a=len(set(a) - set(b)),
-        only_b=len(set(b) - set(a)),
-        measures=measures,
-        overall=PairedDifference(
-            diff=float(np.mean([m.diff for m in measures.values()])),
-            ci_low=overall_low,
-            ci_high=overall_high,
-            p_value=overall_p,
-            n_min=min(m.n for m in measures.values()),
-        ),
-    )
