@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from html_tables import HtmlTable, csv_rows, html_tables, leading_score
-from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, perfect, skilled, write_run
+from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, never, perfect, skilled, write_run
 
 from recworld.report import write_report
 from recworld.report.tables import fmt_interval
@@ -228,3 +228,42 @@ def test_the_radar_draws_only_the_primary_runs(mixed: tuple[Path, dict[str, Path
     radar = html[html.rindex("<svg", 0, caption) : caption]
     assert "itemknn" in radar and "popularity" in radar
     assert "smollm2" not in radar and "oracle" not in radar
+
+
+def test_markdown_agrees_with_the_html(mixed: tuple[Path, dict[str, Path]]) -> None:
+    _, written = mixed
+    md = written["markdown"].read_text(encoding="utf-8")
+    for key, title in (
+        ("main-ml-100k", "### Results on LRWorld (ml-100k)"),
+        ("scales-ml-100k", "### Scales (ml-100k)"),
+    ):
+        table = _tables(written)[key]
+        block = md.split(title + "\n")[1].split("\n\n*")[0]
+        body = [line for line in block.splitlines() if line.startswith("| ") and "*scale*" not in line]
+        body = [line for line in body[1:] if not line.startswith("| ---")]  # the header and alignment rows
+        cells = [
+            [c.strip().strip("*").replace("\\|", "|") for c in line.strip("|").split(" | ")] for line in body
+        ]
+        assert cells == [[c.text for c in row] for row in table.rows]
+
+
+def test_edges_in_one_report(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    runs = suite / "runs"
+    one = ("kg_movie_genre",)
+    write_run(runs / "none", model="never", dataset="d", measures=one, policy=never(), n=20)
+    write_run(runs / "all", model="always", dataset="d", measures=one, policy=perfect(), n=20)
+    write_run(runs / "flaky", model="flaky", dataset="d", measures=one, policy=perfect(), n=20, errors=3)
+    write_run(runs / "single", model="single", dataset="d", measures=one, policy=perfect(), n=1)
+    write_run(runs / "five", model="five", dataset="d", measures=one, policy=skilled(0.5), n=5, seed=3)
+    written = write_report([suite], tmp_path / "out")
+    main = _tables(written)["main-d"]
+    assert main.cell("never", "KG (movie, genre)").text == "0.000 [0.000, 0.168]"
+    assert main.cell("always", "KG (movie, genre)").text == "1.000 [0.832, 1.000]"
+    # Three failed requests: scored on 17, still a full run (it asked the same 20 questions).
+    assert main.cell("flaky", "KG (movie, genre)").text == "1.000 [0.805, 1.000]"
+    assert main.cell("single (partial: 1 measure × 1 question)", "KG (movie, genre)").text == "1.000 (n=1)"
+    assert main.cell("five (partial: 1 measure × 5 questions)", "KG (movie, genre)").text.endswith("(n=5)")
+    assert not main.cell("single (partial: 1 measure × 1 question)", "KG (movie, genre)").bold
+    assert main.cell("always", "KG (movie, genre)").bold and main.cell("flaky", "KG (movie, genre)").bold
+    assert "Failed requests" in written["markdown"].read_text(encoding="utf-8")
