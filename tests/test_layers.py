@@ -38,6 +38,7 @@ FOUNDATION = frozenset(
         "io",
         "records",
         "seeding",
+        "stats",
         "paths",
         "chat",
         "domain",
@@ -50,6 +51,7 @@ ORDER = (
     "errors",
     "recworld",
     "seeding",
+    "stats",
     "paths",
     "chat",
     "domain",
@@ -79,6 +81,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "recworld": frozenset({"errors"}),
     "errors": frozenset(),
     "seeding": frozenset(),
+    # intervals and tests (Clopper-Pearson, Wilson, McNemar, a bootstrap that cannot collapse).
+    "stats": frozenset(),
     "paths": frozenset(),
     "chat": frozenset(),
     # what users interact with (movie, product, music): shared by data and the measure catalogue.

@@ -123,8 +123,10 @@ def test_cot_asks_for_reasoning_and_reads_the_last_answer(suite: Path) -> None:
     ).run_dir
     assert all(s["correct"] for s in _samples(run))
     assert seen[0].max_tokens == 512
-    assert seen[0].messages[-1].content.endswith("Let's think step by step.")
-    assert "Reply with a single letter" not in seen[0].messages[-1].content
+    # The paper's CoT: the zero-shot prompt, unchanged, with "Let's think step by step." appended.
+    assert seen[0].question is not None
+    zero_shot = render_prompt(seen[0].question).messages[-1].content
+    assert seen[0].messages[-1].content == zero_shot + "\n\nLet's think step by step."
 
 
 def test_rank_mode_scores_texts_and_reports_ties(suite: Path) -> None:

@@ -49,6 +49,22 @@ def always_first(miss: float = 0.0) -> Policy:
     return answer
 
 
+def perfect() -> Policy:
+    def answer(draw: np.random.Generator, gold: int, n: int) -> int | None:
+        return gold
+
+    return answer
+
+
+def never() -> Policy:
+    """Always a wrong option (0/n): the edge an interval must not collapse at."""
+
+    def answer(draw: np.random.Generator, gold: int, n: int) -> int | None:
+        return (gold + 1) % n
+
+    return answer
+
+
 def write_run(
     run_dir: Path,
     *,
@@ -59,42 +75,59 @@ def write_run(
     n: int = 40,
     seed: int = 0,
     mode: str = "generate",
+    variant: str = "zero-shot",
+    orders: int = 1,
+    errors: int = 0,
+    first: int = 0,
     fingerprint: str = "f" * 64,
 ) -> list[dict[str, Any]]:
+    """A run over questions ``first .. first + n - 1`` of each measure; the last ``errors`` of them failed.
+
+    With ``orders`` > 1 every question is asked in that many orders (ids ``<id>#o<k>``), its answer
+    moved by the order so the key differs between copies, as the evaluation's permutations do.
+    """
     draw = np.random.default_rng(seed)
     samples: list[dict[str, Any]] = []
     for measure in measures:
         fmt = MEASURES_BY_ID[measure].format
         labels = list("ABCDEFGHIJ"[: fmt.n_options])
-        for q in range(n):
-            qid = f"{dataset}/{measure}/{q:05d}"
-            gold = zlib.crc32(qid.encode()) % fmt.n_options  # the same key for every model of the suite
-            parsed = policy(draw, gold, fmt.n_options)
-            samples.append(
-                {
-                    "schema": "recworld.sample/2",
-                    "question_id": qid,
-                    "measure": measure,
-                    "dataset": dataset,
-                    "format": fmt.value,
-                    "model": model,
-                    "mode": mode,
-                    "variant": "zero-shot",
-                    "prompt": [{"role": "user", "content": "..."}],
-                    "labels": labels,
-                    "answer_index": gold,
-                    "response": "I cannot tell" if parsed is None else labels[parsed],
-                    "choice_logprobs": None,
-                    "parsed_index": parsed,
-                    "correct": parsed == gold,
-                    "missed": parsed is None,
-                    "latency_s": 0.01,
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 1},
-                    "cache_hit": False,
-                    "attempts": 1,
-                    "error": None,
-                }
-            )
+        for q in range(first, first + n):
+            base = f"{dataset}/{measure}/{q:05d}"
+            for order in range(orders):
+                qid = base if order == 0 else f"{base}#o{order}"
+                gold = (
+                    zlib.crc32(base.encode()) + order
+                ) % fmt.n_options  # the suite's key, moved by the order
+                failed = q >= first + n - errors
+                parsed = None if failed else policy(draw, gold, fmt.n_options)
+                samples.append(
+                    {
+                        "schema": "recworld.sample/2",
+                        "question_id": qid,
+                        "measure": measure,
+                        "dataset": dataset,
+                        "format": fmt.value,
+                        "model": model,
+                        "mode": mode,
+                        "variant": variant,
+                        "prompt": [{"role": "user", "content": "..."}],
+                        "labels": labels,
+                        "answer_index": gold,
+                        "response": None
+                        if failed
+                        else ("I cannot tell" if parsed is None else labels[parsed]),
+                        "choice_logprobs": None,
+                        "parsed_index": parsed,
+                        "correct": None if failed else parsed == gold,
+                        "missed": None if failed else parsed is None,
+                        "latency_s": 0.01,
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+                        "cache_hit": False,
+                        "attempts": 1,
+                        "error": "ServerError: 500" if failed else None,
+                        "order": order,
+                    }
+                )
     samples.sort(key=lambda s: (s["measure"], s["question_id"]))
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
@@ -102,7 +135,7 @@ def write_run(
         "schema": "recworld.run/2",
         "model": model,
         "mode": mode,
-        "variant": "zero-shot",
+        "variant": variant,
         "suite": str(run_dir.parent.parent),
         "suite_fingerprint": fingerprint,
         "dataset": dataset,
@@ -111,7 +144,11 @@ def write_run(
         "started": "2025-01-01T10:00:00Z",
         "finished": "2025-01-01T10:05:00Z",
         "status": "finished",
-        "counts": {"questions": len(samples), "answered": len(samples), "errors": 0},
+        "counts": {
+            "questions": len(samples),
+            "answered": len(samples) - errors * len(measures),
+            "errors": errors * len(measures),
+        },
     }
     (run_dir / "run.json").write_text(json.dumps(run), encoding="utf-8")
     score_samples(samples).write(run_dir / "metrics.json")

@@ -102,8 +102,10 @@ def test_every_analysis_has_a_table_and_a_figure(analysed: tuple[Path, dict[str,
 def test_numbers_in_the_analyses(analysed: tuple[Path, dict[str, Path]]) -> None:
     _, written = analysed
     md = written["markdown"].read_text()
-    # few-shot answers every question right; zero-shot only the even ones (3 of 6): +0.500 on both measures.
-    assert "1.000 (+0.500)" in md
+    # few-shot answers every question right; zero-shot only the even ones (3 of 6): +100% on both measures,
+    # on the 6 shared questions, too few to test (the n is printed instead of a significance mark).
+    variants = md.split("### Prompt variants against zero-shot")[1].split("###")[0]
+    assert variants.count("1.000 (+100.0%, n=6)") == 2
     # rank mode: the answer always scores highest -> HR@1 = NDCG@10 = 1, no ties.
     ranking = md.split("### Rank mode: full candidate ranking")[1].split("###")[0]
     assert "| 1.000 | 1.000 | 1.000 | 0 |" in ranking
@@ -115,7 +117,7 @@ def test_numbers_in_the_analyses(analysed: tuple[Path, dict[str, Path]]) -> None
     # wrong zero-shot picks are option 0, the popular item: no non-popular item among wrong answers
     popularity = md.split("### Popularity bias")[1].split("###")[0]
     assert "0.0%" in popularity
-    assert "$" in md.split("### Cost per 1,000 questions")[1].split("###")[0]
+    assert "$" in md.split("### Cost per measure")[1].split("###")[0]
 
 
 def test_a_missing_suite_dataset_leaves_suite_analyses_out(tmp_path: Path) -> None:
@@ -140,5 +142,23 @@ def test_analyses_render_in_chromium(
     assert dom.returncode == 0, dom.stderr[-2000:]
     for key in ("ranking", "variants", "orders", "popularity", "case-study", "time"):
         assert f'<table id="{key}"' in dom.stdout
-    assert "Change from zero-shot" in dom.stdout  # figure text stays text
+    assert "Relative change from zero-shot (%)" in dom.stdout  # figure text stays text
     assert "<script src" not in dom.stdout  # the viewer script is inline; nothing loads from outside
+
+
+def test_variant_and_order_runs_are_not_main_table_rows(analysed: tuple[Path, dict[str, Path]]) -> None:
+    from html_tables import html_tables
+
+    _, written = analysed
+    tables = html_tables(written["html"])
+    # One row per model and answer mode; the few-shot and 3-order runs have their own tables.
+    assert tables["main-fake"].labels() == [
+        "RANDOM",
+        "scripted:large",
+        "scripted:small",
+        "scripted:small (rank)",
+    ]
+    assert [r[1].text for r in tables["variants"].rows] == ["few-shot-2"]
+    assert {r[0].text for r in tables["orders"].rows} == {"scripted:small (3 orders)"}
+    orders = tables["orders"].rows[0]
+    assert tables["orders"].columns[3] == "questions" and orders[3].text == "6"  # questions, not 18 copies

@@ -9,13 +9,12 @@ from pathlib import Path
 
 from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
 
-from recworld.report.coverage import comparable
+from recworld.report.coverage import Role, coverage_groups, role_of
 from recworld.report.diagnostics import iso_time
 from recworld.report.model import dataset_section
 from recworld.report.runs import label_runs, load_run
-from recworld.report.tables import fmt_ci
+from recworld.report.tables import fmt_interval
 from recworld.report.writer import write_report
-from recworld.scoring import score_samples
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
 from cli_helpers import RECWORLD, cli_env
@@ -30,37 +29,64 @@ def _two_runs(suite: Path) -> None:
               policy=always_first(), n=5, seed=2)  # fmt: skip
 
 
-def test_averages_use_only_what_every_run_answered(tmp_path: Path) -> None:
+def test_a_partial_run_never_shrinks_the_full_runs_averages(tmp_path: Path) -> None:
     suite = make_suite(tmp_path)
     _two_runs(suite)
-    runs = [load_run(suite / "runs" / name) for name in ("full", "part")]
+    write_run(suite / "runs" / "full2", model="random", dataset="ml-100k", measures=MOVIE_MEASURES,
+              policy=skilled(0.1), n=40, seed=3)  # fmt: skip
+    runs = [load_run(suite / "runs" / name) for name in ("full", "part", "full2")]
     label_runs(runs)
     section = dataset_section("ml-100k", runs, seed=0)
 
-    shared = [s for s in runs[0].samples if s.measure in SUBSET and int(s.question_id[-5:]) < 5]
-    expected = score_samples(shared, seed=0).overall
+    primary, partial = section.aggregates
     own = runs[0].metrics.overall
-    assert expected is not None and own is not None
-    overall = {row[0].text: row[-1].text for row in section.scales.rows}
-    assert overall["itemknn"] == fmt_ci(expected.score, expected.ci_low, expected.ci_high)
-    assert overall["itemknn"] != fmt_ci(own.score, own.ci_low, own.ci_high)
+    assert own is not None and own.score is not None
+    overall = {row[0].text: row[-1].text for row in primary.scales.rows}
+    # The full runs' averages are over their own 9 x 40 questions, exactly as their metrics say.
+    assert overall["itemknn"] == fmt_interval(own.score, own.ci_low, own.ci_high, 40)
+    assert "popularity" not in " ".join(overall)
+    assert primary.group.describe() == "9 measures × 40 questions"
+    assert partial.group.describe() == "2 measures × 5 questions"
+    assert [row[0].text for row in partial.scales.rows] == [
+        "RANDOM",
+        "popularity (partial: 2 measures × 5 questions)",
+    ]
     # The per-measure table keeps every run's own questions: itemknn's 40 per measure.
     assert "n = 40" in section.main.rows[1][1].title
-    assert section.paired is not None and section.paired.columns[1:-1] == ["Assoc rule", "Mem item-item"]
+    # Paired differences: popularity against itemknn on their 10 shared questions, too few to test.
+    assert section.paired is not None and section.paired.columns[2:4] == ["Assoc rule", "Mem item-item"]
+    pop = next(r for r in section.paired.rows if r[0].text == "popularity")
+    assert pop[1].text == "10" and pop[2].text.endswith("(n=5)") and pop[4].text == "–"
+    rnd = next(r for r in section.paired.rows if r[0].text == "random")
+    assert rnd[1].text == "360"  # the other full run: all 9 x 40 shared questions
     notes = " ".join(section.notes)
-    assert "Partial runs: popularity (2 measures, 10 questions)" in notes
-    assert "the 2 measures and 10 questions every run answered" in notes
+    assert "Partial runs: popularity (2 measures × 5 questions)" in notes
     assert "Small samples:" in notes and "smallest n = 5" in notes
 
 
-def test_runs_over_the_same_questions_are_left_alone(tmp_path: Path) -> None:
+def test_runs_over_the_same_questions_form_one_group(tmp_path: Path) -> None:
     suite = make_suite(tmp_path)
     for name, seed in (("a", 1), ("b", 2)):
         write_run(suite / "runs" / name, model=name, dataset="ml-100k", measures=SUBSET,
                   policy=skilled(0.5), n=40, seed=seed)  # fmt: skip
     runs = [load_run(suite / "runs" / name) for name in ("a", "b")]
-    same, note = comparable(runs)
-    assert note is None and [r.metrics for r in same] == [r.metrics for r in runs]
+    (group,) = coverage_groups(runs)
+    assert group.primary and [r.model for r in group.runs] == ["a", "b"]
+
+
+def test_roles(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    kinds = (
+        ("z", "m", "zero-shot", 1),
+        ("c", "m", "cot", 1),
+        ("o", "m", "zero-shot", 3),
+        ("x", "oracle", "zero-shot", 1),
+    )
+    for name, model, variant, orders in kinds:
+        write_run(suite / "runs" / name, model=model, dataset="d", measures=SUBSET, policy=skilled(0.5), n=4,
+                  variant=variant, orders=orders)  # fmt: skip
+    roles = {name: role_of(load_run(suite / "runs" / name)) for name in ("z", "c", "o", "x")}
+    assert roles == {"z": Role.MAIN, "c": Role.VARIANT, "o": Role.ORDERS, "x": Role.CEILING}
 
 
 def test_markdown_marks_partial_runs_once_under_one_runs_heading(tmp_path: Path) -> None:
@@ -70,7 +96,7 @@ def test_markdown_marks_partial_runs_once_under_one_runs_heading(tmp_path: Path)
     md = written["markdown"].read_text()
     assert md.count("## Runs") == 1 and "### Runs" not in md
     runs_table = md.split("## Runs", 1)[1]
-    assert "| popularity | part | ml-100k | 10 | 5 | partial |" in runs_table
+    assert "| popularity | part | ml-100k | main | 10 | 5 | partial |" in runs_table
     assert "| itemknn | full |" in runs_table and "2025-01-01T10:05:00Z" in runs_table
     assert "model spec" not in runs_table  # the label already names the model
     assert "> Partial runs: popularity" in md

@@ -14,7 +14,7 @@ from recworld.cli import main
 from recworld.errors import DataError
 from recworld.report import LONG_COLUMNS, write_report
 from recworld.report.runs import default_out_dir, gather_run_dirs
-from recworld.report.tables import fmt_ci
+from recworld.report.tables import fmt_interval
 from recworld.scoring import MetricsRecord, load_samples, score_samples
 
 
@@ -50,7 +50,7 @@ def test_main_table_cells_match_metrics(movie_report: tuple[Path, dict[str, Path
     assert len(cells) == len(MOVIE_MEASURES)
     for measure, cell in zip(MOVIE_MEASURES, cells, strict=True):
         m = metrics.measures[measure]
-        assert cell == fmt_ci(m.score, m.ci_low, m.ci_high)
+        assert cell == fmt_interval(m.score, m.ci_low, m.ci_high, m.questions)
 
 
 def test_long_csv_round_trip(movie_report: tuple[Path, dict[str, Path]]) -> None:
@@ -199,21 +199,28 @@ def test_report_is_deterministic(movie_report: tuple[Path, dict[str, Path]], tmp
         assert a[key].read_bytes() == b[key].read_bytes(), key
 
 
-def test_fmt_ci() -> None:
-    assert fmt_ci(0.5534, 0.491, 0.612) == "0.553 ± 0.060"
-    assert fmt_ci(None, None, None) == "–"
-    assert fmt_ci(0.25, None, None) == "0.250"
+def test_fmt_interval() -> None:
+    assert fmt_interval(0.5534, 0.491, 0.612, 40) == "0.553 [0.491, 0.612]"
+    assert fmt_interval(0.0, 0.0, 0.168, 20) == "0.000 [0.000, 0.168]"  # exact bounds, never "± 0.000"
+    assert fmt_interval(0.4, 0.05, 0.85, 5) == "0.400 (n=5)"  # under the minimum n: the n, not an interval
+    assert fmt_interval(None, None, None) == "–"
+    assert fmt_interval(0.25, None, None) == "0.250"
 
 
 def test_report_reuses_the_runs_bootstrap_seed(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    samples = write_run(run, model="m", dataset="d", measures=("kg_movie_genre",), policy=skilled(0.5), n=200)
+    measures = ("kg_movie_genre", "kg_movie_cast")
+    samples = write_run(run, model="m", dataset="d", measures=measures, policy=skilled(0.5), n=200)
     stored = score_samples(samples, seed=7)
     stored.write(run / "metrics.json")
-    written = write_report([run], tmp_path / "out")
-    with written["metrics_csv"].open(encoding="utf-8", newline="") as handle:
-        row = next(csv.DictReader(handle))
-    m = stored.measures["kg_movie_genre"]
-    assert (float(row["ci_low"]), float(row["ci_high"])) == (m.ci_low, m.ci_high)
-    default = score_samples(samples, seed=0).measures["kg_movie_genre"]
-    assert (default.ci_low, default.ci_high) != (m.ci_low, m.ci_high)  # the check has teeth
+    md = write_report([run], tmp_path / "out")["markdown"].read_text(encoding="utf-8")
+    overall = stored.overall
+    assert overall is not None and overall.score is not None
+    scales = md.split("### Scales (d)")[1].split("###")[0]
+    row = next(line for line in scales.splitlines() if line.startswith("| m |"))
+    assert row.rstrip(" |").endswith(f"{overall.score:.3f} [{overall.ci_low:.3f}, {overall.ci_high:.3f}]")
+    default = score_samples(samples, seed=0).overall
+    assert default is not None
+    assert (default.ci_low, default.ci_high) != (overall.ci_low, overall.ci_high)  # the check has teeth
+    # A measure's exact interval needs no seed at all.
+    assert default.ci_low is not None and stored.measures == score_samples(samples, seed=0).measures

@@ -162,3 +162,75 @@ def test_lowercase_prose_without_options_is_a_miss(text: str) -> None:
     if any(w in ("a", "b", "c", "d") for w in text.replace(".", " ").replace(",", " ").split()):
         return
     assert extract_choice(text, MCQ, options) is None
+
+
+# Echoed option lists, in every form small models produce them: a miss, never option A.
+ECHOES = [
+    "A. B. C. D.",
+    "A. A. B. C. D.",  # the first "A." is part of the echo, not an answer before it
+    "A, B, C, D",
+    "A; B; C; D",
+    "A) B) C)",
+    "(A) (B) (C)",
+    "[A] [B] [C] [D]",
+    "A.\nB.\nC.\nD.",
+    "A:\nB:\nC:",
+    "A. Toy Story\nB. Heat\nC. Heat 2\nD. Casino",  # letters with their texts
+    "A. Toy Story B. Heat C. Heat 2 D. Casino",  # the same on one line
+    "A: Toy Story\nB: Heat\nC: Heat 2",
+    "**A.** Toy Story **B.** Heat **C.** Heat 2",
+    "Toy Story\nHeat\nHeat 2\nCasino",  # one option per line, no letters
+    "toy story\n  heat\nCASINO",
+    "1. 2. 3. 4.",  # numbered
+    "Options:\nA. Toy Story\nB. Heat\nC. Heat 2\nD. Casino\n",
+]
+
+
+@pytest.mark.parametrize("text", ECHOES)
+def test_echoed_lists_are_misses(text: str) -> None:
+    assert extract_choice(text, MCQ, MCQ_TEXT) is None
+
+
+HIT_ECHOES = [
+    "A. A. B. C. D. E. G. J.",  # SmolLM2's reply in the first-hour review
+    "A. B. C. D. E. F. G. H. I. J.",
+    "(A) (B) (C) (D) (E) (F) (G) (H) (I) (J)",
+    "A, B, C, D, E, F, G, H, I, J",
+    "\n".join(f"{label}. {text}" for label, text in zip(HIT, HIT_TEXT, strict=True)),
+    "\n".join(HIT_TEXT[:5]),
+    "1. 2. 3. 4. 5. 6. 7. 8. 9. 10.",
+]
+
+
+@pytest.mark.parametrize("text", HIT_ECHOES)
+def test_echoed_candidate_lists_are_misses(text: str) -> None:
+    assert extract_choice(text, HIT, HIT_TEXT) is None
+
+
+# An echo next to a real answer: the answer stands.
+ECHO_AND_ANSWER = [
+    ("A. Toy Story\nB. Heat\nC. Heat 2\nD. Casino\n\nAnswer: C", 2),
+    ("Options: A. Toy Story B. Heat C. Heat 2 D. Casino\nThe answer is B.", 1),
+    ("A. Toy Story is animated. B. Heat is crime. C. Heat 2 is a sequel. The answer is B.", 1),
+    ("Not A, not B, not C. Answer: D", 3),
+    ("(A) (B) (C) (D)\nI choose D", 3),
+    ("Toy Story\nHeat\nHeat 2\nCasino\n\nFinal answer: A", 0),
+    # not echoes: two labels, or labels out of order, are reasoning
+    ("(A) looks plausible but (D) fits better", 3),
+    ("C. Heat 2\n\nExplanation: A. is wrong, B. is wrong", 2),
+    ("The answer is (C) because the user likes sequels.", 2),
+    ("Answer: B", 1),
+    ("B", 1),
+    ("B. Heat", 1),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ECHO_AND_ANSWER)
+def test_an_answer_beside_an_echo_still_counts(text: str, expected: int) -> None:
+    assert extract_choice(text, MCQ, MCQ_TEXT) == expected
+
+
+@given(st.permutations(range(4)).map(lambda p: sorted(p[:3])), st.sampled_from(["{}.", "({})", "{})", "{},"]))
+def test_any_ascending_run_of_three_listed_labels_is_an_echo(indices: list[int], form: str) -> None:
+    text = " ".join(form.format(MCQ[i]) for i in indices)
+    assert extract_choice(text, MCQ, MCQ_TEXT) is None

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from recworld.evaluation.config import EvalConfig
     from recworld.evaluation.plan import RunPlan
     from recworld.scoring.prices import Price
+    from recworld.scoring.records import PositionBias
 
 __all__ = ["dry_run_all", "run_all", "run_summary"]
 
@@ -71,10 +72,21 @@ def run_summary(run_dir: Path, config: type[EvalConfig] | None = None) -> dict[s
         "reason": header.reason,
         "counts": counts,
         "measures": {
-            name: {k: getattr(row, k) for k in keys}
+            name: {**{k: getattr(row, k) for k in keys}, "flag": _flag(row.position_bias)}
             for name, row in sorted(metrics.measures.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))
         },
+        # Degenerate answering over each question format (all its measures pooled): a warning line each.
+        "degenerate": [
+            f"{fmt}: {_flag(bias)} of {bias.n_parsed} parsed answers, TV {bias.tv_distance:.2f} from the key"
+            for fmt, bias in metrics.positions.items()
+            if bias.degenerate and bias.tv_distance is not None
+        ],
     }
+
+
+def _flag(bias: PositionBias) -> str:
+    """``A 100%`` when the answers concentrate on one position (scoring.thresholds), else empty."""
+    return f"{bias.top_label} {bias.top_share:.0%}" if bias.degenerate and bias.top_share is not None else ""
 
 
 def _fmt(value: float | None) -> str:
@@ -85,7 +97,7 @@ def print_scores(summary: dict[str, Any]) -> None:
     """The score table (plain when piped or narrow: no id is cut) and one line of counts."""
     from recworld.console.output import print_table
 
-    columns = ["measure", "n", "score", "95% CI", "missed", "errors", "chance"]
+    columns = ["measure", "n", "score", "95% CI", "missed", "errors", "chance", "position"]
     rows = [
         [
             name,
@@ -95,12 +107,15 @@ def print_scores(summary: dict[str, Any]) -> None:
             _fmt(row["missed_rate"]),
             row["errors"],
             _fmt(row["chance"]),
+            row["flag"],
         ]
         for name, row in summary["measures"].items()
     ]
     label = f"; {summary['label']}" if summary.get("label") else ""  # the settings that make it its own run
     typer.echo(f"{summary['model']} ({summary['mode']}, {summary['variant']}{label})")  # piped: no title
     print_table(columns, rows)
+    for line in summary["degenerate"]:
+        typer.echo(f"degenerate answering ({line}): the score reflects where answers sit, not knowledge")
     counts = summary["counts"]
     line = f"questions {counts['questions']}, errors {counts['errors']}, resumed {counts['resumed']}"
     if "runner" in counts:

@@ -17,8 +17,9 @@ prompt can be read and edited without touching code. The placeholders are:
 ``labels``                  the option letters as words ("A, B, C or D")
 
 Variants reuse the zero-shot templates and change what is around them:
-``cot`` swaps the closing "reply with a letter" line for the paper's "Let's
-think step by step." (the answer is read from the last answer statement);
+``cot`` appends the paper's trigger "Let's think step by step." to the
+zero-shot prompt, as the paper does (§5.4: "we append ... to the zero-shot
+prompt"; the answer is read from the last answer statement);
 ``few-shot-K`` puts K solved questions before the question as earlier chat
 turns (which ones is the evaluation's business: :mod:`recworld.evaluation.variants`);
 ``noisy`` asks a question whose history the evaluation has corrupted. In rank
@@ -43,11 +44,9 @@ from recworld.lrworld.image_variant import attach_last_image
 from recworld.lrworld.schema import Entry, Question
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"  # up to 20 options (LastFM, as LLaRA)
-# The paper's chain-of-thought trigger (Kojima et al.), after an instruction that fixes the answer format.
-COT_SUFFIX = 'End your reply with "Answer: " and the letter of your choice.\nLet\'s think step by step.'
+# The paper's chain-of-thought trigger (Kojima et al. 2022), appended to the zero-shot prompt unchanged.
+COT_SUFFIX = "Let's think step by step."
 RANK_SUFFIX = "Reply with the chosen option, copied exactly."
-# Chain of thought on a prompt answered by name (LastFM): reason, then the name after a cue.
-COT_NAME_SUFFIX = 'End your reply with "Answer: " and the name of your choice.\nLet\'s think step by step.'
 _REPLY_LINE = "Reply with a single letter"
 _ANSWER_CUE = re.compile(r"answer\s*(?:is)?\s*[:：]", re.IGNORECASE)
 
@@ -190,8 +189,7 @@ def _content(question: Question, variant: str, *, rank: bool) -> str:
     if rank:
         return _replace_reply_line(content, RANK_SUFFIX)
     if get_variant(variant).chain_of_thought:
-        by_name = "names_inline" in template.get_identifiers()
-        return _replace_reply_line(content, COT_NAME_SUFFIX if by_name else COT_SUFFIX)
+        return f"{content}\n\n{COT_SUFFIX}"
     return content
 
 

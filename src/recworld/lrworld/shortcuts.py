@@ -35,7 +35,6 @@ defaults stay, and the flag travels with them into the manifest and the report.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -49,6 +48,7 @@ from recworld.lrworld.manifest import ShortcutReport, ShortcutScore
 from recworld.lrworld.measure import Factor, Measure, OptionKind
 from recworld.lrworld.options import fold
 from recworld.lrworld.schema import Question
+from recworld.stats import wilson
 
 if TYPE_CHECKING:
     from recworld.lrworld.config import BuildConfig
@@ -65,22 +65,15 @@ SHORTCUTS = (
     "longest_option",
     "shortest_option",
 )
-Z_95 = 1.959963984540054
 _WORD = re.compile(r"\w+")
 
 # Per option: a score (higher = picked), or None when the shortcut does not apply to the question.
 Scorer = Callable[[Question], list[float] | None]
 
 
-def wilson_interval(successes: float, n: int, z: float = Z_95) -> tuple[float, float]:
-    """The Wilson score interval for a proportion (``successes`` may be fractional: tie credit)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+def wilson_interval(successes: float, n: int) -> tuple[float, float]:
+    """The 95 % Wilson score interval (``successes`` may be fractional: tie credit); [0, 1] when n is 0."""
+    return (0.0, 1.0) if n <= 0 else wilson(successes, n)
 
 
 def hit(scores: Sequence[float], answer: int) -> float:

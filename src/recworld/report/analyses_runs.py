@@ -1,12 +1,17 @@
-"""Analyses from the runs alone: ranking, variants, option orders, answer positions, model size."""
+"""Analyses from the runs alone: ranking, option orders, answer positions.
+
+Comparisons of one run with another (variants, model size) are in
+:mod:`recworld.report.analyses_variants`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from statistics import mean, pvariance
+from statistics import pvariance
 
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.coverage import Role, main_runs, role_of
 from recworld.report.runs import RunData
 from recworld.report.tables import (
     DASH,
@@ -15,18 +20,11 @@ from recworld.report.tables import (
     fmt_score,
     label,
     labels,
-    measure_table,
     ordered_measures,
 )
 from recworld.scoring.records import SampleRecord
 
-__all__ = [
-    "answer_distribution_section",
-    "orders_section",
-    "ranking_section",
-    "size_section",
-    "variants_section",
-]
+__all__ = ["answer_distribution_section", "orders_section", "ranking_section"]
 
 
 def _score(run: RunData, measure: str) -> float | None:
@@ -81,71 +79,6 @@ def ranking_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sectio
     )
 
 
-def _baseline(run: RunData, runs: Sequence[RunData]) -> RunData | None:
-    """The zero-shot run of the same model, mode and dataset, asked in one order."""
-    for other in runs:
-        if (other.model, other.mode, other.dataset, other.variant) == (
-            run.model,
-            run.mode,
-            run.dataset,
-            "zero-shot",
-        ):
-            return other
-    return None
-
-
-def variants_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
-    pairs = [(r, b) for r in runs if r.variant != "zero-shot" and (b := _baseline(r, runs)) is not None]
-    if not pairs:
-        return None
-    measures = ordered_measures([r for r, _ in pairs])
-    rows: list[list[Cell]] = []
-    series: dict[str, list[float | None]] = {}
-    for run, base in pairs:
-        deltas = [_delta(_score(run, m), _score(base, m)) for m in measures]
-        rows.append(
-            [
-                Cell(run.model),
-                Cell(run.variant),
-                Cell(run.dataset),
-                *[
-                    Cell(f"{fmt_score(_score(run, m))} ({_signed(d)})")
-                    for m, d in zip(measures, deltas, strict=True)
-                ],
-            ]
-        )
-        series[f"{run.model} {run.variant}"] = deltas
-    table = measure_table(
-        "variants",
-        "Prompt variants against zero-shot",
-        "Score under each variant, with the change from the same model's zero-shot run in brackets: "
-        "chain-of-thought and few-shot (paper Fig. 5, 7, 9), noisy profiles (Fig. 6, 11, Table 23: a "
-        "negative change is the drop), text+image (Table 4's improvement row).",
-        lead=["model", "variant", "dataset"],
-        measures=measures,
-        rows=rows,
-    )
-    svg = figures.grouped_bars(
-        "fig-variants",
-        "Change from zero-shot",
-        labels(measures),
-        series,
-        ylabel="score change",
-        zero_line=True,
-    )
-    return Section(
-        "variants",
-        "Prompt variants",
-        "Each variant is its own run; the change is per measure.",
-        [table],
-        [svg],
-    )
-
-
-def _delta(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a - b
-
-
 def _order_scores(samples: Sequence[SampleRecord]) -> dict[str, dict[int, float]]:
     hits: dict[str, dict[int, list[bool]]] = {}
     for s in samples:
@@ -154,8 +87,48 @@ def _order_scores(samples: Sequence[SampleRecord]) -> dict[str, dict[int, float]
     return {m: {o: sum(v) / len(v) for o, v in by.items()} for m, by in hits.items()}
 
 
+def _x100(x: float | None) -> str:
+    return DASH if x is None else f"{100 * x:.2f}"
+
+
+def _order_rows(
+    run: RunData, measures: Sequence[str]
+) -> tuple[list[list[Cell]], list[float | None], list[float | None]]:
+    """One row per measure of an orders run, and its means and standard deviations (x100) for the figure."""
+    by = _order_scores(run.samples)
+    rows: list[list[Cell]] = []
+    means: list[float | None] = []
+    sds: list[float | None] = []
+    for m in measures:
+        entry = run.metrics.measures.get(m)
+        scores = list(by.get(m, {}).values())
+        var = pvariance(scores) if len(scores) > 1 else None
+        means.append(None if entry is None or entry.score is None else 100 * entry.score)
+        sds.append(None if var is None else 100 * var**0.5)
+        if entry is None:
+            continue
+        ci = (
+            DASH
+            if entry.ci_low is None or entry.ci_high is None
+            else f"[{_x100(entry.ci_low)}, {_x100(entry.ci_high)}]"
+        )
+        rows.append(
+            [
+                Cell(run.label),
+                Cell(label(m)),
+                Cell(str(len(scores))),
+                Cell(str(entry.questions)),
+                Cell(_x100(entry.score)),
+                Cell(ci),
+                Cell(DASH if var is None else f"{100 * var:.3f}"),
+                Cell(DASH if not scores else f"{100 * min(scores):.2f}–{100 * max(scores):.2f}"),
+            ]
+        )
+    return rows, means, sds
+
+
 def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
-    multi = [r for r in runs if len({s.order for s in r.samples}) > 1]
+    multi = [r for r in runs if role_of(r) is Role.ORDERS]
     if not multi:
         return None
     rows: list[list[Cell]] = []
@@ -163,41 +136,36 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
     errors: dict[str, list[float | None]] = {}
     measures = ordered_measures(multi)
     for run in multi:
-        by = _order_scores(run.samples)
-        means, sds = [], []
-        for m in measures:
-            scores = list(by.get(m, {}).values())
-            avg = mean(scores) if scores else None
-            var = pvariance(scores) if len(scores) > 1 else None
-            means.append(avg)
-            sds.append(None if var is None else var**0.5)
-            rows.append(
-                [
-                    Cell(run.label),
-                    Cell(label(m)),
-                    Cell(str(len(scores))),
-                    Cell(fmt_score(avg)),
-                    Cell(DASH if var is None else f"{var:.5f}"),
-                    Cell(DASH if not scores else f"{min(scores):.3f}–{max(scores):.3f}"),
-                ]
-            )
-        series[run.label], errors[run.label] = means, sds
+        run_rows, series[run.label], errors[run.label] = _order_rows(run, measures)
+        rows += run_rows
     table = Table(
         "orders",
         "Position bias over option orders",
-        "Each question asked under N seeded permutations of its options (paper Tables 6 and 11): the "
-        "mean score over orders and its variance across orders.",
-        ["model", "measure", "orders", "mean", "variance", "range"],
+        "Each question asked under N seeded permutations of its options (paper Tables 6 and 11; order 0 is "
+        "the suite's own). As in the paper, scores are ×100: the mean over orders (every question in every "
+        "order), and the variance of the N per-order scores, computed on the 0–1 scale and multiplied by "
+        "100 (population variance; the paper's values are below 0.1 except for Llama). The 95% interval "
+        "treats a question as the unit (its mean over orders), not the N copies of it.",
+        [
+            "model",
+            "measure",
+            "orders",
+            "questions",
+            "mean ×100",
+            "95% CI ×100",
+            "variance ×100",
+            "range ×100",
+        ],
         rows,
         left=2,
     )
     svg = figures.grouped_bars(
         "fig-orders",
-        "Mean over option orders (±1 sd)",
+        "Mean over option orders (×100, ±1 sd across orders)",
         labels(measures),
         series,
         errors=errors,
-        ylabel="score",
+        ylabel="score ×100",
     )
     return Section(
         "orders",
@@ -209,6 +177,7 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
 
 
 def answer_distribution_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    runs = main_runs(runs)  # the main table's runs: a variant's positions are its own analysis
     rows: list[list[Cell]] = []
     panels: dict[str, tuple[list[str], list[str], list[list[float]]]] = {}
     width = max((len(m.labels) for r in runs for m in r.metrics.measures.values()), default=0)
@@ -242,60 +211,3 @@ def answer_distribution_section(runs: Sequence[RunData], options: AnalysisOption
         [table],
         [svg],
     )
-
-
-def size_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
-    pairs = options.pairs
-    if not pairs:
-        return None
-    rows: list[list[Cell]] = []
-    series: dict[str, list[float | None]] = {}
-    measures = ordered_measures(runs)
-    for small, large in pairs:
-        for s_run in [r for r in runs if r.model == small]:
-            l_run = next(
-                (
-                    r
-                    for r in runs
-                    if r.model == large
-                    and (r.mode, r.variant, r.dataset) == (s_run.mode, s_run.variant, s_run.dataset)
-                ),
-                None,
-            )
-            if l_run is None:
-                continue
-            rel = [_relative(_score(l_run, m), _score(s_run, m)) for m in measures]
-            rows.append(
-                [
-                    Cell(f"{small} → {large}"),
-                    Cell(s_run.variant),
-                    Cell(s_run.dataset),
-                    *[Cell(DASH if x is None else f"{100 * x:+.1f}%") for x in rel],
-                ]
-            )
-            series[f"{small} → {large} ({s_run.variant})"] = rel
-    if not rows:
-        return Section(
-            "size", "Model size", "", note="No --pair found both models on one dataset, mode and variant."
-        )
-    table = measure_table(
-        "size",
-        "Relative improvement of the larger model",
-        "(large − small) / small per measure (paper Fig. 5, Table 25).",
-        lead=["pair", "variant", "dataset"],
-        measures=measures,
-        rows=rows,
-    )
-    svg = figures.grouped_bars(
-        "fig-size",
-        "Relative improvement from scale",
-        labels(measures),
-        series,
-        ylabel="relative improvement",
-        zero_line=True,
-    )
-    return Section("size", "Model size", "Pairs given with --pair SMALL=LARGE.", [table], [svg])
-
-
-def _relative(large: float | None, small: float | None) -> float | None:
-    return None if large is None or not small else (large - small) / small

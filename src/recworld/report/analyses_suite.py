@@ -10,19 +10,18 @@ from statistics import mean
 import numpy as np
 
 from recworld.lrworld.catalogue import get_measure
-from recworld.lrworld.embeddings import SavedSpace
 from recworld.lrworld.measure import NeuralSpec
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.coverage import main_runs
+from recworld.report.embedding_view import TSNE_POINTS, build_settings, embedding_panel
 from recworld.report.runs import RunData
 from recworld.report.suite_data import SuiteData, candidate_scores, neumf_space, suite_of
 from recworld.report.tables import DASH, Cell, Table, fmt_pct, fmt_score, label
+from recworld.seeding import child_seed
 
 __all__ = ["case_section", "dataset_section", "popularity_section", "tsne_section"]
 
-# t-SNE on more points than this per side is slow on a laptop and unreadable on a page.
-TSNE_POINTS = 600
-CLUSTERS = 10
 CASES_PER_MEASURE = 1
 
 
@@ -89,6 +88,7 @@ def _distinct(items: object, column: str) -> str:
 
 
 def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    runs = main_runs(runs)
     rows: list[list[Cell]] = []
     correct_share: dict[str, list[float | None]] = {}
     wrong_share: dict[str, list[float | None]] = {}
@@ -179,69 +179,63 @@ def tsne_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
             "it is written by builds with neural measures; rebuild the suite to draw this figure.",
         )
     suite, space = found
-    from sklearn.cluster import KMeans
-    from sklearn.manifold import TSNE
-
-    rng = np.random.default_rng(0)
-    users = rng.permutation(len(space.user))[:TSNE_POINTS]
-    items = rng.permutation(len(space.item))[:TSNE_POINTS]
-    points = np.vstack([space.user[users], space.item[items]]).astype(np.float64)
-    clusters = KMeans(n_clusters=min(CLUSTERS, len(points)), n_init=4, random_state=0).fit_predict(points)
-    xy = TSNE(
-        n_components=2, perplexity=min(30.0, len(points) / 4), random_state=0, init="pca"
-    ).fit_transform(points)
-    targets = _neural_targets(runs, space, users, items)
-    groups = [
-        (f"cluster {c}", xy[clusters == c, 0], xy[clusters == c, 1], "o") for c in sorted(set(clusters))
-    ]
-    svg = figures.scatter(
-        "fig-tsne",
-        f"NeuMF space ({suite.name}): users and items by k-means cluster",
-        groups,
-        [("targets", xy[targets, 0], xy[targets, 1])] if targets else [],
-    )
-    n_users = len(users)
-    rows = [
-        [
-            Cell(str(c)),
-            Cell(str(int(((clusters == c) & (np.arange(len(points)) < n_users)).sum()))),
-            Cell(str(int(((clusters == c) & (np.arange(len(points)) >= n_users)).sum()))),
+    build = build_settings(suite.path)
+    targets = _neural_targets(runs, suite)
+    svgs: list[str] = []
+    rows: list[list[Cell]] = []
+    for side, vectors, ids in (("items", space.item, space.item_ids), ("users", space.user, space.user_ids)):
+        panel = embedding_panel(
+            vectors, ids, targets[side], options.tsne_clusters, child_seed(build.seed, "tsne", side)
+        )
+        svgs.append(
+            figures.scatter(
+                f"fig-tsne-{side}",
+                f"NeuMF {side} ({suite.name}), {panel.k} clusters",
+                [(f"cluster {c}", xs, ys, "o") for c, xs, ys in panel.groups],
+                [("question targets", panel.target_xy[0], panel.target_xy[1])]
+                if panel.target_xy[0].size
+                else [],
+            )
+        )
+        rows += [
+            [Cell(side), Cell(str(c)), Cell(str(members)), Cell(str(shown)), Cell(str(hit))]
+            for c, members, shown, hit in panel.counts
         ]
-        for c in sorted(set(clusters))
-    ]
     table = Table(
         "tsne",
         "NeuMF clusters",
-        f"k-means ({CLUSTERS} clusters) over up to {TSNE_POINTS} users and "
-        f"{TSNE_POINTS} items of the saved space; stars mark question targets (paper Fig. 8).",
-        ["cluster", "users", "items"],
+        f"t-SNE of the suite's saved NeuMF space (the one the neural measures' answers were retrieved "
+        f"in), items and users apart as in the paper's Fig. 8, coloured by {options.tsne_clusters} k-means "
+        "clusters (the paper's figure uses 5 for readability; --tsne-clusters changes it) in the geometry "
+        "retrieval uses: cosine, so rows are scaled to unit length first. The build spread its question "
+        f"targets over {build.clusters} clusters. 'members': vectors of the whole side in the cluster; "
+        f"'shown': points drawn (at most {TSNE_POINTS} per side, every question target among them); "
+        "crosses mark question targets.",
+        ["side", "cluster", "members", "shown", "targets"],
         rows,
     )
     return Section(
-        "tsne", "Embedding t-SNE", "The space the neural measures' ground truth comes from.", [table], [svg]
+        "tsne", "Embedding t-SNE", "The space the neural measures' ground truth comes from.", [table], svgs
     )
 
 
-def _neural_targets(
-    runs: Sequence[RunData], space: SavedSpace, users: np.ndarray, items: np.ndarray
-) -> list[int]:
-    user_pos = {str(space.user_ids[u]): i for i, u in enumerate(users)}
-    item_pos = {str(space.item_ids[j]): len(users) + i for i, j in enumerate(items)}
-    found: set[int] = set()
+def _neural_targets(runs: Sequence[RunData], suite: SuiteData) -> dict[str, set[str]]:
+    """The ids the runs' neural questions were about: items (neu_item2users) and users (neu_user2items)."""
+    found: dict[str, set[str]] = {"items": set(), "users": set()}
     for run in runs:
-        suite = suite_of(run)
+        if suite_of(run) is not suite:
+            continue
         for s in run.samples:
-            if not isinstance(get_measure(s.measure).builder, NeuralSpec) or suite is None:
+            if not isinstance(get_measure(s.measure).builder, NeuralSpec):
                 continue
             q = suite.question(s.base_id)
             if q is not None:
-                pos = (user_pos if q.target.kind == "user" else item_pos).get(q.target.id)
-                if pos is not None:
-                    found.add(pos)
-    return sorted(found)
+                found["users" if q.target.kind == "user" else "items"].add(q.target.id)
+    return found
 
 
 def case_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
+    runs = main_runs(runs)
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
     seen: set[str] = set()

@@ -1,103 +1,160 @@
-"""Analyses of what answering cost: tokens (and dollars, given prices) and time per question."""
+"""Analyses of what answering cost: tokens (and dollars, given prices) and time, per measure.
+
+As in the paper (Tables 16-18), the figures are totals per measure (tokens fed
+to the model; inference time as H:MM:SS), with the mean per question beside
+them, and each row says how many questions it counts: totals of runs with
+different n are not comparable, their means are.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from statistics import mean
+from dataclasses import dataclass
 
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
 from recworld.report.runs import RunData
-from recworld.report.tables import DASH, Cell, labels, measure_table, ordered_measures
+from recworld.report.tables import DASH, Cell, Table, labels, measure_table, ordered_measures
 from recworld.scoring.prices import Price
 from recworld.scoring.records import SampleRecord
 
-__all__ = ["cost_section", "time_section"]
+__all__ = ["clock", "cost_section", "time_section"]
 
 
-def _per_measure(samples: Sequence[SampleRecord], value: str) -> dict[str, float]:
+@dataclass(frozen=True)
+class Usage:
+    """One measure of one run: totals over its scored samples, and how many there were."""
+
+    n: int
+    prompt: float
+    completion: float
+    seconds: float
+
+    @property
+    def per_question(self) -> tuple[float, float, float]:
+        return self.prompt / self.n, self.completion / self.n, self.seconds / self.n
+
+
+def _usage(samples: Sequence[SampleRecord]) -> dict[str, Usage]:
     acc: dict[str, list[float]] = {}
     for s in samples:
         if not s.scored:
             continue
-        if value == "latency":
-            acc.setdefault(s.measure, []).append(s.latency_s)
-        elif s.usage is not None:
-            acc.setdefault(s.measure, []).append(float(getattr(s.usage, value)))
-    return {m: mean(v) for m, v in acc.items() if v}
+        row = acc.setdefault(s.measure, [0.0, 0.0, 0.0, 0.0])
+        row[0] += 1
+        row[3] += s.latency_s
+        if s.usage is not None:
+            row[1] += s.usage.prompt_tokens
+            row[2] += s.usage.completion_tokens
+    return {m: Usage(int(r[0]), r[1], r[2], r[3]) for m, r in acc.items() if r[0]}
+
+
+def _has_tokens(samples: Sequence[SampleRecord]) -> bool:
+    return any(s.usage is not None and s.usage.prompt_tokens > 0 for s in samples)
+
+
+def clock(seconds: float) -> str:
+    """``H:MM:SS`` (``M:SS`` under an hour), as the paper's Table 18."""
+    total = round(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _questions(usage: Mapping[str, Usage]) -> str:
+    return str(sum(u.n for u in usage.values()))
 
 
 def cost_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     prices = options.prices
     measures = ordered_measures(runs)
     rows: list[list[Cell]] = []
-    series: dict[str, list[float | None]] = {}
+    completion_rows: list[list[Cell]] = []
     cost_rows: list[list[Cell]] = []
+    series: dict[str, list[float | None]] = {}
     for run in runs:
-        prompt, completion = (
-            _per_measure(run.samples, "prompt_tokens"),
-            _per_measure(run.samples, "completion_tokens"),
-        )
-        if not prompt:
+        if not _has_tokens(run.samples):
             continue
-        rows.append(
-            [
-                Cell(run.label),
-                Cell(run.dataset),
-                *[Cell(_tokens(prompt.get(m), completion.get(m))) for m in measures],
-            ]
-        )
-        series[run.label] = [prompt.get(m) for m in measures]
+        usage = _usage(run.samples)
+        lead = [Cell(run.label), Cell(run.dataset), Cell(_questions(usage))]
+        rows.append([*lead, *[_tokens(usage.get(m), prompt=True) for m in measures]])
+        completion_rows.append([*lead, *[_tokens(usage.get(m), prompt=False) for m in measures]])
+        series[run.label] = [None if m not in usage else usage[m].prompt for m in measures]
         price = prices.get(run.model)
         if price is not None:
-            cost_rows.append(
-                [Cell(run.label), Cell(run.dataset), *_costs(prompt, completion, price, measures)]
-            )
+            cost_rows.append([*lead, *_costs(usage, price, measures)])
     if not rows:
         return None
+    tables = _token_tables(rows, completion_rows, cost_rows, measures)
+    svg = figures.grouped_bars(
+        "fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens"
+    )
+    return Section("cost", "Tokens and cost", "Usage as the backend reported it.", tables, [svg])
+
+
+def _token_tables(
+    rows: list[list[Cell]],
+    completion_rows: list[list[Cell]],
+    cost_rows: list[list[Cell]],
+    measures: Sequence[str],
+) -> list[Table]:
+    columns = ["model", "dataset", "answered"]
     tables = [
         measure_table(
             "tokens",
-            "Tokens per question",
-            "Mean prompt + completion tokens per question, as the backend counted them (paper Table 16).",
-            lead=["model", "dataset"],
+            "Tokens fed to the model, per measure",
+            "Total prompt tokens per measure as the backend counted them (paper Tables 16 and 17 give these "
+            "totals, counted by GPT-3.5's tokenizer), with the mean per question in brackets. 'answered' "
+            "counts the answered samples the totals are over (questions x orders for an orders run).",
+            lead=columns,
             measures=measures,
             rows=rows,
-        )
+            left=2,
+        ),
+        measure_table(
+            "completion-tokens",
+            "Tokens the model generated, per measure",
+            "Total completion tokens per measure, with the mean per question in brackets.",
+            lead=columns,
+            measures=measures,
+            rows=completion_rows,
+            left=2,
+        ),
     ]
     if cost_rows:
         tables.append(
             measure_table(
                 "cost",
-                "Cost per 1,000 questions",
-                "From --prices (USD per 1M input and output tokens; paper Table 17).",
-                lead=["model", "dataset"],
+                "Cost per measure",
+                "Total cost of the measure's answered samples from --prices (USD per 1M input and output "
+                "tokens), with the cost per 1,000 questions in brackets. The paper gives no cost table; its "
+                "Tables 16-17 give the token totals.",
+                lead=columns,
                 measures=measures,
                 rows=cost_rows,
+                left=2,
             )
         )
-    svg = figures.grouped_bars(
-        "fig-tokens", "Prompt tokens per question", labels(measures), series, ylabel="tokens"
-    )
-    return Section("cost", "Tokens and cost", "Usage as the backend reported it.", tables, [svg])
+    return tables
 
 
-def _costs(
-    prompt: Mapping[str, float], completion: Mapping[str, float], price: Price, measures: Sequence[str]
-) -> list[Cell]:
-    """Dollars per 1,000 questions: mean tokens x price per 1M tokens / 1,000."""
+def _tokens(usage: Usage | None, *, prompt: bool) -> Cell:
+    if usage is None:
+        return Cell(DASH)
+    total = usage.prompt if prompt else usage.completion
+    return Cell(f"{total:,.0f} ({total / usage.n:,.1f})", title=f"{usage.n} questions")
+
+
+def _costs(usage: Mapping[str, Usage], price: Price, measures: Sequence[str]) -> list[Cell]:
     out: list[Cell] = []
     for m in measures:
-        if m not in prompt:
+        if m not in usage:
             out.append(Cell(DASH))
             continue
-        dollars = (prompt[m] * price.input_per_m + completion.get(m, 0.0) * price.output_per_m) / 1000
-        out.append(Cell(f"${dollars:.4f}"))
+        u = usage[m]
+        dollars = (u.prompt * price.input_per_m + u.completion * price.output_per_m) / 1e6
+        out.append(Cell(f"${dollars:.4f} (${1000 * dollars / u.n:.4f})", title=f"{u.n} questions"))
     return out
-
-
-def _tokens(prompt: float | None, completion: float | None) -> str:
-    return DASH if prompt is None else f"{prompt:.0f} + {completion or 0:.0f}"
 
 
 def time_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
@@ -105,28 +162,38 @@ def time_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
     for run in runs:
-        latency = _per_measure(run.samples, "latency")
+        usage = _usage(run.samples)
         hits = sum(s.cache_hit for s in run.samples)
         rows.append(
             [
                 Cell(run.label),
                 Cell(run.dataset),
+                Cell(_questions(usage)),
                 Cell(str(hits)),
-                *[Cell(DASH if m not in latency else f"{latency[m]:.3f}") for m in measures],
+                *[_time(usage.get(m)) for m in measures],
             ]
         )
-        series[run.label] = [latency.get(m) for m in measures]
+        series[run.label] = [None if m not in usage else usage[m].seconds for m in measures]
     table = measure_table(
         "time",
-        "Inference time per question (s)",
-        "Mean seconds the model took per question (paper Table 18); an answer served from the response "
-        "cache counts the time its original send took, not 0.",
-        lead=["model", "dataset", "cached"],
+        "Inference time per measure",
+        "Total time the model took per measure, H:MM:SS as the paper's Table 18, with the mean seconds per "
+        "question in brackets; an answer served from the response cache counts the time its original send "
+        "took, not 0. On a shared machine this also measures the neighbours.",
+        lead=["model", "dataset", "answered", "cached"],
         measures=measures,
         rows=rows,
-        left=2,  # "cached" is a count: right-aligned like the numbers
+        left=2,  # "questions" and "cached" are counts: right-aligned like the numbers
     )
-    svg = figures.grouped_bars("fig-time", "Seconds per question", labels(measures), series, ylabel="seconds")
+    svg = figures.grouped_bars(
+        "fig-time", "Seconds per measure (total)", labels(measures), series, ylabel="seconds"
+    )
     return Section(
         "time", "Inference time", "Time in the model; waits and retries' backoff excluded.", [table], [svg]
     )
+
+
+def _time(usage: Usage | None) -> Cell:
+    if usage is None:
+        return Cell(DASH)
+    return Cell(f"{clock(usage.seconds)} ({usage.seconds / usage.n:.3f} s)", title=f"{usage.n} questions")

@@ -14,7 +14,7 @@ from recworld.report.runs import RunData
 from recworld.report.tables import Table
 from recworld.scoring.prices import Price
 
-__all__ = ["AnalysisOptions", "Section", "SectionBuilder", "parse_pairs"]
+__all__ = ["TSNE_CLUSTERS", "AnalysisOptions", "Section", "SectionBuilder", "parse_pairs"]
 
 
 @dataclass
@@ -29,10 +29,16 @@ class Section:
     note: str | None = None
 
 
+# The paper's Fig. 8 draws the NeuMF space with 5 clusters ("to get a better visualization effect");
+# the build spreads question targets over its own kmeans_clusters (10 by default).
+TSNE_CLUSTERS = 5
+
+
 @dataclass(frozen=True)
 class AnalysisOptions:
     pairs: tuple[tuple[str, str], ...] = ()
     prices: Mapping[str, Price] = field(default_factory=dict)
+    tsne_clusters: int = TSNE_CLUSTERS
 
 
 # An analysis: the runs and the options in, its section out (None: no run it reads exists).

@@ -10,13 +10,17 @@ the report folder.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from recworld.console.options import Given, with_options
 from recworld.evaluation.config import EvalConfig
+
+if TYPE_CHECKING:
+    from recworld.evaluation.analyze import PlanCost
 
 
 @with_options(EvalConfig, exclude=["out_dir", "variant", "orders"])
@@ -37,16 +41,32 @@ def analyze_command(
 ) -> None:
     """Run every analysis of the paper that applies (each variant its own resumable run), then the report."""
     from recworld.errors import RunError
-    from recworld.evaluation.analyze import plan_runs, run_plans
+    from recworld.evaluation.analyze import estimate_plans, plan_runs, run_plans
     from recworld.evaluation.resolve import resolve_configs
     from recworld.report.writer import write_report
 
     (base,) = resolve_configs(suite_dir, [model], given=given)
     chosen = [v.strip() for v in variants.split(",") if v.strip()] if variants else []
     plans = plan_runs(base, all_variants=all_variants, variants=chosen)
+    _print_costs(estimate_plans(plans))
     failures = run_plans(plans, say=typer.echo)
     written = write_report([suite_dir], out or suite_dir / "report")
     for path in written.values():
         typer.echo(str(path))
     if failures:
         raise RunError(f"{len(failures)} of {len(plans)} runs failed; rerun to resume: {failures[0]}")
+
+
+def _print_costs(costs: Sequence[PlanCost]) -> None:
+    """The plan and its cost, before anything is sent (the dry run's estimate: 4 characters per token)."""
+    for cost in costs:
+        again = " (resumes: only unanswered questions are sent)" if cost.resumes else ""
+        typer.echo(
+            f"plan: {cost.variant}, {cost.orders} order{'s' if cost.orders != 1 else ''}, "
+            f"{len(cost.measures)} measure{'s' if len(cost.measures) != 1 else ''} "
+            f"({', '.join(cost.measures)}): {cost.requests:,} requests, "
+            f"~{cost.prompt_tokens:,} prompt tokens{again}"
+        )
+    requests = sum(c.requests for c in costs)
+    tokens = sum(c.prompt_tokens for c in costs)
+    typer.echo(f"plan: {len(costs)} runs, at most {requests:,} requests, ~{tokens:,} prompt tokens in all")

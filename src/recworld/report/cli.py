@@ -30,6 +30,10 @@ def report(
         Path | None,
         typer.Option("--prices", help="JSON lines or CSV of model, input and output USD per 1M tokens."),
     ] = None,
+    tsne_clusters: Annotated[
+        int,
+        typer.Option("--tsne-clusters", min=1, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."),
+    ] = 5,
 ) -> None:
     """Write report.md, report.html, metrics.csv and table.csv for one or more runs."""
     from recworld.report.runs import default_out_dir
@@ -37,7 +41,9 @@ def report(
     from recworld.report.writer import write_report
 
     options = AnalysisOptions(
-        pairs=parse_pairs(pair or []), prices=read_prices(prices) if prices is not None else {}
+        pairs=parse_pairs(pair or []),
+        prices=read_prices(prices) if prices is not None else {},
+        tsne_clusters=tsne_clusters,
     )
     target = out if out is not None else default_out_dir(paths)
     written = write_report(paths, target, seed=seed, options=options)

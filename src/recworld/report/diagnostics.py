@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 
 from recworld.lrworld.catalogue import MEASURES
-from recworld.report.coverage import partial_runs
+from recworld.report.coverage import role_of
 from recworld.report.runs import RunData
 from recworld.report.tables import (
     DASH,
@@ -23,6 +23,7 @@ from recworld.report.tables import (
     ordered_measures,
 )
 from recworld.scoring.records import PairedDifference, PairedMeasure, PairedRecord
+from recworld.scoring.thresholds import DEGENERATE_TV, MIN_PAIRED_N, SIGNIFICANCE
 
 __all__ = ["details_table", "errors_table", "missed_table", "paired_table", "position_tables"]
 
@@ -85,6 +86,19 @@ def errors_table(dataset: str, runs: Sequence[RunData]) -> Table | None:
     )
 
 
+def _answer_key(runs: Sequence[RunData], fmt: str, n_options: int) -> list[int]:
+    """Where the correct answers sit, over the distinct questions the runs asked (each counted once)."""
+    seen: dict[tuple[str, str], int] = {}
+    for run in runs:
+        for s in run.samples:
+            if s.format.value == fmt and s.scored:
+                seen.setdefault((s.measure, s.question_id), s.answer_index)
+    gold = [0] * n_options
+    for index in seen.values():
+        gold[index] += 1
+    return gold
+
+
 def position_tables(runs: Sequence[RunData]) -> list[Table]:
     """Where models point versus where answers are, per question format."""
     tables = []
@@ -102,11 +116,14 @@ def position_tables(runs: Sequence[RunData]) -> list[Table]:
                 Cell(fmt_pct(c / total, 0), bold=lab == pos.top_label)
                 for lab, c in zip(labels, pos.parsed, strict=True)
             ]
-            cells += [Cell(str(pos.n_parsed)), Cell(fmt_score(pos.tv_distance))]
+            flag = "† degenerate" if pos.degenerate else ""
+            cells += [
+                Cell(str(pos.n_parsed)),
+                Cell(fmt_score(pos.tv_distance)),
+                Cell(flag, css="errored" if flag else ""),
+            ]
             rows.append(cells)
-        gold = [0] * len(labels)
-        for run in present:
-            gold = [a + b for a, b in zip(gold, run.metrics.positions[fmt].gold, strict=True)]
+        gold = _answer_key(present, fmt, len(labels))
         total_gold = max(sum(gold), 1)
         rows.insert(
             0,
@@ -115,6 +132,7 @@ def position_tables(runs: Sequence[RunData]) -> list[Table]:
                 *[Cell(fmt_pct(g / total_gold, 0)) for g in gold],
                 Cell(str(sum(gold))),
                 Cell(DASH),
+                Cell(""),
             ],
         )
         kind = "4-option MCQ" if fmt == "mcq" else "10-candidate HitRatio@1"
@@ -124,12 +142,14 @@ def position_tables(runs: Sequence[RunData]) -> list[Table]:
                 title=f"Position bias: {kind} questions",
                 caption=(
                     "Share of parsed answers falling on each option position (most frequent in bold); the "
-                    "'answer key' row shows where the correct answers are. TV = total variation distance "
-                    "between the two distributions: 0 means no position preference, 1 means the model "
-                    "always picks positions that never hold the answer. n = parsed answers (answer key: "
-                    "questions, pooled over the runs)."
+                    "'answer key' row shows where the correct answers are, over the distinct questions "
+                    "asked. "
+                    "TV = total variation distance between a run's parsed positions and the key of the "
+                    "questions it asked: 0 means no position preference. n = parsed answers (answer key: "
+                    f"questions). 'degenerate': TV above {DEGENERATE_TV} and the top position chosen "
+                    "significantly more often than the key puts answers there (docs/report.md)."
                 ),
-                columns=["Model", *labels, "n", "TV"],
+                columns=["Model", *labels, "n", "TV", "flag"],
                 rows=rows,
                 row_css=["chance"] + [""] * len(present),
             )
@@ -137,30 +157,57 @@ def position_tables(runs: Sequence[RunData]) -> list[Table]:
     return tables
 
 
-def _paired_cell(entry: PairedMeasure | PairedDifference | None) -> Cell:
+def _paired_cell(entry: PairedMeasure | PairedDifference | None, test: str) -> Cell:
     if entry is None:
         return Cell(DASH)
     low, high = entry.ci_low, entry.ci_high
-    text = f"{fmt_signed(entry.diff)}{' *' if entry.significant else ''}"
+    n = entry.n if isinstance(entry, PairedMeasure) else entry.n_min
     bounds = f"[{DASH if low is None else fmt_signed(low)}, {DASH if high is None else fmt_signed(high)}]"
-    return Cell(text, bold=entry.significant, title=f"95% CI {bounds}")
+    p = "" if entry.p_value is None else f"; {test} p = {entry.p_value:.3g}"
+    wins = (
+        f"; only this model right: {entry.wins_a}, only the reference: {entry.wins_b}"
+        if isinstance(entry, PairedMeasure)
+        else ""
+    )
+    size = (
+        f"n = {n} shared questions"
+        if isinstance(entry, PairedMeasure)
+        else f"fewest shared questions of a measure: {n}"
+    )
+    title = f"95% CI {bounds}{p}; {size}{wins}"
+    if not entry.tested:
+        return Cell(
+            f"{fmt_signed(entry.diff)} (n={n})", title=title + f"; not tested below n = {MIN_PAIRED_N}"
+        )
+    return Cell(
+        f"{fmt_signed(entry.diff)}{' *' if entry.significant else ''}", bold=entry.significant, title=title
+    )
 
 
 def paired_table(dataset: str, reference: RunData, others: Sequence[tuple[RunData, PairedRecord]]) -> Table:
     measures = sorted({m for _, cmp in others for m in cmp.measures}, key=lambda m: _MEASURE_ORDER.get(m, 99))
     rows = [
-        [Cell(run.label), *[_paired_cell(cmp.measures.get(m)) for m in measures], _paired_cell(cmp.overall)]
+        [
+            Cell(run.label),
+            Cell(str(cmp.n_common)),
+            *[_paired_cell(cmp.measures.get(m), "exact McNemar") for m in measures],
+            _paired_cell(cmp.overall, "stratified sign-flip"),
+        ]
         for run, cmp in others
     ]
     return measure_table(
         f"paired-{dataset}",
         f"Paired differences against {reference.label} ({dataset})",
-        f"Score of each model minus {reference.label} (the best model on average) on the questions both "
-        "answered; * and bold mark a 95% paired bootstrap interval that excludes 0.",
-        lead=["Model"],
+        f"Score of each model minus {reference.label} (the best model of the full runs on average, never the "
+        "oracle) on the questions both answered ('shared'). * and bold: the paired test rejects no "
+        f"difference at {SIGNIFICANCE:g} (exact McNemar test per measure; a stratified sign-flip test for "
+        f"all measures). A difference on fewer than {MIN_PAIRED_N} shared questions (per measure, and on "
+        "every measure for the average) shows its n and is not tested. Hover for the 95% interval and p.",
+        lead=["Model", "shared"],
         measures=measures,
         rows=rows,
         tail=["all measures"],
+        left=1,
     )
 
 
@@ -173,11 +220,8 @@ def iso_time(value: int | str | None) -> str:
     return str(value)
 
 
-def details_table(runs: Sequence[RunData]) -> Table:
-    """One row per run: its folder and what it covered. The label already says model, mode and variant."""
-    partial: set[int] = set()
-    for dataset in {r.dataset for r in runs}:
-        partial |= {id(r) for r in partial_runs([r for r in runs if r.dataset == dataset])}
+def details_table(runs: Sequence[RunData], coverage: dict[int, str]) -> Table:
+    """One row per run: its folder, its role in the report and what it covered."""
     rows = []
     for run in runs:
         limit = None if run.info is None else run.info.limit
@@ -187,9 +231,10 @@ def details_table(runs: Sequence[RunData]) -> Table:
                 Cell(run.label),
                 Cell(run.name, title=str(run.path)),
                 Cell(run.dataset),
+                Cell(role_of(run).value),
                 Cell(str(run.metrics.n)),
                 Cell(DASH if limit is None else str(limit)),
-                Cell("partial" if id(run) in partial else "full"),
+                Cell(coverage.get(id(run), DASH)),
                 Cell(run.fingerprint[:12] or DASH, title=run.fingerprint),
                 Cell(iso_time(finished)),
             ]
@@ -198,11 +243,13 @@ def details_table(runs: Sequence[RunData]) -> Table:
         key="details",
         title="Runs",
         caption=(
-            "n = questions answered; limit = questions per measure in the last invocation; coverage "
-            "'partial' = the run lacks questions another run of its dataset answered (averages then use "
-            "the shared questions only); runs compared in one table must share a suite fingerprint."
+            "role: main (a row of the main tables), ceiling (the oracle), variant or orders (their own "
+            "sections); n = samples answered; limit = questions per measure in the last invocation; "
+            "coverage 'partial' = the run asked fewer or other questions than the primary runs of its "
+            "dataset (its averages are in their own tables); runs compared in one table must share a suite "
+            "fingerprint."
         ),
-        columns=["Model", "folder", "dataset", "n", "limit", "coverage", "suite", "finished (UTC)"],
+        columns=["Model", "folder", "dataset", "role", "n", "limit", "coverage", "suite", "finished (UTC)"],
         rows=rows,
-        left=3,
+        left=4,
     )

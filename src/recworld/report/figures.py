@@ -101,7 +101,10 @@ def scatter(
         for i, (label, xs, ys, marker) in enumerate(groups):
             ax.scatter(xs, ys, s=9, marker=marker, color=colour(i), alpha=0.7, label=label, linewidths=0)
         for label, xs, ys in highlight:
-            ax.scatter(xs, ys, s=60, marker="*", color="#000000", label=label, zorder=3)
+            # Small crosses: with hundreds of targets, big markers would hide the clusters beneath.
+            ax.scatter(
+                xs, ys, s=16, marker="x", color="#000000", alpha=0.8, linewidths=0.8, label=label, zorder=3
+            )
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(title)

@@ -15,16 +15,28 @@ from dataclasses import dataclass
 from recworld.errors import DataError
 from recworld.report import charts, coverage
 from recworld.report import diagnostics as diag
+from recworld.report import score_tables as st
 from recworld.report import tables as tbl
 from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.coverage import CoverageGroup, Role, role_of
 from recworld.report.runs import RunData
 from recworld.report.sections import build_sections
 from recworld.report.viewer import viewer_data
 from recworld.scoring import PairedRecord, paired_comparison
 
-__all__ = ["DatasetSection", "PositionPanel", "ReportModel", "build_report", "by_dataset"]
+__all__ = ["AggregatePanel", "DatasetSection", "PositionPanel", "ReportModel", "build_report", "by_dataset"]
 
 TITLE = "RecWorld report: LRWorld results"
+
+
+@dataclass(frozen=True)
+class AggregatePanel:
+    """The scale and factor averages of one coverage group: runs that asked the same questions."""
+
+    group: CoverageGroup
+    scales: tbl.Table
+    factors: tbl.Table
+    radar_svg: str | None  # the primary group only (None: fewer than three factors, or a partial group)
 
 
 @dataclass
@@ -33,17 +45,28 @@ class DatasetSection:
 
     name: str
     slug: str
-    runs: list[RunData]
+    rows: list[st.ScoreRow]  # the main table's rows: zero-shot runs in one order, the oracle as a ceiling
+    groups: list[CoverageGroup]  # the rows' runs by the questions they asked; the primary group first
     main: tbl.Table
-    scales: tbl.Table
-    factors: tbl.Table
+    aggregates: list[AggregatePanel]
     missed: tbl.Table
     errors: tbl.Table | None
     paired: tbl.Table | None
     bar_svg: str
-    radar_svg: str | None
-    notes: list[str]  # partial runs, small samples, skipped measures: read before the numbers
+    notes: list[str]  # partial runs, small samples, degenerate answering, skipped measures
     viewer: str = ""  # JSON of the samples behind each main-table cell (report.html)
+
+    @property
+    def runs(self) -> list[RunData]:
+        return [row.run for row in self.rows]
+
+    def coverage_of(self, run: RunData) -> str:
+        """``full`` (in the primary group) or ``partial``."""
+        return "partial" if coverage.is_partial(run, self.groups) else "full"
+
+    @property
+    def radar_svg(self) -> str | None:
+        return self.aggregates[0].radar_svg if self.aggregates else None
 
 
 @dataclass(frozen=True)
@@ -78,12 +101,22 @@ def by_dataset(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
     return out
 
 
-def _paired(dataset: str, runs: Sequence[RunData], seed: int) -> tbl.Table | None:
-    if len(runs) < 2:
+def _overall(run: RunData) -> float:
+    overall = run.metrics.overall
+    return -1.0 if overall is None or overall.score is None else overall.score
+
+
+def _paired(
+    dataset: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup], seed: int
+) -> tbl.Table | None:
+    """Every competitor against the best run of the primary group, each pair on the questions it shares."""
+    competitors = [row.run for row in rows if not row.ceiling]
+    primary = [r for r in competitors if groups and groups[0].has(r)]
+    if len(competitors) < 2 or not primary:
         return None
-    reference = max(runs, key=lambda r: (r.metrics.overall.score if r.metrics.overall else None) or -1.0)
+    reference = max(primary, key=_overall)
     others: list[tuple[RunData, PairedRecord]] = []
-    for run in runs:
+    for run in competitors:
         if run is reference:
             continue
         try:
@@ -93,29 +126,89 @@ def _paired(dataset: str, runs: Sequence[RunData], seed: int) -> tbl.Table | Non
     return diag.paired_table(dataset, reference, others) if others else None
 
 
+def _rows(groups: Sequence[CoverageGroup]) -> list[st.ScoreRow]:
+    """Ceiling rows first (beside RANDOM), then the primary group's runs, then each partial group's."""
+    rows = [
+        st.ScoreRow(
+            run,
+            run.label if group.primary else f"{run.label} (partial: {group.describe()})",
+            role_of(run) is Role.CEILING,
+        )
+        for group in groups
+        for run in group.runs
+    ]
+    return [r for r in rows if r.ceiling] + [r for r in rows if not r.ceiling]
+
+
+def _bars(rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup]) -> list[RunData]:
+    """The bar chart's runs: the primary group's competitors (a partial run's n=2 bars would shout)."""
+    return [r.run for r in rows if not r.ceiling and groups and groups[0].has(r.run)]
+
+
+def _aggregates(
+    name: str, slug: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup]
+) -> list[AggregatePanel]:
+    panels = []
+    for i, group in enumerate(groups):
+        members = [row for row in rows if group.has(row.run)]
+        key = slug if group.primary else f"{slug}-partial-{i}"
+        title = name if group.primary else f"{name}, partial: {group.describe()}"
+        radar = None
+        if group.primary:
+            radar = charts.radar_chart(f"radar-{slug}", name, [r.run for r in members if not r.ceiling])
+        panels.append(
+            AggregatePanel(
+                group,
+                st.scale_table(key, title, group.describe(), members),
+                st.factor_table(key, title, group.describe(), members),
+                radar,
+            )
+        )
+    return panels
+
+
 def dataset_section(name: str, runs: list[RunData], seed: int) -> DatasetSection:
-    """One dataset's tables and charts; averages and paired differences over the shared questions."""
-    main = tbl.main_table(name, runs)
-    measures = tbl.ordered_measures(runs)
+    """One dataset's main-table runs: per-measure scores, averages per coverage group, paired differences."""
     slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-") or "dataset"
-    # Averages and paired differences only over what every run answered (the per-measure table: all).
-    shared, partial_note = coverage.comparable(runs)
-    notes = [partial_note, coverage.small_sample_note(runs), coverage.skipped_measures_note(runs)]
+    groups = coverage.coverage_groups(runs)
+    rows = _rows(groups)
+    main = st.main_table(name, rows)
+    measures = tbl.ordered_measures(runs)
+    notes = [
+        coverage.partial_note(groups),
+        coverage.small_sample_note(runs),
+        coverage.degenerate_note([r.run for r in rows if not r.ceiling]),
+        coverage.skipped_measures_note(runs),
+    ]
+    ordered = [row.run for row in rows]
     return DatasetSection(
         name=name,
         slug=slug,
-        runs=runs,
+        rows=rows,
+        groups=groups,
         main=main,
-        scales=tbl.scale_table(name, shared),
-        factors=tbl.factor_table(name, shared),
-        missed=diag.missed_table(name, runs),
-        errors=diag.errors_table(name, runs),
-        paired=_paired(name, shared, seed),
-        bar_svg=charts.bar_chart(f"bar-{slug}", name, runs, measures),
-        radar_svg=charts.radar_chart(f"radar-{slug}", name, shared),
+        aggregates=_aggregates(name, slug, rows, groups),
+        missed=diag.missed_table(name, ordered),
+        errors=diag.errors_table(name, ordered),
+        paired=_paired(name, rows, groups, seed),
+        bar_svg=charts.bar_chart(f"bar-{slug}", name, _bars(rows, groups) or ordered, measures),
         notes=[n for n in notes if n],
-        viewer=viewer_data(main.key, runs, measures),
+        viewer=viewer_data(main.key, ordered, measures),
     )
+
+
+def _elsewhere_note(runs: Sequence[RunData], main: Sequence[RunData]) -> str | None:
+    rest = [r for r in runs if not any(r is m for m in main)]
+    if not rest:
+        return None
+    kinds = [
+        (sum(role_of(r) is Role.VARIANT for r in rest), "prompt-variant", "Prompt variants"),
+        (sum(role_of(r) is Role.ORDERS for r in rest), "option-order", "Option orders"),
+    ]
+    present = [(n, kind, section) for n, kind, section in kinds if n]
+    what = " and ".join(f"{n} {kind} run{'s' if n != 1 else ''}" for n, kind, _ in present)
+    where = ", ".join(section for _, _, section in present)
+    return f"{what} are not rows of the tables below: they have their own sections ({where})."
 
 
 def _subtitle(runs: Sequence[RunData]) -> str:
@@ -132,10 +225,16 @@ def build_report(
     runs: list[RunData], skipped: Sequence[str], options: AnalysisOptions, *, paired_seed: int = 0
 ) -> ReportModel:
     """Compute every table, chart and analysis of the report over labelled, scored runs."""
-    sections = [dataset_section(name, ds_runs, paired_seed) for name, ds_runs in by_dataset(runs).items()]
+    main = coverage.main_runs(runs)
+    sections = [dataset_section(name, ds_runs, paired_seed) for name, ds_runs in by_dataset(main).items()]
+    elsewhere = _elsewhere_note(runs, main)
+    for section in sections[:1]:
+        if elsewhere:
+            section.notes.insert(0, elsewhere)
+    competing = [r for r in main if role_of(r) is not Role.CEILING] or main
     positions = [
-        PositionPanel(t, charts.position_chart(f"pos-{t.key}", t.key.removeprefix("positions-"), runs))
-        for t in diag.position_tables(runs)
+        PositionPanel(t, charts.position_chart(f"pos-{t.key}", t.key.removeprefix("positions-"), competing))
+        for t in diag.position_tables(competing)
     ]
     return ReportModel(
         title=TITLE,
@@ -144,6 +243,6 @@ def build_report(
         datasets=sections,
         positions=positions,
         analyses=build_sections(runs, options),
-        details=diag.details_table(runs),
+        details=diag.details_table(runs, {id(r): d.coverage_of(r) for d in sections for r in d.runs}),
         skipped=list(skipped),
     )

@@ -11,9 +11,10 @@ from typing import Any
 from recworld import __version__
 from recworld.csvsafe import csv_text
 from recworld.report import tables as tbl
+from recworld.report.coverage import orders_of, role_of
 from recworld.report.model import ReportModel
-from recworld.report.runs import RunData
 from recworld.scoring import METRICS_SCHEMA
+from recworld.scoring.thresholds import DEGENERATE_TV, MIN_INTERVAL_N, MIN_PAIRED_N
 
 __all__ = ["LONG_COLUMNS", "METHOD", "long_csv", "to_html", "to_markdown", "wide_csv"]
 
@@ -33,16 +34,30 @@ LONG_COLUMNS = (
     "ci_high",
     "missed_rate",
     "chance",
+    "questions",
+    "orders",
+    "role",
+    "coverage",
+    "degenerate",
 )
 
 METHOD = (
     "Each question has one correct option. Multiple-choice (MCQ) questions show 4 options and are scored by "
     "accuracy; HitRatio@1 questions show 1 positive among 10 candidates and score 1 when the model's single "
     "pick is the positive. The model's reply is parsed into an option; a reply from which no option can be "
-    "read is a miss and counts as wrong. Intervals are 95% percentile bootstrap intervals over questions "
-    "(1000 resamples, seeded); factor, scale and overall scores are macro averages over measures with "
-    "intervals resampled within each measure. Paired differences resample the same questions for both "
-    "models. Chance is 1/4 for MCQ and 1/10 for HitRatio@1."
+    "read (an echoed option list included) is a miss and counts as wrong. A measure's interval is the exact "
+    "Clopper-Pearson 95% interval over its questions (a run asked in several option orders resamples "
+    "questions, not question x order copies); factor, scale and overall scores are macro averages over "
+    "measures, with a stratified smoothed Bayesian bootstrap interval (questions resampled within each "
+    "measure, half a pseudo-observation at 0 and 1, so it never has zero width). Averages compare only runs "
+    "that asked the same questions; a partial run has its own tables. A cell under "
+    f"{MIN_INTERVAL_N} questions shows its n instead of an interval. Paired differences use the questions "
+    "both runs answered: an exact McNemar test per measure and a stratified sign-flip test over measures, "
+    f"read only on at least {MIN_PAIRED_N} shared questions. A run is flagged for degenerate answering when "
+    f"its parsed positions are more than {DEGENERATE_TV} in total variation from the answer key's and its "
+    "top position is chosen significantly more often than the key puts answers there. Chance is 1/4 for "
+    "MCQ and 1/10 for HitRatio@1. The oracle answers from the ground truth: a ceiling row, never bold, "
+    "never the reference of a comparison."
 )
 
 
@@ -53,7 +68,10 @@ def to_markdown(model: ReportModel) -> str:
     for ds in model.datasets:
         parts += [f"## LRWorld ({ds.name})", ""]
         parts += [f"> {note}\n" for note in ds.notes]
-        parts += [tbl.render_markdown(t) for t in (ds.main, ds.scales, ds.factors, ds.missed)]
+        parts += [tbl.render_markdown(ds.main)]
+        for panel in ds.aggregates:
+            parts += [tbl.render_markdown(panel.scales), tbl.render_markdown(panel.factors)]
+        parts += [tbl.render_markdown(ds.missed)]
         parts += [tbl.render_markdown(t) for t in (ds.errors, ds.paired) if t is not None]
     parts += ["## Position bias", ""]
     parts += [tbl.render_markdown(panel.table) for panel in model.positions]
@@ -96,10 +114,12 @@ def _num(x: float | None) -> str:
     return "" if x is None else repr(float(x))
 
 
-def long_csv(runs: Sequence[RunData]) -> str:
-    """One row per run x measure (``LONG_COLUMNS``)."""
+def long_csv(model: ReportModel) -> str:
+    """One row per run x measure (``LONG_COLUMNS``): every run, main rows and the others."""
+    coverage = {id(r): d.coverage_of(r) for d in model.datasets for r in d.runs}
     rows: list[list[Any]] = [list(LONG_COLUMNS)]
-    for run in runs:
+    for run in model.runs:
+        role = role_of(run).value
         for measure, m in run.metrics.measures.items():
             rows.append(
                 [
@@ -118,27 +138,62 @@ def long_csv(runs: Sequence[RunData]) -> str:
                     _num(m.ci_high),
                     _num(m.missed_rate),
                     _num(m.chance),
+                    m.questions,
+                    orders_of(run),
+                    role,
+                    coverage.get(id(run), ""),
+                    "yes" if m.position_bias.degenerate else "",
                 ]
             )
     return _csv(rows)
 
 
-def wide_csv(by_dataset: dict[str, list[RunData]]) -> str:
-    """One row per model (and a RANDOM row per dataset), one score column per measure."""
-    measures = tbl.ordered_measures([r for runs in by_dataset.values() for r in runs])
-    rows: list[list[Any]] = [["model", "mode", "variant", "dataset", *measures, "overall"]]
-    for dataset, runs in by_dataset.items():
+def wide_csv(model: ReportModel) -> str:
+    """One row per main-table row (and a RANDOM row per dataset), one score column per measure.
+
+    The rows, their coverage and their ``overall`` are the report's own: ``overall``
+    is the all-measures average of the run's coverage group table.
+    """
+    measures = tbl.ordered_measures([r for d in model.datasets for r in d.runs])
+    rows: list[list[Any]] = [
+        ["model", "mode", "variant", "dataset", "role", "coverage", "questions", *measures, "overall"]
+    ]
+    for ds in model.datasets:
         chance: dict[str, float] = {}
-        for run in runs:
+        for run in ds.runs:
             for k, v in run.metrics.measures.items():
                 chance.setdefault(k, v.chance)
         overall_chance = sum(chance.values()) / len(chance) if chance else None
         rows.append(
-            ["RANDOM", "", "", dataset, *[_num(chance.get(m)) for m in measures], _num(overall_chance)]
+            [
+                "RANDOM",
+                "",
+                "",
+                ds.name,
+                "chance",
+                "",
+                "",
+                *[_num(chance.get(m)) for m in measures],
+                _num(overall_chance),
+            ]
         )
-        for run in runs:
+        for row in ds.rows:
+            run = row.run
             entries = run.metrics.measures
             scores = [_num(entries[m].score) if m in entries else "" for m in measures]
             overall = run.metrics.overall.score if run.metrics.overall else None
-            rows.append([run.model, run.mode, run.variant, dataset, *scores, _num(overall)])
+            questions = sum(e.questions for e in entries.values())
+            rows.append(
+                [
+                    run.model,
+                    run.mode,
+                    run.variant,
+                    ds.name,
+                    role_of(run).value,
+                    ds.coverage_of(run),
+                    questions,
+                    *scores,
+                    _num(overall),
+                ]
+            )
     return _csv(rows)

@@ -146,12 +146,14 @@ def load_run(path: Path, *, seed: int | None = None) -> RunData:
 
 
 def label_runs(runs: Sequence[RunData]) -> None:
-    """Give each run a row label: the model spec, plus mode and variant when not the defaults.
+    """Give each run a row label: the model spec, plus mode, variant and orders when not the defaults.
 
     Two runs of one dataset with the same label get their directory name added.
     """
     for run in runs:
         extras = [x for x, default in ((run.mode, "generate"), (run.variant, "zero-shot")) if x != default]
+        orders = len({s.order for s in run.samples})
+        extras += [f"{orders} orders"] if orders > 1 else []
         run.label = run.model + (f" ({', '.join(extras)})" if extras else "")
     seen: dict[tuple[str, str], int] = {}
     for run in runs:

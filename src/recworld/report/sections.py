@@ -3,6 +3,7 @@
 Each analysis is a :data:`~recworld.report.analysis.SectionBuilder` in its
 module: :mod:`~recworld.report.analyses_runs` and
 :mod:`~recworld.report.analyses_usage` read the runs' samples,
+:mod:`~recworld.report.analyses_variants` sets runs against each other on shared questions,
 :mod:`~recworld.report.analyses_suite` joins them with the suite's data. A
 builder returns None when no run it reads exists (the section is left out),
 or a :class:`Section` with only a ``note`` when its input is missing for a
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from recworld.report import analyses_runs as ar
 from recworld.report import analyses_suite as asu
 from recworld.report import analyses_usage as au
+from recworld.report import analyses_variants as av
 from recworld.report.analysis import AnalysisOptions, Section, SectionBuilder, parse_pairs
 from recworld.report.runs import RunData
 from recworld.report.shortcuts_section import shortcuts_section
@@ -37,11 +39,11 @@ SECTIONS: tuple[SectionBuilder, ...] = (
     asu.dataset_section,
     shortcuts_section,
     ar.ranking_section,
-    ar.variants_section,
+    av.variants_section,
     ar.orders_section,
     ar.answer_distribution_section,
     asu.popularity_section,
-    ar.size_section,
+    av.size_section,
     au.cost_section,
     au.time_section,
     asu.tsne_section,

@@ -74,6 +74,6 @@ def write_report(
     }
     atomic_write_text(written["markdown"], to_markdown(model))
     atomic_write_text(written["html"], to_html(model))
-    atomic_write_text(written["metrics_csv"], long_csv(model.runs))
-    atomic_write_text(written["table_csv"], wide_csv(model.runs_by_dataset()))
+    atomic_write_text(written["metrics_csv"], long_csv(model))
+    atomic_write_text(written["table_csv"], wide_csv(model))
     return written

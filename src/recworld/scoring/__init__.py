@@ -9,13 +9,8 @@ a run's typed sample records (:class:`SampleRecord`) into its
 
 from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_ci, bootstrap_means, percentile_ci
 from recworld.scoring.extract import extract_choice, strip_reasoning
-from recworld.scoring.metrics import (
-    PAIRED_SCHEMA,
-    compute_metrics,
-    load_samples,
-    paired_comparison,
-    score_samples,
-)
+from recworld.scoring.metrics import PAIRED_SCHEMA, compute_metrics, load_samples, score_samples
+from recworld.scoring.paired import paired_comparison
 from recworld.scoring.records import (
     METRICS_SCHEMA,
     SAMPLE_SCHEMA,

@@ -5,9 +5,19 @@ LRWorld asks for one option label; models answer "B", "(B)", "**B**",
 maps such replies to an option index, or ``None`` when no choice can be read
 (a *miss*, scored as wrong).
 
-Precedence (first tier that yields an answer wins; inside a tier the answer
-stated LAST in the text wins, so "Answer: A ... on reflection, the answer is C"
-reads as C):
+First, an echoed option list is taken out of the reply: labels written as
+list items ("A.", "A)", "(A)", "[A]", "A,", "A:"; numbers too) with three or
+more distinct labels in a non-decreasing run ("A. B. C. D.",
+"A. A. B. C. D. E. G. J.", "(A) (B) (C)", "A, B, C, D", one option per line,
+letters with their texts) are the model repeating what it was shown, and so
+are three or more lines that each hold only an option's text. Each echoed item
+runs to the next item, the end of its line or an answer cue, whichever comes
+first, so "A. x B. y C. z. The answer is B." still reads as B. A reply that is
+nothing but an echo is a miss, never option A.
+
+Then the precedence (first tier that yields an answer wins; inside a tier the
+answer stated LAST in the text wins, so "Answer: A ... on reflection, the
+answer is C" reads as C):
 
 1. **Statements** - an answer cue followed by a label ("Answer: B", "The answer
    is (B)", "I choose B", "option B", ``<answer>B</answer>``), ``\\boxed{B}``,
@@ -138,6 +148,12 @@ class _Parser:
         )
         self.enum = re.compile(rf"^[\s>*_`#-]*{cs_token}\s*[.):]\s+\S", re.MULTILINE)
         self.bare = re.compile(rf"(?<![\w$\\(\[*]){cs_token}(?![\w])")
+        # A label written as a list item: "(A)", "[A]", or "A." / "A)" / "A," / "A:" / "A;" before a space.
+        item = rf"(?:{label_re}|{number_re})"
+        self.listed = re.compile(
+            rf"(?<![\w$\\])(?:\(\s*(?P<p>{item})\s*\)|\[\s*(?P<s>{item})\s*\]"
+            rf"|(?P<d>{item})\s*[.):,;](?=[\s*_`\"'”’]|$))"
+        )
 
     def index_of(self, token: str) -> int | None:
         if token in self.lookup:
@@ -188,6 +204,68 @@ def _drop_echoes(hits: list[_Hit]) -> list[_Hit]:
             echo.update(h.pos for h in run)
         run = [hit] if hit is not None else []
     return [h for h in hits if not (h.decorated and h.pos in echo)]
+
+
+_CUE_ONLY = re.compile(rf"(?<![\w])(?:{_CUE})", re.IGNORECASE)
+_ECHO_RUN = 3  # distinct labels in one non-decreasing run of list items: an echoed option list
+
+
+def _echo_runs(body: str, parser: _Parser) -> list[list[tuple[int, int]]]:
+    """Runs of list-item labels in text order, ``(position, index)``, that read as an echoed list."""
+    items: list[tuple[int, int]] = []
+    for match in parser.listed.finditer(body):
+        token = match.group("p") or match.group("s") or match.group("d")
+        index = parser.index_of(token)
+        if index is not None:
+            items.append((match.start(), index))
+    runs: list[list[tuple[int, int]]] = []
+    run: list[tuple[int, int]] = []
+    for item in [*items, None]:
+        if item is not None and (not run or item[1] >= run[-1][1]):
+            run.append(item)
+            continue
+        if len({i for _, i in run}) >= _ECHO_RUN:
+            runs.append(run)
+        run = [item] if item is not None else []
+    return runs
+
+
+def _item_end(body: str, start: int, next_start: int) -> int:
+    """Where an echoed item that starts at ``start`` ends: next item, end of line, or an answer cue."""
+    end = min(next_start, len(body))
+    newline = body.find("\n", start, end)
+    if newline != -1:
+        end = newline
+    cue = _CUE_ONLY.search(body, start + 1, end)
+    return cue.start() if cue is not None else end
+
+
+def _without_echo(body: str, parser: _Parser, option_texts: Sequence[str]) -> tuple[str, bool]:
+    """``body`` with echoed option lists taken out, and whether there was one."""
+    spans: list[tuple[int, int]] = []
+    for run in _echo_runs(body, parser):
+        starts = [pos for pos, _ in run]
+        for k, start in enumerate(starts):
+            spans.append((start, _item_end(body, start, starts[k + 1] if k + 1 < len(starts) else len(body))))
+    options = {_normalise(o): i for i, o in enumerate(option_texts) if _normalise(o)}
+    lines, offset, echoed_lines = [], 0, set()
+    for line in body.split("\n"):
+        index = options.get(_normalise(line))
+        if index is not None:
+            lines.append((offset, offset + len(line), index))
+            echoed_lines.add(index)
+        offset += len(line) + 1
+    if len(echoed_lines) >= _ECHO_RUN:
+        spans += [(a, b) for a, b, _ in lines]
+    if not spans:
+        return body, False
+    kept, cursor = [], 0
+    for start, end in sorted(spans):
+        if start > cursor:
+            kept.append(body[cursor:start])
+        cursor = max(cursor, end)
+    kept.append(body[cursor:])
+    return " ".join(kept), True
 
 
 def _normalise(text: str) -> str:
@@ -246,6 +324,9 @@ def extract_choice(text: str, labels: Sequence[str], option_texts: Sequence[str]
     if body is None:
         return None
     parser = _parser(tuple(labels))
+    body, echoed = _without_echo(body, parser, option_texts)
+    if echoed and not _EDGE_PUNCT.sub("", body.strip()):
+        return None  # nothing but the option list: a miss, not an answer
 
     statements = [
         *parser.hits(body, parser.cue, decorated=False, numbers=True),

@@ -8,11 +8,24 @@ is an error, not a wrong answer: it is left out of scores, intervals and miss
 rates, and counted in ``errors``. A measure (or a whole run) with no scored
 sample has no score (null), never 0.
 
-Intervals are 95% percentile bootstrap intervals over questions. Factor, scale
-and overall scores are macro averages over measures (each measure weighs the
-same, whatever its size); their intervals resample questions within each
-measure (stratified), reusing each measure's replicates so that a group's
-interval is consistent with its members'.
+Intervals (docs/report.md, "Intervals", gives the reasons and references):
+
+- a measure's score and miss rate: the exact Clopper-Pearson interval over its
+  questions (0/20 gives [0, 0.168], never a zero-width [0, 0]);
+- a run asked in several option orders: the same score (the mean over every
+  question x order sample), but its interval treats a question as the unit: a
+  smoothed Bayesian bootstrap over the questions' mean hit across orders, so
+  five copies of a question do not pass for five questions;
+- factor, scale and overall scores are macro averages over measures (each
+  measure weighs the same, whatever its size); their interval is a stratified
+  smoothed Bayesian bootstrap (questions resampled within each measure, with
+  half a pseudo-observation at 0 and 1), which cannot collapse to zero width.
+  A group of one measure has that measure's interval.
+
+Paired comparisons (:func:`paired_comparison`) use the questions both runs
+answered: the exact McNemar test per measure, a stratified sign-flip test for
+the macro difference, and smoothed paired bootstrap intervals; a test is read
+only on :data:`~recworld.scoring.thresholds.MIN_PAIRED_N` shared questions.
 """
 
 from __future__ import annotations
@@ -31,7 +44,7 @@ from recworld.errors import DataError, from_validation
 from recworld.io import read_models
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID
 from recworld.lrworld.schema import QuestionFormat
-from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_means, percentile_ci
+from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES
 from recworld.scoring.ranking import ranking_metrics
 from recworld.scoring.records import (
     METRICS_SCHEMA,
@@ -39,30 +52,39 @@ from recworld.scoring.records import (
     GroupMetrics,
     MeasureMetrics,
     MetricsRecord,
-    PairedDifference,
-    PairedMeasure,
-    PairedRecord,
     PositionBias,
     PositionCounts,
     SampleRecord,
 )
+from recworld.scoring.thresholds import DEGENERATE_P, DEGENERATE_TV
 from recworld.seeding import rng
+from recworld.stats import (
+    binomial_upper_tail,
+    clopper_pearson,
+    stratified_interval,
+)
 
 _ORDER = {m.id: i for i, m in enumerate(MEASURES)}
 
 SampleLike = SampleRecord | Mapping[str, Any]
 
+INTERVAL = (
+    "Clopper-Pearson per measure (over questions; a smoothed Bayesian bootstrap over questions when "
+    "asked in several orders); groups: stratified smoothed Bayesian bootstrap over measures"
+)
+
 __all__ = [
+    "INTERVAL",
     "METRICS_SCHEMA",
     "PAIRED_SCHEMA",
+    "as_record",
     "compute_metrics",
     "load_samples",
-    "paired_comparison",
     "score_samples",
 ]
 
 
-def _as_record(record: SampleLike, where: int) -> SampleRecord:
+def as_record(record: SampleLike, where: int) -> SampleRecord:
     """A typed sample; ``where`` is its 1-based position (its line in samples.jsonl)."""
     if isinstance(record, SampleRecord):
         return record
@@ -87,7 +109,7 @@ def _group(samples: Sequence[SampleLike]) -> dict[str, list[SampleRecord]]:
     by_measure: dict[str, list[SampleRecord]] = {}
     seen: set[tuple[str, str]] = set()
     for where, record in enumerate(samples, start=1):
-        sample = _as_record(record, where)
+        sample = as_record(record, where)
         key = (sample.measure, sample.question_id)
         if key in seen:
             raise DataError(
@@ -111,9 +133,23 @@ def _only(values: Iterable[str | None], key: str) -> str | None:
     return json.loads(distinct.pop()) if distinct else None
 
 
-def _interval(reps: NDArray[np.float64] | None) -> tuple[float | None, float | None]:
-    ci = None if reps is None else percentile_ci(reps, CONFIDENCE)
-    return (None, None) if ci is None else ci
+def _exact(count: int, n: int) -> tuple[float | None, float | None]:
+    return (None, None) if n == 0 else clopper_pearson(count, n, CONFIDENCE)
+
+
+def _clustered(
+    values: NDArray[np.float64], generator: np.random.Generator
+) -> tuple[float | None, float | None]:
+    interval = stratified_interval([values], generator, N_RESAMPLES, confidence=CONFIDENCE)
+    return (None, None) if interval is None else interval
+
+
+def _per_question(samples: Sequence[SampleRecord], value: Any) -> NDArray[np.float64]:
+    """Each question's mean ``value`` over the orders it was asked in (one value per question)."""
+    by: dict[str, list[float]] = {}
+    for s in samples:
+        by.setdefault(s.base_id, []).append(float(value(s)))
+    return np.array([sum(v) / len(v) for v in by.values()], dtype=np.float64)
 
 
 def _positions(group: Sequence[SampleRecord], n_options: int) -> PositionCounts:
@@ -127,7 +163,7 @@ def _positions(group: Sequence[SampleRecord], n_options: int) -> PositionCounts:
 def _bias_summary(labels: Sequence[str], hist: PositionCounts) -> PositionBias:
     gold = np.asarray(hist.gold, dtype=np.float64)
     parsed = np.asarray(hist.parsed, dtype=np.float64)
-    top_label, top_share, tv_distance = None, None, None
+    top_label, top_share, tv_distance, degenerate = None, None, None, False
     if parsed.sum() > 0:
         p_parsed = parsed / parsed.sum()
         p_gold = gold / gold.sum()
@@ -135,6 +171,8 @@ def _bias_summary(labels: Sequence[str], hist: PositionCounts) -> PositionBias:
         top_label, top_share = labels[top], float(p_parsed[top])
         # Total variation between where the model points and where the answers are: 0 = no bias.
         tv_distance = float(0.5 * np.abs(p_parsed - p_gold).sum())
+        degenerate = _concentrated(int(parsed[top]), int(parsed.sum()), float(p_gold[top]), len(labels))
+        degenerate = degenerate and tv_distance > DEGENERATE_TV
     return PositionBias(
         labels=list(labels),
         gold=list(hist.gold),
@@ -145,15 +183,30 @@ def _bias_summary(labels: Sequence[str], hist: PositionCounts) -> PositionBias:
         top_label=top_label,
         top_share=top_share,
         tv_distance=tv_distance,
+        degenerate=degenerate,
     )
+
+
+def _concentrated(top_count: int, n_parsed: int, key_share: float, n_options: int) -> bool:
+    """The top position is chosen more often than the key explains (one-sided exact binomial test).
+
+    The expected share is the key's share of answers at that position, but at
+    least 1/n_options, so that a position the key happens to leave empty in a
+    small sample does not make any pick of it look significant. The top
+    position is the most chosen of ``n_options``, so its p-value is multiplied
+    by ``n_options`` (Bonferroni) before it is compared with ``DEGENERATE_P``.
+    """
+    expected = max(key_share, 1.0 / n_options)
+    return n_options * binomial_upper_tail(top_count, n_parsed, expected) < DEGENERATE_P
 
 
 @dataclass(frozen=True)
 class _MeasureResult:
     metrics: MeasureMetrics
-    # None when the measure has no scored sample: it takes no part in group averages.
-    score_reps: NDArray[np.float64] | None
-    missed_reps: NDArray[np.float64] | None
+    # Per question (its mean over orders): hits and misses; None when the measure has no scored sample,
+    # which then takes no part in group averages.
+    hits: NDArray[np.float64] | None
+    misses: NDArray[np.float64] | None
 
 
 def _measure(measure: str, group: Sequence[SampleRecord], seed: int) -> _MeasureResult:
@@ -162,15 +215,21 @@ def _measure(measure: str, group: Sequence[SampleRecord], seed: int) -> _Measure
     scored = [s for s in group if s.scored]
     correct = np.fromiter((s.hit for s in scored), dtype=np.float64, count=len(scored))
     missed = np.fromiter((s.parsed_index is None for s in scored), dtype=np.float64, count=len(scored))
-    score_reps = missed_reps = None
-    if scored:
-        score_reps = bootstrap_means(correct, rng(seed, "bootstrap", measure, "score"), N_RESAMPLES)
-        missed_reps = bootstrap_means(missed, rng(seed, "bootstrap", measure, "missed"), N_RESAMPLES)
-    low, high = _interval(score_reps)
+    hits = _per_question(scored, lambda s: s.hit) if scored else None
+    misses = _per_question(scored, lambda s: s.parsed_index is None) if scored else None
+    questions = 0 if hits is None else int(hits.size)
+    if hits is not None and misses is not None and questions < len(scored):
+        # Several orders per question: the question is the unit of resampling.
+        low, high = _clustered(hits, rng(seed, "interval", measure, "score"))
+        missed_ci = _clustered(misses, rng(seed, "interval", measure, "missed"))
+    else:
+        low, high = _exact(int(correct.sum()), len(scored))
+        missed_ci = _exact(int(missed.sum()), len(scored))
     positions = _positions(group, fmt.n_options)
     labels = list(group[0].labels)
     metrics = MeasureMetrics(
         n=len(scored),
+        questions=questions,
         errors=len(group) - len(scored),
         correct=int(correct.sum()),
         score=float(correct.mean()) if scored else None,
@@ -178,7 +237,7 @@ def _measure(measure: str, group: Sequence[SampleRecord], seed: int) -> _Measure
         ci_high=high,
         missed=int(missed.sum()),
         missed_rate=float(missed.mean()) if scored else None,
-        missed_ci=_interval(missed_reps),
+        missed_ci=missed_ci,
         chance=fmt.chance,
         format=fmt.value,
         scale=meta.scale.value,
@@ -187,35 +246,47 @@ def _measure(measure: str, group: Sequence[SampleRecord], seed: int) -> _Measure
         positions=positions,
         position_bias=_bias_summary(labels, positions),
     )
-    return _MeasureResult(metrics, score_reps, missed_reps)
-
-
-def _mean_reps(reps: Sequence[NDArray[np.float64] | None]) -> NDArray[np.float64] | None:
-    """The element-wise mean of the measures' bootstrap replicates (None when none has any)."""
-    present = [r for r in reps if r is not None]
-    return np.mean(present, axis=0) if present else None
+    return _MeasureResult(metrics, hits, misses)
 
 
 def _aggregate(
-    members: Sequence[str], results: Mapping[str, _MeasureResult], scale: str | None = None
+    name: str,
+    members: Sequence[str],
+    results: Mapping[str, _MeasureResult],
+    seed: int,
+    scale: str | None = None,
 ) -> GroupMetrics:
     rows = [results[m].metrics for m in members]
-    scored = [results[m] for m in members if results[m].score_reps is not None]
-    score_reps = _mean_reps([r.score_reps for r in scored])
-    missed_reps = _mean_reps([r.missed_reps for r in scored])
-    low, high = _interval(score_reps)
+    scored = [results[m] for m in members if results[m].hits is not None]
+    if len(scored) == 1:
+        # A group of one measure is that measure: the same interval, not a second estimate of it.
+        only = scored[0].metrics
+        interval, missed_ci = (only.ci_low, only.ci_high), only.missed_ci
+    else:
+        interval = _strata([r.hits for r in scored], rng(seed, "interval", "group", name, "score"))
+        missed_ci = _strata([r.misses for r in scored], rng(seed, "interval", "group", name, "missed"))
     return GroupMetrics(
         measures=list(members),
         n=sum(r.n for r in rows),
         errors=sum(r.errors for r in rows),
         score=float(np.mean([_present(r.metrics.score) for r in scored])) if scored else None,
-        ci_low=low,
-        ci_high=high,
+        ci_low=interval[0],
+        ci_high=interval[1],
         missed_rate=float(np.mean([_present(r.metrics.missed_rate) for r in scored])) if scored else None,
-        missed_ci=_interval(missed_reps),
+        missed_ci=missed_ci,
         chance=float(np.mean([r.chance for r in rows])),
         scale=scale,
     )
+
+
+def _strata(
+    strata: Sequence[NDArray[np.float64] | None], generator: np.random.Generator
+) -> tuple[float | None, float | None]:
+    present = [s for s in strata if s is not None]
+    interval = (
+        stratified_interval(present, generator, N_RESAMPLES, confidence=CONFIDENCE) if present else None
+    )
+    return (None, None) if interval is None else interval
 
 
 def _present(value: float | None) -> float:
@@ -243,15 +314,18 @@ def _position_by_format(groups: Mapping[str, list[SampleRecord]]) -> dict[str, P
 
 
 def _groups_of(
-    results: Mapping[str, _MeasureResult],
+    results: Mapping[str, _MeasureResult], seed: int
 ) -> tuple[dict[str, GroupMetrics], dict[str, GroupMetrics]]:
     factors: dict[str, list[str]] = {}
     scales: dict[str, list[str]] = {}
     for measure, result in results.items():
         factors.setdefault(result.metrics.factor, []).append(measure)
         scales.setdefault(result.metrics.scale, []).append(measure)
-    factors_out = {f: _aggregate(ms, results, results[ms[0]].metrics.scale) for f, ms in factors.items()}
-    return factors_out, {s: _aggregate(ms, results) for s, ms in scales.items()}
+    factors_out = {
+        f: _aggregate(f"factor:{f}", ms, results, seed, results[ms[0]].metrics.scale)
+        for f, ms in factors.items()
+    }
+    return factors_out, {s: _aggregate(f"scale:{s}", ms, results, seed) for s, ms in scales.items()}
 
 
 def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRecord:
@@ -264,13 +338,13 @@ def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRec
     results = {m: _measure(m, g, seed) for m, g in groups.items()}
     records = [s for g in groups.values() for s in g]
     scored = [s for s in records if s.scored]
-    factors, scales = _groups_of(results)
+    factors, scales = _groups_of(results, seed)
     return MetricsRecord(
         status="ok" if scored or not records else "errored",
         seed=seed,
         n_resamples=N_RESAMPLES,
         confidence=CONFIDENCE,
-        interval="percentile bootstrap over questions; groups stratified by measure",
+        interval=INTERVAL,
         model=_only((s.model for s in records), "model"),
         mode=_only((s.mode for s in records), "mode"),
         variant=_only((s.variant for s in records), "variant"),
@@ -282,7 +356,7 @@ def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRec
         measures={m: r.metrics for m, r in results.items()},
         factors=factors,
         scales=scales,
-        overall=_aggregate(list(results), results) if results else None,
+        overall=_aggregate("overall", list(results), results, seed) if results else None,
         positions=_position_by_format(groups),
         ranking=ranking_metrics(records),
     )
@@ -291,62 +365,3 @@ def score_samples(samples: Sequence[SampleLike], *, seed: int = 0) -> MetricsRec
 def compute_metrics(samples: Sequence[SampleLike], *, seed: int = 0) -> dict[str, Any]:
     """:func:`score_samples` in its JSON form: what ``metrics.json`` holds."""
     return score_samples(samples, seed=seed).to_json()
-
-
-def _keyed(samples: Iterable[SampleLike]) -> dict[tuple[str, str], SampleRecord]:
-    """Scored samples by (measure, question id): a failed request is compared with nothing."""
-    out: dict[tuple[str, str], SampleRecord] = {}
-    for where, record in enumerate(samples, start=1):
-        sample = _as_record(record, where)
-        if sample.scored:
-            out[(sample.measure, sample.question_id)] = sample
-    return out
-
-
-def paired_comparison(
-    samples_a: Sequence[SampleLike],
-    samples_b: Sequence[SampleLike],
-    *,
-    seed: int = 0,
-) -> PairedRecord:
-    """Score difference A - B on the questions both runs answered, with paired bootstrap intervals.
-
-    Resampling draws the same questions for both runs, so question difficulty
-    cancels and the interval is much tighter than two independent ones. An
-    interval that excludes 0 marks a difference at the 5% level.
-    """
-    a, b = _keyed(samples_a), _keyed(samples_b)
-    common = sorted(set(a) & set(b), key=lambda k: (_ORDER.get(k[0], len(_ORDER)), k))
-    if not common:
-        raise DataError("the two runs share no question ids; they were not run on the same suite")
-    by_measure: dict[str, list[tuple[str, str]]] = {}
-    for key in common:
-        by_measure.setdefault(key[0], []).append(key)
-    measures: dict[str, PairedMeasure] = {}
-    reps: list[NDArray[np.float64]] = []
-    for measure, keys in by_measure.items():
-        ca = np.array([a[k].hit for k in keys], dtype=np.float64)
-        cb = np.array([b[k].hit for k in keys], dtype=np.float64)
-        diff_reps = bootstrap_means(ca - cb, rng(seed, "paired", measure), N_RESAMPLES)
-        reps.append(diff_reps)
-        low, high = _interval(diff_reps)
-        measures[measure] = PairedMeasure(
-            n=len(keys),
-            score_a=float(ca.mean()),
-            score_b=float(cb.mean()),
-            diff=float(ca.mean() - cb.mean()),
-            ci_low=low,
-            ci_high=high,
-        )
-    overall_low, overall_high = _interval(np.mean(reps, axis=0))
-    return PairedRecord(
-        n_common=len(common),
-        only_a=len(set(a) - set(b)),
-        only_b=len(set(b) - set(a)),
-        measures=measures,
-        overall=PairedDifference(
-            diff=float(np.mean([m.diff for m in measures.values()])),
-            ci_low=overall_low,
-            ci_high=overall_high,
-        ),
-    )

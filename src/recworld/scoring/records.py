@@ -27,10 +27,11 @@ from recworld.chat import Message
 from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.lrworld.schema import QuestionFormat
 from recworld.records import FrozenRecord
+from recworld.scoring.thresholds import MIN_PAIRED_N, SIGNIFICANCE
 
 SAMPLE_SCHEMA: Literal["recworld.sample/2"] = "recworld.sample/2"
-METRICS_SCHEMA: Literal["recworld.metrics/2"] = "recworld.metrics/2"
-PAIRED_SCHEMA: Literal["recworld.paired/1"] = "recworld.paired/1"
+METRICS_SCHEMA: Literal["recworld.metrics/3"] = "recworld.metrics/3"
+PAIRED_SCHEMA: Literal["recworld.paired/2"] = "recworld.paired/2"
 
 __all__ = [
     "METRICS_SCHEMA",
@@ -156,6 +157,9 @@ class PositionBias(FrozenRecord):
     top_label: str | None
     top_share: float | None
     tv_distance: float | None
+    # Answers concentrate on one position (thresholds.DEGENERATE_TV and DEGENERATE_P): the score
+    # reflects where the answers happen to sit, not what the model knows.
+    degenerate: bool = False
 
 
 class PositionCounts(FrozenRecord):
@@ -167,9 +171,15 @@ class PositionCounts(FrozenRecord):
 
 
 class MeasureMetrics(FrozenRecord):
-    """One measure of one run; ``n`` counts scored samples, ``errors`` the failed ones."""
+    """One measure of one run; ``n`` counts scored samples, ``errors`` the failed ones.
+
+    ``questions`` counts the distinct suite questions behind them: ``n`` when
+    each was asked once, ``n / orders`` for a run asked in several option
+    orders. Intervals are over questions (see :mod:`recworld.scoring.metrics`).
+    """
 
     n: int
+    questions: int = 0
     errors: int
     correct: int
     score: float | None
@@ -219,7 +229,10 @@ class MetricsRecord(FrozenRecord):
     score at all, rather than a score of zero.
     """
 
-    schema_id: Literal["recworld.metrics/2"] = Field(default=METRICS_SCHEMA, alias="schema")
+    # /2 files (percentile bootstrap intervals) still read; their intervals are the old ones.
+    schema_id: Literal["recworld.metrics/2", "recworld.metrics/3"] = Field(
+        default=METRICS_SCHEMA, alias="schema"
+    )
     status: Literal["ok", "errored"]
     seed: int
     n_resamples: int
@@ -243,7 +256,12 @@ class MetricsRecord(FrozenRecord):
 
 
 class PairedMeasure(FrozenRecord):
-    """A - B on one measure's shared questions, with the paired bootstrap interval of the difference."""
+    """A - B on one measure's shared questions: the difference, its interval and the paired test.
+
+    ``wins_a`` counts the questions only A answered right, ``wins_b`` those only
+    B did (the discordant pairs); ``p_value`` is the exact McNemar test on them.
+    The interval is a smoothed paired bootstrap over the shared questions.
+    """
 
     n: int
     score_a: float
@@ -251,35 +269,49 @@ class PairedMeasure(FrozenRecord):
     diff: float
     ci_low: float | None
     ci_high: float | None
+    wins_a: int = 0
+    wins_b: int = 0
+    p_value: float | None = None
+
+    @property
+    def tested(self) -> bool:
+        """Enough shared questions (:data:`MIN_PAIRED_N`) for the test to be read."""
+        return self.n >= MIN_PAIRED_N and self.p_value is not None
 
     @property
     def significant(self) -> bool:
-        """True when the 95% interval excludes 0."""
-        return _excludes_zero(self.ci_low, self.ci_high)
+        """The paired test rejects "no difference" at :data:`SIGNIFICANCE`, on enough questions."""
+        return self.tested and self.p_value is not None and self.p_value < SIGNIFICANCE
 
 
 class PairedDifference(FrozenRecord):
-    """The macro-average difference over measures, with its interval."""
+    """The macro-average difference over measures, with its interval and a stratified sign-flip test.
+
+    ``n_min`` is the smallest number of shared questions of any measure in it:
+    the test is read only when every measure has :data:`MIN_PAIRED_N`.
+    """
 
     diff: float
     ci_low: float | None
     ci_high: float | None
+    p_value: float | None = None
+    n_min: int = 0
+
+    @property
+    def tested(self) -> bool:
+        return self.n_min >= MIN_PAIRED_N and self.p_value is not None
 
     @property
     def significant(self) -> bool:
-        return _excludes_zero(self.ci_low, self.ci_high)
+        return self.tested and self.p_value is not None and self.p_value < SIGNIFICANCE
 
 
 class PairedRecord(FrozenRecord):
-    """``recworld.paired/1``: what :func:`recworld.scoring.paired_comparison` computes for two runs."""
+    """``recworld.paired/2``: what :func:`recworld.scoring.paired_comparison` computes for two runs."""
 
-    schema_id: Literal["recworld.paired/1"] = Field(default=PAIRED_SCHEMA, alias="schema")
+    schema_id: Literal["recworld.paired/2"] = Field(default=PAIRED_SCHEMA, alias="schema")
     n_common: int
     only_a: int
     only_b: int
     measures: dict[str, PairedMeasure]
     overall: PairedDifference
-
-
-def _excludes_zero(low: float | None, high: float | None) -> bool:
-    return low is not None and high is not None and (low > 0 or high < 0)
