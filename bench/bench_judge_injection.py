@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.judges.personalization import JudgeItem, Judgment, PersonalizationJudge
-from recworld.lunar.schemas import Category, EvidenceSet, Query, Rubric
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.session import open_llm
+from recworld.lunar.schemas import Category, EvidenceSet, Query, Rubric
 
 GENERIC = "Here are some general options: check reviews online, compare prices and pick what suits you."
 ITEMS = [

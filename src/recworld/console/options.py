@@ -20,12 +20,8 @@ From that class:
 * :func:`layered` merges the layers (command line over file over defaults), and
   :func:`build` validates the result, naming the flag a bad value came from.
 
-A command that shows a nested config's settings under its own names (LUNAR's
-``--judge-base-url`` for ``judge.backend.base_url``) passes ``flags``: a
-:class:`Flag` per dotted path, which wins over the field's own. Help shows the
-default the parent declares (``runner: RunnerConfig = RunnerConfig(timeout_s=900)``
-shows 900, not the class default), and a nested config whose field carries
-``Flag(cli=False)`` is left out whole (a library-only setting, such as a model object).
+``flags`` gives a dotted path its own :class:`Flag`, over the field's (LUNAR's
+``--judge-base-url`` for ``judge.backend.base_url``).
 
 inspect_ai's shared ``eval_options`` decorator is the model: one declaration serves
 every command that takes the setting.
@@ -65,6 +61,7 @@ __all__ = [
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
 Path_ = tuple[str, ...]  # a field's place in the nested config: ("runner", "timeout_s")
+Flags = Mapping[str, "Flag"] | None  # a Flag per dotted path, over the fields' own
 
 
 @dataclass(frozen=True)
@@ -165,14 +162,11 @@ def _cli_annotation(annotation: Any) -> Any:
     return str
 
 
-def _default_text(info: FieldInfo, flag: Flag, default: Any = PydanticUndefined) -> str:
+def _default_text(info: FieldInfo, flag: Flag) -> str:
     if flag.default_help is not None:
         return f" (default {flag.default_help})"
-    if default is PydanticUndefined:
-        if info.default_factory is not None:
-            return ""
-        default = info.default
-    if default is PydanticUndefined or default is None or (isinstance(default, dict | list | tuple) and not default):
+    default = info.default
+    if default is PydanticUndefined or default is None or info.default_factory is not None or default == {}:
         return ""
     if isinstance(default, enum.Enum):
         default = default.value
@@ -182,15 +176,15 @@ def _default_text(info: FieldInfo, flag: Flag, default: Any = PydanticUndefined)
 
 
 def option_fields(
-    config: type[BaseModel], *, exclude: Sequence[str] = (), flags: Mapping[str, Flag] | None = None
+    config: type[BaseModel], *, exclude: Sequence[str] = (), flags: Flags = None
 ) -> list[OptionField]:
     """Every setting of ``config``, nested configs walked, in declaration order.
 
-    ``exclude`` names fields (by name or dotted path) the command declares itself;
-    ``flags`` gives a dotted path its own :class:`Flag` (instead of the field's).
+    ``exclude`` names fields (by name or dotted path) the command declares itself.
     Two settings with one flag are a programming error, raised here.
     """
-    out = _settings(config, exclude, flags)
+    out: list[OptionField] = []
+    _walk(config, (), frozenset(exclude), out, flags or {})
     seen: dict[str, Path_] = {}
     for option in out:
         if option.flag in seen:
@@ -202,56 +196,24 @@ def option_fields(
     return out
 
 
-def _settings(
-    config: type[BaseModel], exclude: Sequence[str] = (), flags: Mapping[str, Flag] | None = None
-) -> list[OptionField]:
-    out: list[OptionField] = []
-    _walk(config, (), _Walk(frozenset(exclude), dict(flags or {})), out)
-    return out
-
-
-@dataclass(frozen=True)
-class _Walk:
-    exclude: frozenset[str]
-    flags: Mapping[str, Flag]
-
-
-def _nested_default(info: FieldInfo, parent: BaseModel | None, name: str) -> BaseModel | None:
-    """The instance a nested config defaults to (the parent's value, its default or its factory)."""
-    if parent is not None:
-        value = getattr(parent, name, None)
-    elif info.default_factory is not None:
-        value = info.default_factory()  # type: ignore[call-arg]
-    else:
-        value = info.default
-    return value if isinstance(value, BaseModel) else None
-
-
 def _walk(
-    config: type[BaseModel],
-    prefix: Path_,
-    how: _Walk,
-    out: list[OptionField],
-    defaults: BaseModel | None = None,
+    config: type[BaseModel], prefix: Path_, exclude: frozenset[str], out: list[OptionField], flags: Flags
 ) -> None:
     for name, info in config.model_fields.items():
         path = (*prefix, name)
-        dotted = ".".join(path)
-        if name in how.exclude or dotted in how.exclude:
+        if name in exclude or ".".join(path) in exclude:
             continue
-        flag = how.flags.get(dotted) or _flag_of(info)
         nested = _config_class(info.annotation)
         if nested is not None:
-            if flag.cli:  # Flag(cli=False) on a nested config: library only, none of its settings listed
-                _walk(nested, path, how, out, _nested_default(info, defaults, name))
+            _walk(nested, path, exclude, out, flags)
             continue
-        default = getattr(defaults, name, PydanticUndefined) if defaults is not None else PydanticUndefined
+        flag = (flags or {}).get(".".join(path)) or _flag_of(info)
         text = (flag.help or info.description or "").strip()
         out.append(
             OptionField(
                 path=path,
                 flag=flag.name or f"--{name.replace('_', '-')}",
-                help=f"{text}{_default_text(info, flag, default)}".strip(),
+                help=f"{text}{_default_text(info, flag)}".strip(),
                 annotation=flag.cli_type if flag.cli_type is not None else _cli_annotation(info.annotation),
                 metavar=flag.metavar,
                 parse=flag.parse,
@@ -304,19 +266,14 @@ def _given(options: Sequence[OptionField], raw: Mapping[str, Any]) -> dict[Path_
 
 
 def with_options(
-    config: type[BaseModel],
-    *,
-    exclude: Sequence[str] = (),
-    given: str = "given",
-    flags: Mapping[str, Flag] | None = None,
+    config: type[BaseModel], *, exclude: Sequence[str] = (), given: str = "given", flags: Flags = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A typer command decorator: add every setting of ``config`` as an option.
 
     The command keeps its own parameters (arguments, ``--config``, ``--dry-run``)
     and gets one more, named ``given``: a :class:`Given` of the settings typed on
     the command line. Every generated option defaults to "not given", so a file
-    value or the config's default can come through. ``exclude`` and ``flags`` are
-    :func:`option_fields`'.
+    value or the config's default can come through.
     """
     options = [o for o in option_fields(config, exclude=exclude, flags=flags) if o.cli]
 
@@ -411,32 +368,18 @@ def _merge_into(out: dict[str, Any], layer: Mapping[str, Any]) -> None:
             out[key] = value
 
 
-def build(
-    config: type[ConfigT],
-    values: Mapping[str, Any],
-    *,
-    source: str | Path | None = None,
-    flags: Mapping[str, Flag] | None = None,
-) -> ConfigT:
-    """Validate ``values`` as ``config``; a bad value is one ConfigError naming its flag (and file).
-
-    ``flags`` are the same overrides the command's options were generated with.
-    """
+def build(config: type[ConfigT], values: Mapping[str, Any], *, source: str | Path | None = None) -> ConfigT:
+    """Validate ``values`` as ``config``; a bad value is one ConfigError naming its flag (and file)."""
     try:
         return config.model_validate(values)
     except ValidationError as exc:
-        raise _named(exc, config, source, flags) from None
+        raise _named(exc, config, source) from None
 
 
-def _named(
-    exc: ValidationError,
-    config: type[BaseModel],
-    source: str | Path | None,
-    overrides: Mapping[str, Flag] | None = None,
-) -> ConfigError:
+def _named(exc: ValidationError, config: type[BaseModel], source: str | Path | None) -> ConfigError:
     first = exc.errors()[0]
     loc = tuple(str(part) for part in first.get("loc", ()))
-    flags = {o.path: o for o in _settings(config, flags=overrides)}  # a flag may name several paths
+    flags = {o.path: o for o in option_fields(config)}
     option = next((flags[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in flags), None)
     message = str(first.get("msg") or exc).removeprefix("Value error, ")
     if option is None:

@@ -9,7 +9,8 @@ into these configs and call these functions (as ``recworld eval`` calls
     llm = lunar.SessionConfig(model="openai:gpt-4o-mini")   # or model=MyModel(), any Model object
     lunar.synthesize(lunar.SynthConfig(anchors="ml-100k", out_dir=out, llm=llm))
     lunar.make_queries(lunar.QueriesConfig(root=out, llm=llm))
-    lunar.evaluate_contexts(lunar.LunarEvalConfig(root=out, answer=llm, judge=llm.model_copy(update={"model": J})))
+    judge = lunar.SessionConfig(model="openai:gpt-4o")
+    lunar.evaluate_contexts(lunar.LunarEvalConfig(root=out, answer=llm, judge=judge))
     lunar.build_report(lunar.ReportConfig(root=out))
 
 The names say what they do in LUNAR (``evaluate_contexts``, ``build_report``) so they

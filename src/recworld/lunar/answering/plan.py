@@ -18,7 +18,7 @@ from recworld.lunar.store.dataset import load_eval_inputs
 
 
 def plan_eval(config: LunarEvalConfig) -> dict[str, PlannedStage]:
-    """Requests per eval stage: preparation, an answer, a judgment (and a privacy score) per query and context."""
+    """Requests per eval stage: each setting's build-up, an answer, a judgment (and privacy) per query."""
     check_spec(config.answer, config.judge)
     inputs = load_eval_inputs(config.root)
     pairs = inputs.pairs

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from recworld.io import atomic_write_jsonl
 from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.contexts import ContextEnv, Preparation, Sessions, context_setting
-from recworld.lunar.contexts.base import AnySetting
-from recworld.lunar.contexts.base import ASSISTANT_SYSTEM, answer_prompt
+from recworld.lunar.contexts.base import ASSISTANT_SYSTEM, AnySetting, answer_prompt
 from recworld.lunar.judges.personalization import (
     Judge,
     JudgeItem,

@@ -27,10 +27,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model
 
-from recworld.console.options import Flag, Given, build, comma_list, key_values, layered, with_options
+from recworld.console.options import (
+    Flag,
+    Given,
+    build,
+    comma_list,
+    key_values,
+    layered,
+    option_fields,
+    with_options,
+)
+from recworld.errors import ConfigError
 from recworld.lunar.contexts import default_contexts, registered
+from recworld.lunar.llm.config import LUNAR_RUNNER
 from recworld.records import FrozenRecord
 
 SPECS = "openai:NAME, llamacpp:NAME, vllm:NAME, hf:ORG/NAME or scripted:FILE.json"
@@ -58,11 +69,18 @@ JUDGE: dict[str, Flag] = {
     "backend.options": _key_values("--judge-model-option", "A backend option of --judge (repeatable)."),
 }
 # Settings every model of a command shares: typed once (on the first model's paths), applied to each.
+# A runner setting's default is LUNAR's (LUNAR_RUNNER), not the Runner class's: the help says which.
 SHARED: dict[str, Flag] = {
     "max_attempts": Flag("--attempts"),
-    "runner.concurrency": Flag("--concurrency", help="Requests in flight per model."),
-    "runner.timeout_s": Flag("--timeout", help="Seconds per request attempt."),
-    "runner.max_retries": Flag("--max-retries", help="Transport retries per request."),
+    "runner.concurrency": Flag(
+        "--concurrency", help="Requests in flight per model.", default_help=str(LUNAR_RUNNER.concurrency)
+    ),
+    "runner.timeout_s": Flag(
+        "--timeout", help="Seconds per request attempt.", default_help=str(LUNAR_RUNNER.timeout_s)
+    ),
+    "runner.max_retries": Flag(
+        "--max-retries", help="Transport retries per request.", default_help=str(LUNAR_RUNNER.max_retries)
+    ),
     "compact": Flag("--compact/--no-compact", default_help="on for llamacpp: models, off otherwise"),
     "backend.allow_insecure_http": Flag(
         "--allow-insecure-http", help="Allow sending API keys over plain http beyond loopback."
@@ -160,6 +178,7 @@ class LunarCommand(Generic[C]):
 
     layout: Layout
     flags: Mapping[str, Flag]
+    hidden: Sequence[str]
     stage: Given
     run: RunOptions
     contexts: Given | None = None
@@ -174,7 +193,24 @@ class LunarCommand(Generic[C]):
         self._share(values)
         if self.contexts is not None:
             values["options"] = self.contexts.nested()
-        return build(config, layered(fixed, values), flags=self.flags)
+        try:
+            return config.model_validate(layered(fixed, values))
+        except ValidationError as exc:
+            raise self._named(exc) from None
+
+    def _named(self, exc: ValidationError) -> ConfigError:
+        """``invalid value for --flag: ...``; a setting copied to another model is named by its own flag."""
+        first = exc.errors()[0]
+        loc = tuple(str(p) for p in first.get("loc", ()))
+        if loc and loc[0] in self.layout.roles and ".".join(loc[1:]) in SHARED:
+            loc = (self.layout.primary, *loc[1:])
+        shown = option_fields(self.layout.config, flags=self.flags, exclude=self.hidden)
+        flags = {".".join(o.path): o.flag for o in shown}
+        flags |= {f"options.{k}": f for k, f in _context_flags().items()}
+        dotted = [".".join(loc[:n]) for n in range(len(loc), 0, -1)]
+        flag = next((flags[d] for d in dotted if d in flags), None)
+        message = str(first.get("msg") or exc).removeprefix("Value error, ")
+        return ConfigError(f"invalid value for {flag}: {message}" if flag else f"{'.'.join(loc)}: {message}")
 
     def _share(self, values: dict[str, Any]) -> None:
         """Shared settings reach every model (and the embedder); the seed seeds each model."""
@@ -210,14 +246,28 @@ def _put(node: dict[str, Any], path: Path_, value: Any) -> None:
     node[path[-1]] = value
 
 
-def context_options() -> type[BaseModel]:
-    """One nested config of every registered setting's options (their flags: ``--rag-k``, ...)."""
-    fields: dict[str, Any] = {
-        s.name: (s.options_type, Field(default_factory=s.options_type))
-        for s in registered()
-        if s.options_type.model_fields
-    }
-    return create_model("ContextOptions", **fields)
+def context_options() -> tuple[type[BaseModel], list[str]]:
+    """One nested config of every registered setting's options (their flags: ``--rag-k``, ...).
+
+    Also the paths to leave off the command line: options that are nested configs marked
+    ``Flag(cli=False)`` (the memory context's distiller, a model object from Python).
+    """
+    fields: dict[str, Any] = {}
+    hidden: list[str] = []
+    for s in registered():
+        if not s.options_type.model_fields:
+            continue
+        fields[s.name] = (s.options_type, Field(default_factory=s.options_type))
+        for name, info in s.options_type.model_fields.items():
+            flag = next((m for m in info.metadata if isinstance(m, Flag)), None)
+            if flag is not None and not flag.cli and _nested(info.annotation) is not None:
+                hidden.append(f"{s.name}.{name}")
+    return create_model("ContextOptions", **fields), hidden
+
+
+def _context_flags() -> dict[str, str]:
+    model, hidden = context_options()
+    return {".".join(o.path): o.flag for o in option_fields(model, exclude=hidden)}
 
 
 def context_flag() -> Flag:
@@ -256,9 +306,8 @@ def lunar_options(
 
         def inner(**kwargs: Any) -> Any:
             stage, run, ctx = kwargs.pop("_stage"), kwargs.pop("_run"), kwargs.pop("_contexts", None)
-            parsed: LunarCommand[Any] = LunarCommand(
-                layout, table, stage, build(RunOptions, run.nested()), ctx
-            )
+            options = build(RunOptions, run.nested())
+            parsed: LunarCommand[Any] = LunarCommand(layout, table, hidden, stage, options, ctx)
             return command(**kwargs, given=parsed)
 
         kw = inspect.Parameter.KEYWORD_ONLY
@@ -270,7 +319,8 @@ def lunar_options(
         run_exclude = () if dry_run else ("dry_run", "prices")
         wrapped = with_options(RunOptions, exclude=run_exclude, given="_run")(wrapped)
         if contexts:
-            wrapped = with_options(context_options(), given="_contexts")(wrapped)
+            model, hidden_options = context_options()
+            wrapped = with_options(model, exclude=hidden_options, given="_contexts")(wrapped)
         return wrapped
 
     return decorate

@@ -141,7 +141,7 @@ class SessionConfig(FrozenRecord):
 
 @runtime_checkable
 class EmbedderObject(Protocol):
-    """What LUNAR needs of an embedder object passed from Python (:class:`~recworld.lunar.llm.embed.Embedder`)."""
+    """What LUNAR needs of an embedder object from Python (the ``Embedder`` protocol of ``llm.embed``)."""
 
     @property
     def identity(self) -> str: ...

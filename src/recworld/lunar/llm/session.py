@@ -76,7 +76,7 @@ async def open_llm(config: SessionConfig, root: Path) -> AsyncIterator[Structure
 
 
 def open_embedder(config: EmbedderConfig, root: Path | None) -> Embedder:
-    """The embedder of ``config``, its vectors cached in ``root/embeddings.sqlite`` (none when ``root`` is None)."""
+    """The embedder of ``config``; its vectors cached in ``root/embeddings.sqlite`` when ``root`` is given."""
     cache = root / EMBEDDINGS_FILE if root is not None else None
     if config.instance is None:
         return load_embedder(config, cache=cache)

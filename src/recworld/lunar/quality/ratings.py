@@ -13,10 +13,10 @@ With queries present, each query is also rated on scenario realism and human-lik
 so human-LLM agreement on queries (Table 10) has LLM scores to compare with.
 
 ``RUN/quality_ratings.jsonl`` holds one line per rated piece (scores, or the error);
-``RUN/quality_ratings_run.json`` the model, counts and means (records in :mod:`.records`). When an annotation sheet was
-exported, the LLM's scores on the sampled items are also written in the long rating format
-to ``RUN/annotation_llm_ratings.csv`` (rater ``llm:MODEL``), next to the key, not in the
-sheet folder handed to raters.
+``RUN/quality_ratings_run.json`` the model, counts and means (records in :mod:`.records`).
+When an annotation sheet was exported, the LLM's scores on the sampled items are also
+written in the long rating format to ``RUN/annotation_llm_ratings.csv`` (rater
+``llm:MODEL``), next to the key, not in the sheet folder handed to raters.
 """
 
 from __future__ import annotations

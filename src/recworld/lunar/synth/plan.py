@@ -1,4 +1,4 @@
-"""``lunar synth --dry-run``: profiles rendered exactly, the stages built from earlier replies as upper bounds."""
+"""``lunar synth --dry-run``: profiles rendered exactly, the later stages as upper bounds."""
 
 from __future__ import annotations
 
