@@ -110,6 +110,7 @@ def ablated(tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], 
     return out
 
 
+@pytest.mark.slow
 def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
     cells = ablation_cells(ablated)["openai:a"]
     # Scores follow the evidence shown: 1 + k, so the curve rises by one per record.
@@ -122,6 +123,7 @@ def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
     assert "## Evidence ablations" in md and "k0=1.00 k1=2.00 k2=3.00 k3=4.00 k4=5.00" in md
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_ablation_section_renders_in_chromium(
     ablated: Path, tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]

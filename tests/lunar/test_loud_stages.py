@@ -188,6 +188,14 @@ def test_option_errors_name_the_flag_and_create_nothing(tmp_path: Path, run: Cal
     assert r.returncode == 2
     assert r.stderr.startswith("recworld: error: invalid value for --weeks: ")
     assert not (tmp_path / "runs").exists()
+    evaluate = ["lunar", "eval", "runs/e", "--model", "scripted:a", "--judge", "scripted:j"]
+    bad = (("--rag-k", "0"), ("--timeout", "0"), ("--attempts", "11"), ("--context", "none,web"))
+    for flag, value in bad:
+        r = run(tmp_path, *evaluate, flag, value)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        expected = "unknown context 'web'" if flag == "--context" else f"invalid value for {flag}: "
+        assert r.stderr.startswith(f"recworld: error: {expected}"), r.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def test_every_lunar_option_has_help_and_help_fits_80_columns(

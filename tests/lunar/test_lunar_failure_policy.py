@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,10 @@ from recworld.models.base import FatalModelError, TransientModelError
 Responder = Callable[[Request], str]
 
 
-@pytest.fixture
-def folder(ml100k_saved: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "lunar"
+@pytest.fixture(scope="module")
+def synthesised(ml100k_saved: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One synthesised folder with 4 queries, made once per module through the library API."""
+    out = tmp_path_factory.mktemp("policy") / "lunar"
     llm = session(scripted(name="gen"))
     options = SynthOptions(weeks=1, max_slots_per_day=1)
     lunar.synthesize(
@@ -38,6 +40,12 @@ def folder(ml100k_saved: Path, tmp_path: Path) -> Path:
     lunar.make_queries(lunar.QueriesConfig(root=out, llm=llm))
     assert len(lunar_store.queries(out)) == 4
     return out
+
+
+@pytest.fixture
+def folder(synthesised: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the synthesised folder for each test (each writes its own eval)."""
+    return Path(shutil.copytree(synthesised, tmp_path / "lunar"))
 
 
 def _eval_config(

@@ -65,6 +65,7 @@ def test_sources_are_merged_by_user_id(tmp_path: Path) -> None:
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.slow
 def test_offline_path_on_the_demo_fixture_spans_several_domains(
     tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
 ) -> None:

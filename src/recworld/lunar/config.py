@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
 from recworld.console.options import Flag
 from recworld.lunar.contexts.base import context_setting, default_contexts
@@ -115,7 +115,12 @@ class QueriesConfig(FrozenRecord):
 def _options_of(name: str, value: Any) -> Record:
     """The options of context ``name``, validated by its registered options type."""
     kind = context_setting(name).options_type
-    return value if isinstance(value, kind) else kind.model_validate(value)
+    try:
+        return value if isinstance(value, kind) else kind.model_validate(value)
+    except ValidationError as exc:  # name the setting: "options.rag.k: ..." rather than "k: ..."
+        first = exc.errors()[0]
+        where = ".".join(["options", name, *(str(p) for p in first["loc"])])
+        raise ValueError(f"{where}: {first['msg']}") from None
 
 
 class LunarEvalConfig(FrozenRecord):

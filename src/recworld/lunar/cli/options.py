@@ -40,7 +40,7 @@ from recworld.console.options import (
     with_options,
 )
 from recworld.errors import ConfigError
-from recworld.lunar.contexts import default_contexts, registered
+from recworld.lunar.contexts import context_setting, default_contexts, registered
 from recworld.lunar.llm.config import LUNAR_RUNNER
 from recworld.records import FrozenRecord
 
@@ -191,17 +191,22 @@ class LunarCommand(Generic[C]):
             )
         values = self.stage.nested()
         self._share(values)
-        if self.contexts is not None:
-            values["options"] = self.contexts.nested()
+        if self.contexts is not None:  # each setting's options on their own, so an error has its flag
+            values["options"] = {}
+            for name, raw in self.contexts.nested().items():
+                try:
+                    values["options"][name] = context_setting(name).options_type.model_validate(raw)
+                except ValidationError as exc:
+                    raise self._named(exc, ("options", name)) from None
         try:
             return config.model_validate(layered(fixed, values))
         except ValidationError as exc:
             raise self._named(exc) from None
 
-    def _named(self, exc: ValidationError) -> ConfigError:
+    def _named(self, exc: ValidationError, prefix: tuple[str, ...] = ()) -> ConfigError:
         """``invalid value for --flag: ...``; a setting copied to another model is named by its own flag."""
         first = exc.errors()[0]
-        loc = tuple(str(p) for p in first.get("loc", ()))
+        loc = (*prefix, *(str(p) for p in first.get("loc", ())))
         if loc and loc[0] in self.layout.roles and ".".join(loc[1:]) in SHARED:
             loc = (self.layout.primary, *loc[1:])
         shown = option_fields(self.layout.config, flags=self.flags, exclude=self.hidden)
