@@ -31,13 +31,14 @@ from recworld.lunar.schemas import (
     BehaviourRecord,
     Category,
     Demographic,
+    EvalInputs,
     EvidenceSet,
     Lifestyle,
     Profile,
     Query,
     Rubric,
+    UserData,
 )
-from recworld.lunar.store.dataset import EvalInputs, UserData
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import ResponseCache, Runner, RunnerConfig
 

@@ -33,8 +33,7 @@ from recworld.lunar.contexts import (
     registered,
 )
 from recworld.lunar.llm.plan import PlannedStage, planned
-from recworld.lunar.schemas import Query, Rubric, records_block
-from recworld.lunar.store.dataset import EvalInputs, UserData
+from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData, records_block
 from recworld.lunar.store.outputs import AnswerRecord, EvalRun
 from recworld.records import FrozenRecord
 
@@ -194,3 +193,19 @@ def test_an_incomplete_setting_is_refused_at_registration() -> None:
     with pytest.raises(TypeError, match="is already"):
         register_context(type("Twin", (RecentContext,), {}))
     assert missing_parts(dict) == ["a ContextSetting subclass"]
+
+
+def test_the_dry_run_counts_memorys_distillation(folder: Path) -> None:
+    """``--dry-run --context memory`` counts one distillation request per batch of 10 records per user."""
+    from recworld.lunar.store.dataset import load_eval_inputs
+
+    model = ["--model", f"scripted:{folder / 'm.json'}", "--judge", f"scripted:{folder / 'm.json'}"]
+    plan = json.loads(
+        _invoke("eval", str(folder), *model, "--context", "memory", "--dry-run", "--json").output
+    )
+    users = load_eval_inputs(folder).users.values()
+    batches = sum(-(-len(u.records) // 10) for u in users)
+    stage = plan["stages"]["memory (memory)"]
+    assert batches > 0 and (stage["requests"], stage["exact"]) == (batches, True)
+    assert stage["model"] == f"scripted:{folder / 'm.json'}"  # the judge distils by default
+    assert plan["requests"] == batches + 4 + 4 + 4  # distillation, answers, judgments, privacy

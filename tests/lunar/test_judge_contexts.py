@@ -32,13 +32,14 @@ from recworld.lunar.schemas import (
     BehaviourRecord,
     Category,
     Demographic,
+    EvalInputs,
     EvidenceSet,
     Lifestyle,
     Profile,
     Query,
     Rubric,
+    UserData,
 )
-from recworld.lunar.store.dataset import EvalInputs, UserData
 
 
 def _query(n: int) -> Query:

@@ -17,7 +17,7 @@ from recworld.lunar.contexts.full import FullOptions
 from recworld.lunar.judges.personalization import PAIR_SHAPE, JudgeItem, fence, judge_prompt
 from recworld.lunar.llm.budget import TEMPLATE_MARGIN, CharEstimate, full_budget
 from recworld.lunar.queries.rubrics import generic_answer
-from recworld.lunar.store.dataset import EvalInputs
+from recworld.lunar.schemas import EvalInputs
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import Runner, RunnerConfig
 

@@ -22,13 +22,14 @@ from recworld.lunar.schemas import (
     BehaviourRecord,
     Category,
     Demographic,
+    EvalInputs,
     EvidenceSet,
     Lifestyle,
     Profile,
     Query,
     Rubric,
+    UserData,
 )
-from recworld.lunar.store.dataset import EvalInputs, UserData
 
 TOPICS = ("ramen", "sushi", "pizza", "tacos", "curry")
 

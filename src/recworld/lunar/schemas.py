@@ -12,7 +12,8 @@ which is what lets queries, evidence and statistics line up across stages.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import tzinfo
 from enum import StrEnum
 from typing import Literal
@@ -288,3 +289,22 @@ class Rubric(Record):
         lines = ["Behavioural facts:"] + [f"- {f}" for f in self.facts]
         lines += ["Personalised points a strong answer makes:"] + [f"- {p}" for p in self.points]
         return "\n".join(lines)
+
+
+# -- what a context setting answers from ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UserData:
+    """One synthesised user as a context setting sees them: the profile and the records in the log."""
+
+    profile: Profile
+    records: tuple[BehaviourRecord, ...]
+
+
+@dataclass(frozen=True)
+class EvalInputs:
+    """What every context setting answers: the (query, rubric) pairs and each user's data."""
+
+    pairs: Sequence[tuple[Query, Rubric]]
+    users: Mapping[str, UserData]

@@ -31,9 +31,8 @@ from recworld.lunar.config import AblateConfig, LunarEvalConfig
 from recworld.lunar.contexts import CuratedContext
 from recworld.lunar.llm.policy import check_failures
 from recworld.lunar.llm.session import open_llm
-from recworld.lunar.schemas import BehaviourRecord, Query, Rubric
+from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric
 from recworld.lunar.store import dataset as store
-from recworld.lunar.store.dataset import EvalInputs
 from recworld.lunar.store.outputs import EvalRun
 from recworld.seeding import rng
 

@@ -37,7 +37,8 @@ from recworld.lunar.judges.personalization import (
 from recworld.lunar.judges.privacy import PrivacyJudge, PrivacyJudgment, failed_answer_privacy
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
 from recworld.lunar.llm.embed import Embedder
-from recworld.lunar.store.dataset import EvalInputs, slug
+from recworld.lunar.schemas import EvalInputs
+from recworld.lunar.store.dataset import slug
 from recworld.lunar.store.outputs import AnswerRecord, EvalCounts, EvalRun
 
 

@@ -38,8 +38,7 @@ from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.llm.structured import FailureRecord, StructuredLLM
-from recworld.lunar.schemas import Query, Rubric
-from recworld.lunar.store.dataset import EvalInputs, UserData
+from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 from recworld.records import FrozenRecord, Record
 
 ASSISTANT_SYSTEM = (

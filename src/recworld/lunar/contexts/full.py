@@ -26,8 +26,7 @@ from recworld.lunar.contexts.base import (
 )
 from recworld.lunar.llm.budget import CharEstimate, TokenCounter, counter_for, full_budget, window_of
 from recworld.lunar.llm.plan import PlannedStage
-from recworld.lunar.schemas import BehaviourRecord, Query, Rubric, records_block
-from recworld.lunar.store.dataset import EvalInputs, UserData
+from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData, records_block
 from recworld.records import FrozenRecord
 
 

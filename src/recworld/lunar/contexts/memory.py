@@ -40,8 +40,7 @@ from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.llm.session import open_llm
-from recworld.lunar.schemas import BehaviourRecord, Query, Rubric
-from recworld.lunar.store.dataset import EvalInputs, UserData
+from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData
 from recworld.records import Draft, FrozenRecord, Record
 
 BATCH_SIZE = 10

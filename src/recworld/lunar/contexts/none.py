@@ -11,8 +11,7 @@ from recworld.lunar.contexts.base import (
     Sessions,
 )
 from recworld.lunar.llm.plan import PlannedStage
-from recworld.lunar.schemas import Query, Rubric
-from recworld.lunar.store.dataset import EvalInputs, UserData
+from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 
 
 class NoContext(ContextSetting[NoOptions]):

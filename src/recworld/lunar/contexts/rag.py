@@ -12,8 +12,7 @@ from recworld.errors import ConfigError
 from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation, Sessions
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.llm.plan import PlannedStage
-from recworld.lunar.schemas import BehaviourRecord, Query, Rubric, records_block
-from recworld.lunar.store.dataset import EvalInputs, UserData
+from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData, records_block
 from recworld.records import FrozenRecord
 
 

@@ -1,14 +1,13 @@
 """Reading a LUNAR folder's data back: every line validated, errors name the file and line.
 
 The released dataset (``RUN/dataset/``: profiles, trajectories, records), the queries
-and rubrics, and what every context setting answers from (:class:`EvalInputs`).
+and rubrics, and what every context setting answers from (:func:`load_eval_inputs`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,7 +15,7 @@ from pydantic import BaseModel
 
 from recworld.errors import DataError
 from recworld.io import read_models
-from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Rubric, Trajectory
+from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Profile, Query, Rubric, Trajectory, UserData
 
 M = TypeVar("M", bound=BaseModel)
 DATASET_DIR = "dataset"  # the released folder inside a run (recworld.lunar.synth.release)
@@ -64,22 +63,6 @@ def rubrics(root: Path) -> list[Rubric]:
 def slug(spec: str) -> str:
     """A folder name for a model spec (``llamacpp:/x/m.gguf`` → ``llamacpp_x_m.gguf``)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_") or "model"
-
-
-@dataclass(frozen=True)
-class UserData:
-    """One synthesised user as a context setting sees them: the profile and the records in the log."""
-
-    profile: Profile
-    records: tuple[BehaviourRecord, ...]
-
-
-@dataclass(frozen=True)
-class EvalInputs:
-    """What every context setting answers: the (query, rubric) pairs and each user's data."""
-
-    pairs: Sequence[tuple[Query, Rubric]]
-    users: Mapping[str, UserData]
 
 
 def records_by_user(records: Sequence[BehaviourRecord]) -> dict[str, list[BehaviourRecord]]:
