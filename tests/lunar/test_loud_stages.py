@@ -195,6 +195,8 @@ def test_option_errors_name_the_flag_and_create_nothing(tmp_path: Path, run: Cal
         assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
         expected = "unknown context 'web'" if flag == "--context" else f"invalid value for {flag}: "
         assert r.stderr.startswith(f"recworld: error: {expected}"), r.stderr
+    r = run(tmp_path, "lunar", "eval", "runs/e", "--judge", "scripted:j")
+    assert (r.returncode, r.stderr) == (2, "recworld: error: missing option --model\n")
     assert not (tmp_path / "runs").exists()
 
 

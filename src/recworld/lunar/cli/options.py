@@ -214,6 +214,8 @@ class LunarCommand(Generic[C]):
         flags |= {f"options.{k}": f for k, f in _context_flags().items()}
         dotted = [".".join(loc[:n]) for n in range(len(loc), 0, -1)]
         flag = next((flags[d] for d in dotted if d in flags), None)
+        if flag and first.get("type") == "missing":
+            return ConfigError(f"missing option {flag}")
         message = str(first.get("msg") or exc).removeprefix("Value error, ")
         return ConfigError(f"invalid value for {flag}: {message}" if flag else f"{'.'.join(loc)}: {message}")
 
