@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from recworld.lunar.config import SessionConfig
-from recworld.lunar.judge import JudgeItem, Judgment, PersonalizationJudge
+from recworld.lunar.judges.personalization import JudgeItem, Judgment, PersonalizationJudge
+from recworld.lunar.llm.config import SessionConfig
+from recworld.lunar.llm.session import open_llm
 from recworld.lunar.schemas import Category, EvidenceSet, Query, Rubric
-from recworld.lunar.session import open_llm
 
 GENERIC = "Here are some general options: check reviews online, compare prices and pick what suits you."
 ITEMS = [
@@ -71,7 +71,7 @@ def build_items(limit: int, injected: bool) -> list[JudgeItem]:
 
 
 async def judge_all(spec: str, out: Path, limit: int) -> tuple[list[Judgment], list[Judgment]]:
-    session = SessionConfig(model=spec, concurrency=1, max_attempts=2)
+    session = SessionConfig(model=spec, runner={"concurrency": 1}, max_attempts=2)
     async with open_llm(session, out) as llm:
         judge = PersonalizationJudge(llm)
         clean = await judge.judge(build_items(limit, False), seed=0, tag="clean")

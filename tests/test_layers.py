@@ -249,10 +249,6 @@ def test_the_import_walker_sees_lazy_and_type_only_imports() -> None:
     ]
 
 
-# Packages whose modules are being restructured elsewhere (issue 15 item 6); their own check follows.
-CYCLE_EXEMPT = ("recworld.lunar",)
-
-
 @cache
 def module_paths() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(SRC.rglob("*.py"))}
@@ -330,7 +326,7 @@ def test_no_module_cycles() -> None:
             dep = _module_of(target)
             if dep is not None and dep != module:
                 graph[module].add(dep)
-    cycles = [c for c in strongly_connected(graph) if not all(m.startswith(CYCLE_EXEMPT) for m in c)]
+    cycles = strongly_connected(graph)
     assert not cycles, "module cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
@@ -338,8 +334,6 @@ def test_no_private_name_is_imported_from_another_module() -> None:
     """A ``_name`` is private to its module: two modules sharing one are one unit, or need a public name."""
     found = []
     for module, path in module_paths().items():
-        if module.startswith(CYCLE_EXEMPT):
-            continue
         for line, target, name in module_imports(path):
             if name.startswith("_") and not name.startswith("__") and target != module:
                 found.append(f"{path.relative_to(SRC.parent)}:{line}: {name} from {target}")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pandas as pd
 import pytest
+from lunar_helpers import FakeOpenAIServer
 
+from recworld.chat import Request
 from recworld.data import Dataset
 
 
@@ -34,6 +37,12 @@ def ml100k_small(ml100k_raw: Path) -> Dataset:
 
 
 @pytest.fixture(scope="session")
+def ml100k_saved(ml100k_small: Dataset, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:func:`ml100k_small` saved as a dataset folder: what ``--anchors`` and ``load_anchors`` take."""
+    return ml100k_small.save(tmp_path_factory.mktemp("ml100k-small") / "ml")
+
+
+@pytest.fixture(scope="session")
 def irrcac_raw() -> ModuleType:
     """``irrCAC.raw``, the independent Gwet's AC1 implementation the agreement tests compare with.
 
@@ -53,3 +62,28 @@ def irrcac_raw() -> ModuleType:
     import importlib
 
     return importlib.import_module("irrCAC.raw")
+
+
+@pytest.fixture
+def openai_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Callable[[Callable[[Request], str]], FakeOpenAIServer]]:
+    """Start local OpenAI-compatible servers answering with a responder; all stopped at teardown.
+
+    Command-line tests run ``--model openai:NAME --base-url URL`` against one, so the real
+    OpenAI backend, Runner and cache run with a responder of the test's choosing.
+    """
+    # A proxy variable would route 127.0.0.1 through the proxy (and switch the backend transport).
+    for name in ("http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    started: list[FakeOpenAIServer] = []
+
+    def start(respond: Callable[[Request], str]) -> FakeOpenAIServer:
+        started.append(FakeOpenAIServer(respond).__enter__())
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.__exit__()

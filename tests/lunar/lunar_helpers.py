@@ -1,14 +1,44 @@
-"""Helpers shared by the LUNAR tests: a scripted model that speaks every LUNAR schema."""
+"""Helpers shared by the LUNAR tests: a scripted model that speaks every LUNAR schema, and a local
+OpenAI-compatible server that answers with the same responders (for in-process CLI runs).
+
+Library tests hand the model to LUNAR as an object (``SessionConfig(model=ScriptedModel(...))``);
+command-line tests point ``--model openai:NAME --base-url`` at :class:`FakeOpenAIServer`, so
+nothing in recworld is patched either way.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
-from recworld.chat import Request
+import numpy as np
+
+from recworld.chat import Message, Request
+from recworld.lunar.answering.run import evaluate_settings
+from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.config import SessionConfig
+from recworld.lunar.llm.embed import normalise
+from recworld.lunar.schemas import (
+    Affinity,
+    BehaviourRecord,
+    Category,
+    Demographic,
+    EvalInputs,
+    EvidenceSet,
+    Lifestyle,
+    Profile,
+    Query,
+    Rubric,
+    UserData,
+)
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import ResponseCache, Runner, RunnerConfig
 
@@ -237,3 +267,211 @@ def aligned_records(base: Callable[[Request], str]) -> Callable[[Request], str]:
         return json.dumps({"records": records[:5] or json.loads(base(request))["records"]})
 
     return respond
+
+
+def scripted(responder: Callable[[Request], str] | None = None, name: str = "x") -> ScriptedModel:
+    """A scripted model named ``scripted:NAME`` in run records (folder ``scripted_NAME``)."""
+    return ScriptedModel(responder or lunar_responder(), name=name)
+
+
+def session(model: ScriptedModel | str, **settings: Any) -> SessionConfig:
+    """A session of ``model`` with the Runner's retries off (a scripted model never fails transiently)."""
+    return SessionConfig.model_validate({"model": model, **settings})
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder (an embedder object handed to LUNAR from Python)."""
+
+    identity = "test-hash"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 16), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for word in t.lower().split():
+                out[i, hashlib.sha256(word.encode()).digest()[0] % 16] += 1
+        return normalise(out)
+
+
+EMBED_DIM = 16
+
+
+def fake_embedding(text: str) -> list[float]:
+    """A deterministic bag-of-words vector (hashlib, so it does not vary with PYTHONHASHSEED)."""
+    out = [0.0] * EMBED_DIM
+    for word in text.lower().split():
+        out[hashlib.sha256(word.encode()).digest()[0] % EMBED_DIM] += 1.0
+    return out
+
+
+class HTTPStatusError(Exception):
+    """Raised by a responder: the server answers with this status and message instead of a reply."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class FakeOpenAIServer:
+    """Chat completions answered by ``respond(Request)``; every request body is kept.
+
+    A responder that raises :class:`HTTPStatusError` makes the server answer with that status.
+    """
+
+    def __init__(self, respond: Callable[[Request], str]) -> None:
+        self.respond = respond
+        self.chat: list[dict[str, Any]] = []
+        self.embeddings: list[dict[str, Any]] = []
+        self.keys: set[str] = set()  # every Authorization header that reached this server
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def reply_for(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.chat.append(body)
+        fmt = body.get("response_format")
+        schema = fmt["json_schema"]["schema"] if fmt else None
+        request = Request(
+            messages=tuple(Message(m["role"], m["content"]) for m in body["messages"]),
+            max_tokens=int(body.get("max_completion_tokens") or body.get("max_tokens") or 1),
+            json_schema=schema,
+        )
+        text = self.respond(request)
+        return {
+            "id": f"chatcmpl-{len(self.chat)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+
+    def embed_for(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.embeddings.append(body)
+        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
+        return {
+            "object": "list",
+            "model": body["model"],
+            "data": [
+                {"object": "embedding", "index": i, "embedding": fake_embedding(t)}
+                for i, t in enumerate(texts)
+            ],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                with server._lock:
+                    server.keys.add(self.headers.get("Authorization", ""))
+                if self.path == "/v1/chat/completions":
+                    try:
+                        reply = server.reply_for(body)
+                    except HTTPStatusError as exc:
+                        self._send(exc.status, {"error": {"message": str(exc)}})
+                        return
+                    self._send(200, reply)
+                elif self.path == "/v1/embeddings":
+                    self._send(200, server.embed_for(body))
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def _send(self, status: int, obj: dict[str, Any]) -> None:
+                payload = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+
+# -- a small eval of scripted models (judge and report tests) -----------------------------------
+
+
+def eval_user(uid: str = "u", n: int = 40) -> UserData:
+    profile = Profile(
+        user_id=uid,
+        demographic=Demographic(user_id=uid, age=30),
+        affinities=[Affinity(category=Category.DINING, score=0.9, preferences=["ramen"])],
+        lifestyle=Lifestyle(clothing="c", food="f", housing="h", mobility="m", spending="s"),
+    )
+    records = tuple(
+        BehaviourRecord(
+            record_id=f"r{i:02d}",
+            user_id=uid,
+            timestamp=1000 * i,
+            domain=Category.DINING,
+            type="order",  # type: ignore[arg-type]
+            fields={"merchant": f"shop{i}"},
+        )
+        for i in range(n)
+    )
+    return UserData(profile, records)
+
+
+def eval_pair(n: int, uid: str = "u") -> tuple[Query, Rubric]:
+    q = Query(
+        query_id=f"{uid}/q{n}",
+        user_id=uid,
+        text=f"question {n} please",
+        domains=[Category.DINING],
+        multi_domain=False,
+    )
+    r = Rubric(
+        query_id=q.query_id,
+        user_id=uid,
+        generic_answer="BASELINE TEXT",
+        decisions=[],
+        evidence=EvidenceSet(record_ids=["r01"]),
+        effects=[],
+        facts=["f"],
+        points=["p"],
+    )
+    return q, r
+
+
+def eval_config(root: Path, **update: object) -> LunarEvalConfig:
+    return LunarEvalConfig.model_validate(
+        {
+            "root": root,
+            "answer": SessionConfig(model="scripted:a"),
+            "judge": SessionConfig(model="scripted:j"),
+            "contexts": ("none", "full"),
+            **update,
+        }
+    )
+
+
+def run_small_eval(tmp_path: Path, responder: Callable[[Request], str], **update: object) -> Path:
+    """Two queries answered under none and full, judged (personalisation and privacy); returns the root."""
+    answer_llm, _ = make_llm(responder, tmp_path / "a")
+    judge_llm, _ = make_llm(responder, tmp_path / "j")
+    inputs = EvalInputs(pairs=[eval_pair(0), eval_pair(1)], users={"u": eval_user()})
+    asyncio.run(evaluate_settings(eval_config(tmp_path, **update), answer_llm, judge_llm, inputs, None))
+    return tmp_path

@@ -7,18 +7,16 @@ import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from lunar_helpers import aligned_records, lunar_responder
+from lunar_helpers import FakeOpenAIServer, aligned_records, lunar_responder
 from typer.testing import CliRunner
 
 from recworld.chat import Request
 from recworld.cli import app
-from recworld.lunar import session
-from recworld.lunar.ablate import MULTI_FULL, MULTI_SINGLE, SINGLE_DOMAIN, variants
-from recworld.lunar.report_ablation import ablation_cells
+from recworld.lunar.answering.ablate import MULTI_FULL, MULTI_SINGLE, SINGLE_DOMAIN, variants
+from recworld.lunar.report.ablation import ablation_cells
 from recworld.lunar.schemas import (
     BehaviourRecord,
     BehaviourType,
@@ -27,7 +25,6 @@ from recworld.lunar.schemas import (
     Query,
     Rubric,
 )
-from recworld.models.scripted import ScriptedModel
 
 COUNT = re.compile(r"EVIDENCE-COUNT=(\d)")
 RECORD_LINE = re.compile(r"^\[", flags=re.M)
@@ -94,38 +91,39 @@ def _counting(base: Callable[[Request], str]) -> Callable[[Request], str]:
 
 
 @pytest.fixture
-def ablated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    def fake_load(spec: str, config: Any) -> ScriptedModel:
-        return ScriptedModel(_counting(lunar_responder()), name=spec)
-
-    monkeypatch.setattr(session, "load_model", fake_load)
+def ablated(tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]) -> Path:
+    """The four commands in-process, every model an OpenAI-compatible local server of ``_counting``."""
+    url = openai_server(_counting(lunar_responder())).base_url
     out = tmp_path / "run"
     cli = CliRunner()
     steps = [
         ["synth", "--anchors", "lunar-demo", "--min-domains", "2", "--users", "3", "--weeks", "2"],
-        ["queries", str(out), "--model", "scripted:g", "--per-user", "2"],
-        ["ablate", str(out), "--model", "scripted:a", "--judge", "scripted:j"],
+        ["queries", str(out), "--model", "openai:g", "--base-url", url, "--per-user", "2"],
+        ["ablate", str(out), "--model", "openai:a", "--base-url", url, "--judge", "openai:j"],
         ["report", str(out)],
     ]
-    steps[0] += ["--model", "scripted:g", "--out", str(out), "--max-slots", "1"]
+    steps[0] += ["--model", "openai:g", "--base-url", url, "--out", str(out), "--max-slots", "1"]
+    steps[2] += ["--judge-base-url", url]
     for step in steps:
         r = cli.invoke(app, ["lunar", *step])
         assert r.exit_code == 0, (step[0], r.output, r.exception)
     return out
 
 
+@pytest.mark.slow
 def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
-    cells = ablation_cells(ablated)["scripted:a"]
+    cells = ablation_cells(ablated)["openai:a"]
     # Scores follow the evidence shown: 1 + k, so the curve rises by one per record.
     assert [cells[f"k{k}"][0] for k in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
     full, single = cells[MULTI_FULL][0], cells[MULTI_SINGLE][0]
     assert full is not None and single is not None and full > single
-    answers = ablated / "ablate" / "k2" / "eval" / "scripted_a" / "curated" / "answers.jsonl"
+    answers = ablated / "ablate" / "k2" / "eval" / "openai_a" / "curated" / "answers.jsonl"
     assert all("EVIDENCE-COUNT=2" in json.loads(x)["answer"] for x in answers.read_text().splitlines())
     md = (ablated / "report.md").read_text()
     assert "## Evidence ablations" in md and "k0=1.00 k1=2.00 k2=3.00 k3=4.00 k4=5.00" in md
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_ablation_section_renders_in_chromium(
     ablated: Path, tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from recworld.cli import app, main
 from recworld.errors import DataError
-from recworld.lunar.agreement import Rating, agreement_rows, gwet_ac1, pair_agreement, read_ratings
+from recworld.lunar.quality.agreement import Rating, agreement_rows, gwet_ac1, pair_agreement, read_ratings
 
 
 def _from_table(table: list[list[int]], labels: list[str]) -> tuple[list[str], list[str]]:

@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from recworld.data import Dataset
 from recworld.errors import DataError
-from recworld.lunar.anchors import anchors_from_dataset, load_anchor_files, load_anchors
+from recworld.lunar.anchors import load_anchor_files, load_anchors
 from recworld.lunar.deid import Deidentifier
 from recworld.lunar.schemas import BehaviourType, Category
 
 
-def test_movielens_anchor_has_real_demographics_and_sorted_watches(ml100k_small: Dataset) -> None:
-    (user,) = [a for a in anchors_from_dataset(ml100k_small, 3, seed=0) if a.user_id == "1"]
+def test_movielens_anchor_has_real_demographics_and_sorted_watches(ml100k_saved: Path) -> None:
+    (user,) = [a for a in load_anchors(str(ml100k_saved), 3, seed=0) if a.user_id == "1"]
     assert user.demographic.age == 24 and user.demographic.gender == "M"
     assert user.demographic.occupation == "technician" and user.demographic.location == "zip 85711"
     assert len(user.records) == 272

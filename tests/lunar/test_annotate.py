@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from recworld.cli import app
 from recworld.io import atomic_write_jsonl
-from recworld.lunar.agreement import agreement_rows, read_ratings
-from recworld.lunar.annotate import KEY_FILE, export_sheet, read_key
+from recworld.lunar.quality.agreement import agreement_rows, read_ratings
+from recworld.lunar.quality.annotate import KEY_FILE, export_sheet, read_key
 from recworld.lunar.schemas import Category, Query
 
 
@@ -39,7 +39,7 @@ def test_sheet_is_blind_and_complete(tmp_path: Path) -> None:
     root = _run(tmp_path)
     done = export_sheet(root, histories=3, queries=2, seed=1)
     out = root / "annotation"
-    assert (done["histories"], done["queries"]) == (3, 2)
+    assert (done.histories, done.queries) == (3, 2)
     with (out / "sheet.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["item_id", "rater", "dimension", "score"]

@@ -18,8 +18,8 @@ from recworld.lunar.schemas import (
     Trajectory,
     WeekPlan,
 )
-from recworld.lunar.synth.pipeline import SynthResult, UserResult
 from recworld.lunar.synth.release import anonymise
+from recworld.lunar.synth.result import SynthResult, UserResult
 
 LIFESTYLE = Lifestyle(clothing="casual", food="home", housing="flat", mobility="bus", spending="frugal")
 

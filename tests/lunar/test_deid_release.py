@@ -11,10 +11,12 @@ from pathlib import Path
 from lunar_helpers import lunar_responder, make_llm
 
 from recworld.chat import Request
-from recworld.lunar.anchors import WEEK_S, load_anchor_files
-from recworld.lunar.config import SessionConfig, SynthConfig, SynthOptions
+from recworld.lunar.anchors import load_anchor_files
+from recworld.lunar.config import SynthConfig, SynthOptions
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.synth.pipeline import synthesize, write_dataset
 from recworld.lunar.synth.release import RELEASED
+from recworld.lunar.timeutil import WEEK_S
 
 SOURCE_IDS = ("srcuser-alpha-41", "srcuser-beta-97")
 TITLES = ("Zorblax Returns", "The Quiet Lantern")

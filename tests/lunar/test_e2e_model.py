@@ -2,7 +2,7 @@
 
 Tiny on purpose (one user, one week, one active day, one slot): quality is poor,
 but every step runs for real, grammar-constrained (compact decoding schemas, see
-``recworld.lunar.llm.compact_schema``), through the Runner, and every step must
+``recworld.lunar.llm.decoding.compact_schema``), through the Runner, and every step must
 produce output: a synthetic record, a query with its rubric, an answer and a
 judgment per context, and the report.
 """

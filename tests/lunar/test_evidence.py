@@ -11,8 +11,8 @@ import numpy as np
 from lunar_helpers import make_llm
 
 from recworld.chat import Request
-from recworld.lunar.evidence import fair_cap, keep_supported, relevance
-from recworld.lunar.rubrics import build_rubric
+from recworld.lunar.queries.evidence import fair_cap, keep_supported, relevance
+from recworld.lunar.queries.rubrics import build_rubric
 from recworld.lunar.schemas import (
     BehaviourRecord,
     BehaviourType,

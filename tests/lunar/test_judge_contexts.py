@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,27 +13,32 @@ from lunar_helpers import make_llm
 
 from recworld.chat import Request
 from recworld.errors import ConfigError
+from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.contexts import (
-    ContextSetting,
+    ContextEnv,
     CuratedContext,
     FullContext,
     RagContext,
-    UserData,
-    estimate_tokens,
-    make_builder,
-    parse_settings,
+    Sessions,
+    context_setting,
 )
-from recworld.lunar.judge import JudgeItem, PersonalizationJudge, balanced_order
+from recworld.lunar.contexts.full import FullOptions
+from recworld.lunar.contexts.rag import RagOptions
+from recworld.lunar.judges.personalization import JudgeItem, PersonalizationJudge, balanced_order
+from recworld.lunar.llm.budget import CharEstimate
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.schemas import (
     Affinity,
     BehaviourRecord,
     Category,
     Demographic,
+    EvalInputs,
     EvidenceSet,
     Lifestyle,
     Profile,
     Query,
     Rubric,
+    UserData,
 )
 
 
@@ -128,20 +134,25 @@ def _user(n_records: int) -> UserData:
 
 def test_full_context_keeps_newest_records_within_budget() -> None:
     user = _user(40)
-    head_cost = estimate_tokens(f"User profile:\n{user.profile.describe()}\n\nBehaviour records:\n")
-    line_cost = estimate_tokens(user.records[-1].to_line()) + 1
-    text = FullContext(budget_tokens=head_cost + 5 * line_cost).build(user, _query(0), _rubric(0))
+    chars4 = CharEstimate()
+    head_cost = chars4.count(f"User profile:\n{user.profile.describe()}\n\nBehaviour records:\n")
+    line_cost = chars4.count(user.records[-1].to_line()) + 1
+    full = FullContext(FullOptions(budget_tokens=head_cost + 5 * line_cost))
+    text = full.build(user, _query(0), _rubric(0))
     shown = [line.split("]")[0][1:] for line in text.splitlines() if line.startswith("[r")]
     assert shown == ["r35", "r36", "r37", "r38", "r39"]  # the newest five, in time order
     assert "ramen" in text
-    everything = FullContext(budget_tokens=100_000).build(user, _query(0), _rubric(0))
+    cover = full.coverage(_query(0).query_id)
+    assert cover is not None and (cover.shown, cover.total, cover.dropped) == (5, 40, 35)
+    everything = FullContext(FullOptions(budget_tokens=100_000)).build(user, _query(0), _rubric(0))
     assert everything.count("\n[r") == 40
 
 
 def test_curated_context_is_the_evidence_set() -> None:
-    text = CuratedContext().build(_user(10), _query(0), _rubric(0, ["r07", "r02"]))
+    curated = CuratedContext.from_options()
+    text = curated.build(_user(10), _query(0), _rubric(0, ["r07", "r02"]))
     assert [line[:5] for line in text.splitlines()[1:]] == ["[r02]", "[r07]"]
-    assert CuratedContext().build(_user(10), _query(0), _rubric(0)) == ""
+    assert curated.build(_user(10), _query(0), _rubric(0)) == ""
 
 
 class _AxisEmbedder:
@@ -159,17 +170,29 @@ class _AxisEmbedder:
 
 def test_rag_returns_top_k_by_cosine() -> None:
     user = _user(30)
-    rag = RagContext(_AxisEmbedder(), k=3)
+    rag = RagContext(RagOptions(k=3), embedder=_AxisEmbedder())
     hits = rag.retrieve(list(user.records), "near shop12.3 please")
     assert [r.record_id for r in hits] == ["r12", "r13", "r11"]  # angular distance 0.03, 0.07, 0.13
     assert rag.build(user, _query(0), _rubric(0)).startswith("Retrieved behaviour records:")
 
 
-def test_settings_parse_and_memory_needs_an_embedder() -> None:
-    assert parse_settings("none, full,rag") == [ContextSetting.NONE, ContextSetting.FULL, ContextSetting.RAG]
-    with pytest.raises(ConfigError, match="unknown context 'web'"):
-        parse_settings("none,web")
-    with pytest.raises(ConfigError, match="memory context needs an embedder"):
-        make_builder(ContextSetting.MEMORY)
-    with pytest.raises(ConfigError, match="embedder"):
-        make_builder(ContextSetting.RAG)
+def test_unknown_contexts_are_refused_and_embedding_settings_need_an_embedder(tmp_path: Path) -> None:
+    models = {"answer": SessionConfig(model="scripted:a"), "judge": SessionConfig(model="scripted:j")}
+    config = LunarEvalConfig(root=tmp_path, contexts=("none", "full", "rag"), **models)
+    assert config.contexts == ("none", "full", "rag") and config.options_of("rag") == RagOptions(k=30)
+    with pytest.raises(ConfigError, match="unknown context 'web'; known: none, full, curated, rag, memory"):
+        LunarEvalConfig(root=tmp_path, contexts=("none", "web"), **models)
+    llm, _ = make_llm(lambda r: "")
+    env = ContextEnv(
+        root=tmp_path,
+        inputs=EvalInputs(pairs=[], users={}),
+        sessions=Sessions(**models),
+        answer_llm=llm,
+        judge_llm=llm,
+        answer_max_tokens=256,
+        embedder=None,
+    )
+    for name in ("rag", "memory"):
+        assert context_setting(name).needs_embedder
+        with pytest.raises(ConfigError, match=f"the {name} context needs an embedder"):
+            asyncio.run(context_setting(name).from_options().prepare(env))

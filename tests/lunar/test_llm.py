@@ -10,7 +10,7 @@ import pytest
 from lunar_helpers import lunar_responder, make_llm
 
 from recworld.chat import Request
-from recworld.lunar.llm import inline_schema, parse_json_object
+from recworld.lunar.llm.decoding import inline_schema, parse_json_object
 from recworld.lunar.synth.trajectory import SlotsDraft, WeekDraft
 
 
@@ -67,7 +67,7 @@ def test_rerun_hits_the_cache(tmp_path: Path) -> None:
 def test_compact_schema_bounds_strings_and_fixes_array_lengths() -> None:
     import re
 
-    from recworld.lunar.llm import compact_schema
+    from recworld.lunar.llm.decoding import compact_schema
     from recworld.lunar.synth.profile import ProfileDraft
 
     schema = compact_schema(inline_schema(ProfileDraft))
@@ -90,8 +90,9 @@ def test_compact_schema_bounds_strings_and_fixes_array_lengths() -> None:
 
 
 def test_compact_llm_sends_the_compact_schema_and_still_validates() -> None:
-    from recworld.lunar.config import SessionConfig
-    from recworld.lunar.llm import StructuredLLM, compact_schema
+    from recworld.lunar.llm import StructuredLLM
+    from recworld.lunar.llm.config import SessionConfig
+    from recworld.lunar.llm.decoding import compact_schema
 
     llm, model = make_llm(lambda r: '{"theme": "ab"}')
     compact = StructuredLLM(llm.completer, max_attempts=1, compact=True)
@@ -106,8 +107,8 @@ def test_compact_llm_sends_the_compact_schema_and_still_validates() -> None:
 
 
 def test_narrow_schema_puts_enums_on_strings_through_arrays() -> None:
-    from recworld.lunar.llm import narrow_schema
-    from recworld.lunar.rubrics import DecisionDraft, EffectsDraft
+    from recworld.lunar.llm.decoding import narrow_schema
+    from recworld.lunar.queries.rubrics import DecisionDraft, EffectsDraft
 
     base = inline_schema(DecisionDraft, for_decoding=True)
     narrowed = narrow_schema(base, {"record_ids": ["a", "b", "a"]})
@@ -123,8 +124,8 @@ def test_narrow_schema_puts_enums_on_strings_through_arrays() -> None:
 
 
 def test_rubric_decoding_schema_enumerates_the_shown_record_ids() -> None:
-    from recworld.lunar.llm import compact_schema
-    from recworld.lunar.rubrics import build_rubric
+    from recworld.lunar.llm.decoding import compact_schema
+    from recworld.lunar.queries.rubrics import build_rubric
     from recworld.lunar.schemas import BehaviourRecord, Query
 
     # The model invents an id in its first decision reply; validation must still reject it.

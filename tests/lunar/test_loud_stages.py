@@ -1,48 +1,62 @@
 """Issue 12 for LUNAR: loud, honest stages, --retry-failures, --dry-run, --json, help and progress.
 
-The CLI tests run the installed ``recworld`` entry point in a subprocess at 80 columns (what a
-person sees), with ``scripted:FILE.json`` models whose replies cannot be parsed.
+The CLI tests call ``recworld.cli.main`` in-process at 80 columns (what a person sees), with
+``scripted:FILE.json`` models whose replies cannot be parsed, or a local OpenAI-compatible server.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
-from lunar_helpers import lunar_responder
+from lunar_helpers import FakeOpenAIServer, lunar_responder, scripted, session
 
 from recworld import lunar
 from recworld.chat import Request
+from recworld.cli import main
 from recworld.console import interrupt_message
-from recworld.data import Dataset
-from recworld.lunar import session
-from recworld.lunar.config import SessionConfig, SynthOptions
+from recworld.lunar.config import SynthOptions
 from recworld.lunar.llm import FailureRecord
-from recworld.lunar.policy import summary_lines
-from recworld.lunar.tracking import current, tracking
+from recworld.lunar.llm.policy import summary_lines
+from recworld.lunar.llm.tracking import current, tracking
 from recworld.models.scripted import ScriptedModel
 
-RECWORLD = Path(sys.executable).parent / "recworld"
+
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RECWORLD_")}
-    env |= {"COLUMNS": "80", "LINES": "40", "NO_COLOR": "1", "RECWORLD_HOME": str(cwd / "home")}
-    return subprocess.run(
-        [str(RECWORLD), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+@pytest.fixture
+def run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> Callable[..., Done]:
+    """``recworld ARGS`` in-process from ``cwd``, at 80 columns, with its own RECWORLD_HOME."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
+
+    def invoke(cwd: Path, *args: str) -> Done:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = main(list(args))
+        out = capsys.readouterr()
+        return Done(code, out.out, out.err)
+
+    return invoke
 
 
 SYNTH = ["lunar", "synth", "--anchors", "lunar-demo", "--users", "1", "--weeks", "1", "--out", "runs/l"]
 
 
-def test_synth_that_produces_nothing_exits_3_with_a_summary_and_keeps_the_reply(tmp_path: Path) -> None:
+def test_synth_that_produces_nothing_exits_3_with_a_summary_and_keeps_the_reply(
+    tmp_path: Path, run: Callable[..., Done]
+) -> None:
     (tmp_path / "m.json").write_text(json.dumps({"*": "Answer: X call 555-123-4567"}))
     r = run(tmp_path, *SYNTH, "--model", "scripted:m.json")
     assert r.returncode == 3, r.stderr
@@ -60,7 +74,7 @@ def test_synth_that_produces_nothing_exits_3_with_a_summary_and_keeps_the_reply(
     assert "lunar synth: 1 of 1 pieces failed" in (run_dir / "recworld.log").read_text()
 
 
-def test_retry_failures_asks_past_the_cached_bad_replies(tmp_path: Path) -> None:
+def test_retry_failures_asks_past_the_cached_bad_replies(tmp_path: Path, run: Callable[..., Done]) -> None:
     script = tmp_path / "m.json"
     script.write_text(json.dumps({"*": "Answer: X"}))
     assert run(tmp_path, *SYNTH, "--model", "scripted:m.json").returncode == 3
@@ -85,48 +99,46 @@ def _stages(run_dir: Path) -> set[str]:
 
 
 def test_retry_failures_in_the_library_resends_only_rejected_cached_replies(
-    ml100k_small: Dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ml100k_saved: Path, tmp_path: Path
 ) -> None:
-    made: list[ScriptedModel] = []
     good = lunar_responder()
     bad = {"on": True}
-    anchors = str(ml100k_small.save(tmp_path / "ml"))
 
     def respond(request: Request) -> str:
         if bad["on"] and request.json_schema and request.json_schema.get("title") == "ProfileDraft":
             return "not json"
         return good(request)
 
-    def fake_load(spec: str, config: Any) -> ScriptedModel:
-        made.append(ScriptedModel(respond, name=spec))
-        return made[-1]
-
-    monkeypatch.setattr(session, "load_model", fake_load)
+    model = scripted(respond)
+    anchors = str(ml100k_saved)
     from recworld.errors import RunError
 
     with pytest.raises(RunError, match="produced no users"):
-        lunar.synthesize(_synth_config(anchors, tmp_path, retry=False))
+        lunar.synthesize(_synth_config(model, anchors, tmp_path, retry=False))
     bad["on"] = False
+    sent = len(model.calls)
     with pytest.raises(RunError):
-        lunar.synthesize(_synth_config(anchors, tmp_path, retry=False))
-    assert len(made[-1].calls) == 0  # a plain rerun replays every cached reply
-    assert lunar.synthesize(_synth_config(anchors, tmp_path, retry=True)).counts.users == 2
+        lunar.synthesize(_synth_config(model, anchors, tmp_path, retry=False))
+    assert len(model.calls) == sent  # a plain rerun replays every cached reply
+    assert lunar.synthesize(_synth_config(model, anchors, tmp_path, retry=True)).counts.users == 2
     profile_sends = [
-        c for c in made[-1].calls if c.json_schema and c.json_schema.get("title") == "ProfileDraft"
+        c for c in model.calls[sent:] if c.json_schema and c.json_schema.get("title") == "ProfileDraft"
     ]
     assert len(profile_sends) == 2  # one fresh send per user; the new reply replaced the cached one
-    before = len(made[-1].calls)
-    assert lunar.synthesize(_synth_config(anchors, tmp_path, retry=True)).counts.users == 2
-    assert len(made[-1].calls) == 0 and before > 0  # valid cached replies are never re-sent
+    before = len(model.calls)
+    assert lunar.synthesize(_synth_config(model, anchors, tmp_path, retry=True)).counts.users == 2
+    assert len(model.calls) == before > sent  # valid cached replies are never re-sent
 
 
-def _synth_config(anchors: str, tmp_path: Path, *, retry: bool) -> lunar.SynthConfig:
-    llm = SessionConfig(model="scripted:x", retry_failures=retry)
+def _synth_config(model: ScriptedModel, anchors: str, tmp_path: Path, *, retry: bool) -> lunar.SynthConfig:
+    llm = session(model, retry_failures=retry)
     options = SynthOptions(weeks=1, max_slots_per_day=1)
     return lunar.SynthConfig(anchors=anchors, out_dir=tmp_path / "o", users=2, llm=llm, options=options)
 
 
-def test_queries_and_eval_refuse_an_empty_folder_in_one_line(tmp_path: Path) -> None:
+def test_queries_and_eval_refuse_an_empty_folder_in_one_line(
+    tmp_path: Path, run: Callable[..., Done]
+) -> None:
     root = tmp_path / "empty"
     (root / "dataset").mkdir(parents=True)
     for name in ("profiles", "trajectories", "records"):
@@ -153,7 +165,9 @@ def test_queries_and_eval_refuse_an_empty_folder_in_one_line(tmp_path: Path) -> 
     assert not (root / "cache.sqlite").exists() and not (root / "recworld.log").exists()
 
 
-def test_dry_run_prints_counts_and_first_prompts_and_creates_nothing(tmp_path: Path) -> None:
+def test_dry_run_prints_counts_and_first_prompts_and_creates_nothing(
+    tmp_path: Path, run: Callable[..., Done]
+) -> None:
     (tmp_path / "p.csv").write_text("model,input,output\nopenai:gpt-4o-mini,0.15,0.6\n")
     args = ["lunar", "synth", "--anchors", "lunar-demo", "--users", "2", "--model", "openai:gpt-4o-mini"]
     args += ["--out", "x", "--dry-run", "--prices", "p.csv"]
@@ -166,17 +180,29 @@ def test_dry_run_prints_counts_and_first_prompts_and_creates_nothing(tmp_path: P
     profile = data["stages"]["profile"]
     assert data["dry_run"] and profile["requests"] == 2 and profile["exact"] and profile["cost_usd"] > 0
     assert data["stages"]["records"]["requests"] == 2 * 7 * 4 and not data["stages"]["records"]["exact"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "p.csv"]  # no run folder
+    assert not (tmp_path / "x").exists()  # no run folder
 
 
-def test_option_errors_name_the_flag_and_create_nothing(tmp_path: Path) -> None:
+def test_option_errors_name_the_flag_and_create_nothing(tmp_path: Path, run: Callable[..., Done]) -> None:
     r = run(tmp_path, *SYNTH, "--model", "scripted:m.json", "--weeks", "60")
     assert r.returncode == 2
     assert r.stderr.startswith("recworld: error: invalid value for --weeks: ")
     assert not (tmp_path / "runs").exists()
+    evaluate = ["lunar", "eval", "runs/e", "--model", "scripted:a", "--judge", "scripted:j"]
+    bad = (("--rag-k", "0"), ("--timeout", "0"), ("--attempts", "11"), ("--context", "none,web"))
+    for flag, value in bad:
+        r = run(tmp_path, *evaluate, flag, value)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        expected = "unknown context 'web'" if flag == "--context" else f"invalid value for {flag}: "
+        assert r.stderr.startswith(f"recworld: error: {expected}"), r.stderr
+    r = run(tmp_path, "lunar", "eval", "runs/e", "--judge", "scripted:j")
+    assert (r.returncode, r.stderr) == (2, "recworld: error: missing option --model\n")
+    assert not (tmp_path / "runs").exists()
 
 
-def test_every_lunar_option_has_help_and_help_fits_80_columns(tmp_path: Path) -> None:
+def test_every_lunar_option_has_help_and_help_fits_80_columns(
+    tmp_path: Path, run: Callable[..., Done]
+) -> None:
     import typer.main
 
     from recworld.cli import app
@@ -187,7 +213,7 @@ def test_every_lunar_option_has_help_and_help_fits_80_columns(tmp_path: Path) ->
             assert getattr(param, "help", None), f"lunar {name} {param.name} has no help"
     for name in ("synth", "queries", "eval", "rate", "ablate"):
         r = run(tmp_path, "lunar", name, "--help")
-        assert r.returncode == 0 and all(len(line) <= 80 for line in r.stdout.splitlines())
+        assert r.returncode == 0 and all(len(line) <= 80 for line in r.stdout.splitlines()), r.stdout
         for flag in (
             "--api-key-env",
             "--timeout",
@@ -195,10 +221,11 @@ def test_every_lunar_option_has_help_and_help_fits_80_columns(tmp_path: Path) ->
             "--no-progress",
             "--json",
             "--retry-failures",
+            "--model-option",
         ):
             assert flag in r.stdout, (name, flag)
-    for name in ("synth", "queries", "eval"):
-        assert "--dry-run" in run(tmp_path, "lunar", name, "--help").stdout
+        if name in ("synth", "queries", "eval"):
+            assert "--dry-run" in r.stdout
 
 
 def test_failure_summary_shows_distinct_errors_and_the_reply_start() -> None:
@@ -231,7 +258,7 @@ def test_ctrl_c_reports_pieces_answered() -> None:
 def test_ac1_of_the_prevalence_paradox_matches_irrcac(irrcac_raw: ModuleType) -> None:
     pd = pytest.importorskip("pandas")
     raw = irrcac_raw
-    from recworld.lunar.agreement import pair_agreement
+    from recworld.lunar.quality.agreement import pair_agreement
 
     a, b = [5] * 19 + [4], [5] * 18 + [4, 5]
     theirs = raw.CAC(pd.DataFrame({"A": a, "B": b}), categories=[1, 2, 3, 4, 5], digits=10).gwet()
@@ -239,18 +266,36 @@ def test_ac1_of_the_prevalence_paradox_matches_irrcac(irrcac_raw: ModuleType) ->
 
 
 def test_synth_json_summary_is_one_document_on_stdout(
-    ml100k_small: Dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ml100k_saved: Path,
+    tmp_path: Path,
+    run: Callable[..., Done],
+    openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
 ) -> None:
-    from recworld.cli import main
-
-    monkeypatch.setattr(
-        session, "load_model", lambda spec, config: ScriptedModel(lunar_responder(), name=spec)
-    )
-    anchors = str(ml100k_small.save(tmp_path / "ml"))
-    args = ["lunar", "synth", "--anchors", anchors, "--users", "2", "--weeks", "1", "--max-slots", "1"]
-    assert (
-        main([*args, "--model", "scripted:x", "--out", str(tmp_path / "o"), "--json", "--no-progress"]) == 0
-    )
-    data = json.loads(capsys.readouterr().out)  # the whole of stdout is one JSON document
+    url = openai_server(lunar_responder()).base_url
+    args = [
+        "lunar",
+        "synth",
+        "--anchors",
+        str(ml100k_saved),
+        "--users",
+        "2",
+        "--weeks",
+        "1",
+        "--max-slots",
+        "1",
+    ]
+    args += [
+        "--model",
+        "openai:x",
+        "--base-url",
+        url,
+        "--out",
+        str(tmp_path / "o"),
+        "--json",
+        "--no-progress",
+    ]
+    done = run(tmp_path, *args)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)  # the whole of stdout is one JSON document
     assert data["command"] == "synth" and data["counts"]["users"] == 2 and data["counts"]["failures"] == 0
     assert (tmp_path / "o" / "recworld.log").is_file()

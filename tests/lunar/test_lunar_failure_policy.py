@@ -4,62 +4,59 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import lunar_responder, make_llm
+from lunar_helpers import FakeOpenAIServer, HTTPStatusError, lunar_responder, make_llm, scripted, session
 
 from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import main
-from recworld.data import Dataset
 from recworld.errors import ModelError, RunError
-from recworld.lunar import session
-from recworld.lunar import store as lunar_store
-from recworld.lunar.api import check_failures
-from recworld.lunar.config import SessionConfig, SynthOptions
-from recworld.lunar.judge import Judgment
+from recworld.lunar.config import SynthOptions
+from recworld.lunar.judges.personalization import Judgment
 from recworld.lunar.llm import FailureRecord, StructuredLLM, gather_or_cancel
-from recworld.lunar.outputs import AnswerRecord, EvalRun
+from recworld.lunar.llm.policy import check_failures
+from recworld.lunar.store import dataset as lunar_store
+from recworld.lunar.store.outputs import AnswerRecord, EvalRun
 from recworld.lunar.synth.trajectory import WeekDraft
 from recworld.models.base import FatalModelError, TransientModelError
-from recworld.models.scripted import ScriptedModel
 
 Responder = Callable[[Request], str]
 
 
-@pytest.fixture
-def models(monkeypatch: pytest.MonkeyPatch) -> dict[str, Responder]:
-    """Model spec -> responder; specs not listed answer with the all-stage scripted responder."""
-    table: dict[str, Responder] = {}
-
-    def fake_load(spec: str, config: Any) -> ScriptedModel:
-        return ScriptedModel(table.get(spec, lunar_responder()), name=spec)
-
-    monkeypatch.setattr(session, "load_model", fake_load)
-    return table
-
-
-@pytest.fixture
-def folder(ml100k_small: Dataset, tmp_path: Path, models: dict[str, Responder]) -> Path:
-    out = tmp_path / "lunar"
-    llm = SessionConfig(model="scripted:gen")
-    anchors = str(ml100k_small.save(tmp_path / "ml"))
+@pytest.fixture(scope="module")
+def synthesised(ml100k_saved: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One synthesised folder with 4 queries, made once per module through the library API."""
+    out = tmp_path_factory.mktemp("policy") / "lunar"
+    llm = session(scripted(name="gen"))
     options = SynthOptions(weeks=1, max_slots_per_day=1)
-    lunar.synthesize(lunar.SynthConfig(anchors=anchors, out_dir=out, users=2, llm=llm, options=options))
+    lunar.synthesize(
+        lunar.SynthConfig(anchors=str(ml100k_saved), out_dir=out, users=2, llm=llm, options=options)
+    )
     lunar.make_queries(lunar.QueriesConfig(root=out, llm=llm))
     assert len(lunar_store.queries(out)) == 4
     return out
 
 
-def _eval_config(root: Path, **update: Any) -> lunar.LunarEvalConfig:
+@pytest.fixture
+def folder(synthesised: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the synthesised folder for each test (each writes its own eval)."""
+    return Path(shutil.copytree(synthesised, tmp_path / "lunar"))
+
+
+def _eval_config(
+    root: Path, answer: Responder | None = None, judge: Responder | None = None, **update: Any
+) -> lunar.LunarEvalConfig:
+    """Scripted answer model and judge (objects), runner retries off, the ``none`` context."""
     return lunar.LunarEvalConfig(
         root=root,
-        answer=SessionConfig(model="scripted:a", max_retries=0),
-        judge=SessionConfig(model="scripted:j", max_retries=0),
-        contexts=(lunar.ContextSetting.NONE,),
+        answer=session(scripted(answer, name="a"), runner={"max_retries": 0}),
+        judge=session(scripted(judge, name="j"), runner={"max_retries": 0}),
+        contexts=("none",),
         **update,
     )
 
@@ -76,15 +73,13 @@ def _failing_on(query_ids: set[str], exc: Exception) -> Responder:
     return respond
 
 
-def test_failed_answers_are_counted_shown_and_never_scored(
-    folder: Path, models: dict[str, Responder]
-) -> None:
+def test_failed_answers_are_counted_shown_and_never_scored(folder: Path) -> None:
     # Give one query a unique text so the failing model can single it out.
     queries = lunar_store.queries(folder)
     marked = [q.model_copy(update={"text": f"{q.text} #{i}"}) for i, q in enumerate(queries)]
     (folder / "queries.jsonl").write_text("".join(json.dumps(q.to_json()) + "\n" for q in marked))
-    models["scripted:a"] = _failing_on({"#2"}, TransientModelError("503 from the server"))
-    (run,) = lunar.evaluate(_eval_config(folder, fail_on_error=0.5))
+    failing = _failing_on({"#2"}, TransientModelError("503 from the server"))
+    (run,) = lunar.evaluate_contexts(_eval_config(folder, failing, fail_on_error=0.5))
     assert (run.counts.queries, run.counts.answered, run.counts.answer_errors, run.counts.judged) == (
         4,
         3,
@@ -97,71 +92,69 @@ def test_failed_answers_are_counted_shown_and_never_scored(
     ]
     failed = [a for a in answers if a.answer is None]
     assert len(failed) == 1 and failed[0].error is not None and "503" in failed[0].error
-    result = lunar.write_report(lunar.ReportConfig(root=folder))
-    (row,) = result["rows"]
+    (row,) = lunar.build_report(lunar.ReportConfig(root=folder)).rows
     # The failed answer is scored at the floor (1), never dropped from the mean.
-    assert (row["n"], row["judged"], row["answer_errors"], row["judge_errors"]) == (4, 4, 1, 0)
+    assert (row.n, row.judged, row.answer_errors, row.judge_errors) == (4, 4, 1, 0)
     judged = [
         Judgment.model_validate_json(x) for x in (folder / "eval/scripted_a/none/judgments.jsonl").open()
     ]
     floor = [j for j in judged if j.answer_failed]
     assert len(floor) == 1 and (floor[0].pc, floor[0].pd, floor[0].avg) == (1, 1, 1.0)
-    assert row["avg"] == pytest.approx(sum(j.avg or 0 for j in judged) / 4)
+    assert row.avg.mean == pytest.approx(sum(j.avg or 0 for j in judged) / 4)
     md = (folder / "report.md").read_text()
     assert "| scripted:a | none | 4 / 4 | 1 | 0 |" in md
 
 
-def test_too_many_errors_write_what_finished_then_exit_3(folder: Path, models: dict[str, Responder]) -> None:
+def test_too_many_errors_write_what_finished_then_exit_3(folder: Path) -> None:
     ids = {f"#{i}" for i in range(2)}
     queries = lunar_store.queries(folder)
     marked = [q.model_copy(update={"text": f"{q.text} #{i}"}) for i, q in enumerate(queries)]
     (folder / "queries.jsonl").write_text("".join(json.dumps(q.to_json()) + "\n" for q in marked))
-    models["scripted:a"] = _failing_on(ids, ModelError("content filter"))
     # 4 answers + 2 personalisation + 2 privacy judgments of the answered ones.
     with pytest.raises(RunError, match=r"lunar eval: 2 of 8 pieces failed"):
-        lunar.evaluate(_eval_config(folder))
+        lunar.evaluate_contexts(_eval_config(folder, _failing_on(ids, ModelError("content filter"))))
     run = EvalRun.model_validate_json((folder / "eval/scripted_a/none/run.json").read_text())
     assert run.counts.answer_errors == 2 and run.counts.judged == 2
 
 
-def test_a_failed_judgment_is_an_error_row_not_a_drop(folder: Path, models: dict[str, Responder]) -> None:
-    models["scripted:j"] = lambda request: "not json"
+def test_a_failed_judgment_is_an_error_row_not_a_drop(folder: Path) -> None:
     # Nothing judged: the stage writes its run, then exits 3 whatever --fail-on-error allows.
     with pytest.raises(RunError, match="produced no judgments"):
-        lunar.evaluate(_eval_config(folder, fail_on_error=1.0))
+        lunar.evaluate_contexts(_eval_config(folder, judge=lambda request: "not json", fail_on_error=1.0))
     run = EvalRun.model_validate_json((folder / "eval" / "scripted_a" / "none" / "run.json").read_text())
     assert (run.counts.answered, run.counts.judged, run.counts.judge_errors) == (4, 0, 4)
     assert {f.kind for f in run.failures} == {"invalid"}
     assert {f.reply for f in run.failures} == {"not json"}  # the rejected reply is kept
-    (row,) = lunar.write_report(lunar.ReportConfig(root=folder))["rows"]
-    assert row["judge_errors"] == 4 and row["avg"] is None
+    (row,) = lunar.build_report(lunar.ReportConfig(root=folder)).rows
+    assert row.judge_errors == 4 and row.avg.mean is None
 
 
 def test_auth_failure_stops_the_stage_with_exit_3(
-    folder: Path, models: dict[str, Responder], capsys: pytest.CaptureFixture[str]
+    folder: Path,
+    capsys: pytest.CaptureFixture[str],
+    openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
 ) -> None:
-    calls: list[int] = []
+    """A judge server answering 401 stops ``lunar eval`` at once: exit 3, one line, no setting written."""
 
     def refuse(request: Request) -> str:
-        calls.append(1)
-        raise FatalModelError("401 Unauthorized: bad key in JUDGE_KEY")
+        raise HTTPStatusError(401, "Unauthorized: bad key in JUDGE_KEY")
 
-    models["scripted:j"] = refuse
-    code = main(["lunar", "eval", str(folder), "--model", "scripted:a", "--judge", "scripted:j"])
+    answers, judges = openai_server(lunar_responder()), openai_server(refuse)
+    args = ["lunar", "eval", str(folder), "--model", "openai:a", "--base-url", answers.base_url]
+    code = main([*args, "--judge", "openai:j", "--judge-base-url", judges.base_url, "--max-retries", "3"])
     assert code == 3
-    assert "401 Unauthorized" in capsys.readouterr().err
+    assert "401" in capsys.readouterr().err
     # The first setting's judge fails at once and stops everything: no other setting ran.
-    assert not (folder / "eval" / "scripted_a" / "none" / "run.json").exists()
-    assert len(calls) <= 4  # at most the judge requests already in flight (concurrency 4)
+    assert not (folder / "eval" / "openai_a" / "none" / "run.json").exists()
+    assert len(judges.chat) <= 4  # at most the judge requests already in flight (concurrency 4), no retries
 
 
-def test_a_bug_in_a_backend_propagates(folder: Path, models: dict[str, Responder]) -> None:
+def test_a_bug_in_a_backend_propagates(folder: Path) -> None:
     def broken(request: Request) -> str:
         raise TypeError("bug in our code")
 
-    models["scripted:a"] = broken
     with pytest.raises(TypeError, match="bug in our code"):
-        lunar.evaluate(_eval_config(folder))
+        lunar.evaluate_contexts(_eval_config(folder, broken))
 
 
 def test_structured_llm_tells_request_failures_from_invalid_replies() -> None:
@@ -221,8 +214,8 @@ def test_openai_embedder_stops_on_401_and_refuses_remote_plain_http(monkeypatch:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from recworld.errors import ConfigError
-    from recworld.lunar.config import EmbedderConfig
-    from recworld.lunar.embed import load_embedder
+    from recworld.lunar.llm.config import EmbedderConfig
+    from recworld.lunar.llm.embed import load_embedder
 
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)

@@ -10,21 +10,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lunar_helpers import make_llm
+from lunar_helpers import make_llm, scripted, session
 
 from recworld.chat import Request
-from recworld.lunar.contexts import ContextSetting, UserData, make_builder
-from recworld.lunar.memory import MemoryContext, batches
+from recworld.lunar.contexts import ContextEnv, Sessions
+from recworld.lunar.contexts.memory import MemoryContext, MemoryOptions, batches
+from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.schemas import (
     Affinity,
     BehaviourRecord,
     Category,
     Demographic,
+    EvalInputs,
     EvidenceSet,
     Lifestyle,
     Profile,
     Query,
     Rubric,
+    UserData,
 )
 
 TOPICS = ("ramen", "sushi", "pizza", "tacos", "curry")
@@ -86,12 +90,48 @@ def _query(uid: str, text: str) -> tuple[Query, Rubric]:
     return q, r
 
 
+def _env(root: Path, users: dict[str, UserData], judge_llm: StructuredLLM) -> ContextEnv:
+    models = Sessions(
+        answer=SessionConfig(model="scripted:a"), judge=SessionConfig(model="scripted:distiller")
+    )
+    return ContextEnv(
+        root=root,
+        inputs=EvalInputs(pairs=[], users=users),
+        sessions=models,
+        answer_llm=judge_llm,
+        judge_llm=judge_llm,
+        answer_max_tokens=256,
+        embedder=_TopicEmbedder(),
+    )
+
+
 def _prepare(tmp_path: Path, users: dict[str, UserData], k: int = 50) -> tuple[MemoryContext, int, int]:
     llm, model = make_llm(_distiller, tmp_path)
-    memory = make_builder(ContextSetting.MEMORY, embedder=_TopicEmbedder(), memory_root=tmp_path, memory_k=k)
-    assert isinstance(memory, MemoryContext)
-    asked = asyncio.run(memory.prepare(users, llm, "scripted:distiller"))
+    memory = MemoryContext(MemoryOptions(k=k))
+    asked = asyncio.run(memory.prepare(_env(tmp_path, users, llm))).asked
     return memory, asked, len(model.calls)
+
+
+def test_the_dry_run_counts_one_distillation_request_per_batch() -> None:
+    users = {"u": _user("u", 23), "v": _user("v", 10)}
+    models = Sessions(answer=SessionConfig(model="scripted:a"), judge=SessionConfig(model="scripted:j"))
+    stage = MemoryContext(MemoryOptions()).plan(EvalInputs(pairs=[], users=users), models)["memory"]
+    assert (stage.requests, stage.exact, stage.model) == (4, True, "scripted:j")  # 3 batches + 1
+    assert stage.first_prompt is not None and "[u-r00]" in stage.first_prompt[1].content
+    assert "[u-r10]" not in stage.first_prompt[1].content  # the first batch is records 0-9
+
+
+def test_a_distiller_model_object_distils_instead_of_the_judge(tmp_path: Path) -> None:
+    users = {"u": _user("u", 12)}
+    judge_llm, judge = make_llm(_distiller, tmp_path)
+    distiller = scripted(_distiller, name="distiller")
+    memory = MemoryContext(MemoryOptions(distiller=session(distiller)))
+    done = asyncio.run(memory.prepare(_env(tmp_path, users, judge_llm)))
+    assert done.asked == 2 and len(distiller.calls) == 2 and judge.calls == []
+    assert done.calls == 2 and done.failures == ()
+    q, r = _query("u", "ramen place?")
+    assert "ramen" in memory.build(users["u"], q, r)
+    memory.close()
 
 
 def test_batches_of_ten_in_time_order() -> None:
@@ -142,7 +182,7 @@ def test_memory_context_renders_facts(tmp_path: Path) -> None:
 
 
 def test_build_before_prepare_is_a_bug(tmp_path: Path) -> None:
-    memory = MemoryContext(_TopicEmbedder(), tmp_path)
+    memory = MemoryContext(MemoryOptions())
     q, r = _query("u", "xyz")
     with pytest.raises(RuntimeError, match="prepare"):
         memory.build(_user("u", 1), q, r)

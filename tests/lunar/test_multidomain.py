@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from lunar_helpers import aligned_records, lunar_responder
+from lunar_helpers import FakeOpenAIServer, aligned_records, lunar_responder
 from typer.testing import CliRunner
 
+from recworld.chat import Request
 from recworld.cli import app
 from recworld.errors import DataError
-from recworld.lunar import session
-from recworld.lunar.anchor_sources import DEMO, demo_path, load_mixed
-from recworld.lunar.anchors import load_anchors
-from recworld.lunar.domains import load_domain_map
+from recworld.lunar.anchors import DEMO, demo_path, load_anchors
+from recworld.lunar.anchors.domains import load_domain_map
 from recworld.lunar.schemas import BehaviourType, Category
-from recworld.models.scripted import ScriptedModel
 
 
 def test_domain_table_maps_amazon_categories_and_can_be_overridden(tmp_path: Path) -> None:
@@ -48,7 +46,7 @@ def test_demo_fixture_gives_multi_domain_anchor_users() -> None:
 def test_domain_map_option_changes_anchor_domains(tmp_path: Path) -> None:
     mine = tmp_path / "map.json"
     mine.write_text(json.dumps({"CDs_and_Vinyl": {"domain": "shopping", "type": "purchase"}}))
-    users = load_mixed(str(demo_path()), 1, seed=0, min_domains=3, domain_map=mine)
+    users = load_anchors(str(demo_path()), 1, seed=0, min_domains=3, domain_map=mine)
     assert [u.user_id for u in users] == ["AFIXTURE0001"]
     assert {r.domain for r in users[0].records} == {Category.GROCERIES, Category.MOVIES, Category.SHOPPING}
 
@@ -67,23 +65,21 @@ def test_sources_are_merged_by_user_id(tmp_path: Path) -> None:
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.slow
 def test_offline_path_on_the_demo_fixture_spans_several_domains(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
 ) -> None:
-    def fake_load(spec: str, config: Any) -> ScriptedModel:
-        return ScriptedModel(aligned_records(lunar_responder()), name=spec)
-
-    monkeypatch.setattr(session, "load_model", fake_load)
+    model = ["--model", "openai:g", "--base-url", openai_server(aligned_records(lunar_responder())).base_url]
     out = tmp_path / "run"
     cli = CliRunner()
     synth = ["lunar", "synth", "--anchors", DEMO, "--min-domains", "2", "--users", "2", "--weeks", "2"]
-    r = cli.invoke(app, [*synth, "--model", "scripted:g", "--out", str(out), "--max-slots", "1"])
+    r = cli.invoke(app, [*synth, *model, "--out", str(out), "--max-slots", "1"])
     assert r.exit_code == 0, r.output
     records = [json.loads(x) for x in (out / "dataset" / "records.jsonl").read_text().splitlines()]
     assert len({r["domain"] for r in records}) >= 3
     release = "\n".join(p.read_text() for p in (out / "dataset").iterdir())
     assert "AFIXTURE" not in release and "Northern Lines" not in release
-    r = cli.invoke(app, ["lunar", "queries", str(out), "--model", "scripted:g", "--per-user", "1"])
+    r = cli.invoke(app, ["lunar", "queries", str(out), *model, "--per-user", "1"])
     assert r.exit_code == 0, r.output
     queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
     rubrics = {x["query_id"]: x for x in map(json.loads, (out / "rubrics.jsonl").read_text().splitlines())}

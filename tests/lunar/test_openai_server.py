@@ -11,130 +11,22 @@ its cache and the OpenAI embedder all run as they would against vLLM or Ollama.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import lunar_responder
+from lunar_helpers import FakeOpenAIServer, lunar_responder
 from typer.testing import CliRunner
 
-from recworld.chat import Message, Request
+from recworld.chat import Request
 from recworld.cli import app
-
-EMBED_DIM = 16
-
-
-def fake_embedding(text: str) -> list[float]:
-    """A deterministic bag-of-words vector (hashlib, so it does not vary with PYTHONHASHSEED)."""
-    out = [0.0] * EMBED_DIM
-    for word in text.lower().split():
-        out[hashlib.sha256(word.encode()).digest()[0] % EMBED_DIM] += 1.0
-    return out
-
-
-class FakeOpenAIServer:
-    """Chat completions answered by ``respond(Request)``; every request body is kept."""
-
-    def __init__(self, respond: Callable[[Request], str]) -> None:
-        self.respond = respond
-        self.chat: list[dict[str, Any]] = []
-        self.embeddings: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeOpenAIServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def reply_for(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.chat.append(body)
-        fmt = body.get("response_format")
-        schema = fmt["json_schema"]["schema"] if fmt else None
-        request = Request(
-            messages=tuple(Message(m["role"], m["content"]) for m in body["messages"]),
-            max_tokens=int(body.get("max_completion_tokens") or body.get("max_tokens") or 1),
-            json_schema=schema,
-        )
-        text = self.respond(request)
-        return {
-            "id": f"chatcmpl-{len(self.chat)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }
-
-    def embed_for(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.embeddings.append(body)
-        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
-        return {
-            "object": "list",
-            "model": body["model"],
-            "data": [
-                {"object": "embedding", "index": i, "embedding": fake_embedding(t)}
-                for i, t in enumerate(texts)
-            ],
-            "usage": {"prompt_tokens": 1, "total_tokens": 1},
-        }
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                if self.path == "/v1/chat/completions":
-                    self._send(200, server.reply_for(body))
-                elif self.path == "/v1/embeddings":
-                    self._send(200, server.embed_for(body))
-                else:
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-            def _send(self, status: int, obj: dict[str, Any]) -> None:
-                payload = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        return Handler
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
-    # A proxy variable would route 127.0.0.1 through the proxy (and switch the backend transport).
-    for name in ("http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeOpenAIServer(lunar_responder()) as fake:
-        yield fake
+def server(openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]) -> FakeOpenAIServer:
+    return openai_server(lunar_responder())
 
 
 def _write_events(path: Path) -> None:
@@ -168,6 +60,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
+@pytest.mark.slow
 def test_four_commands_against_an_openai_compatible_server(tmp_path: Path, server: FakeOpenAIServer) -> None:
     events = tmp_path / "events.jsonl"
     _write_events(events)

@@ -9,15 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lunar_helpers import lunar_responder, make_llm
+from lunar_helpers import lunar_responder, make_llm, run_small_eval
 
 from recworld.chat import Request
-from recworld.lunar.judge import JudgeItem
+from recworld.lunar.judges.personalization import JudgeItem
+from recworld.lunar.judges.privacy import PrivacyJudge, PrivacyJudgment, privacy_prompt
 from recworld.lunar.llm import StructuredLLM
-from recworld.lunar.privacy import PrivacyJudge, PrivacyJudgment, privacy_prompt
-from recworld.lunar.report_privacy import Point, Truncation, pareto_front, privacy_section
-from recworld.lunar.report_privacy import render_html as privacy_render_html
-from recworld.lunar.report_quality import html_page
+from recworld.lunar.report.page import html_page
+from recworld.lunar.report.privacy import Point, Truncation, pareto_front, privacy_section
+from recworld.lunar.report.privacy import render_html as privacy_render_html
 from recworld.lunar.schemas import Category, EvidenceSet, Query, Rubric
 
 
@@ -103,8 +103,6 @@ def test_eval_writes_privacy_records_per_answer(lunar_eval_folder: Path) -> None
 
 @pytest.fixture
 def lunar_eval_folder(tmp_path: Path) -> Path:
-    from test_judge_pipeline import run_small_eval
-
     return run_small_eval(tmp_path, lunar_responder())
 
 
@@ -119,13 +117,11 @@ def test_pareto_front_and_regions() -> None:
 
 
 def test_privacy_section_from_an_eval_folder(tmp_path: Path) -> None:
-    from test_judge_pipeline import run_small_eval
-
     root = run_small_eval(tmp_path, lunar_responder())
     markdown, page = privacy_section(root)
     assert "## Privacy x personalisation" in markdown
     assert "| scripted:a | full |" in markdown and "| scripted:a | none |" in markdown
-    assert "## Full context: truncated logs" in markdown and "0 of 2" in markdown  # 40 records fit 4096
+    assert "## Truncated logs" in markdown and "| full | 2 | 0 of 2 |" in markdown  # 40 records fit 4096
     assert page.count("<svg") == 1 and 'id="lunar-privacy"' in page
 
 
@@ -134,7 +130,9 @@ def test_privacy_section_renders_in_chromium(
     tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]
 ) -> None:
     points = [_point("m$1", 4.0, 2.0), _point("m2", 2.5, 4.5)]
-    trunc = [Truncation("m2", answers=4, truncated=3, shown=120, total=400, counter="tokenizer:m2")]
+    trunc = [
+        Truncation("m2", context="full", answers=4, truncated=3, shown=120, total=400, counter="tokenizer:m2")
+    ]
     page = tmp_path / "report.html"
     page.write_text(html_page("# LUNAR report", [privacy_render_html(points, trunc)]), encoding="utf-8")
     dom = chromium("--dump-dom", page.as_uri())

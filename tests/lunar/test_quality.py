@@ -6,16 +6,16 @@ import math
 
 import pytest
 
-from recworld.lunar.anchors import WEEK_S
-from recworld.lunar.quality import (
+from recworld.lunar.quality.stats import (
     affinity_entropy,
     cross_week_cosine,
+    distribution_counts,
     fidelity,
     jensen_shannon,
     normalised_entropy,
 )
 from recworld.lunar.schemas import Affinity, BehaviourRecord, Category, Demographic, Lifestyle, Profile
-from recworld.lunar.synth.pipeline import distribution_counts
+from recworld.lunar.timeutil import WEEK_S
 
 
 def _rec(user: str, ts: int, kind: str) -> BehaviourRecord:

@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import tiny_run
+from lunar_helpers import scripted, session, tiny_run
 
 from recworld.chat import Request
 from recworld.errors import RunError
 from recworld.io import atomic_write_jsonl
-from recworld.lunar import session
-from recworld.lunar.annotate import export_sheet, read_key
-from recworld.lunar.config import SessionConfig
-from recworld.lunar.ratings import LLM_SHEET_FILE, RATINGS_FILE, RUN_FILE, RateConfig, rate_quality, thin
+from recworld.lunar import RateConfig, rate_quality
+from recworld.lunar.quality.annotate import export_sheet, read_key
+from recworld.lunar.quality.history import thin
+from recworld.lunar.quality.ratings import LLM_SHEET_FILE
+from recworld.lunar.quality.records import RATINGS_FILE, RUN_FILE, QualityRatingsRun
 from recworld.lunar.schemas import Category, Query
-from recworld.models.scripted import ScriptedModel
 
 SCORES = {
     "PlausibilityScores": {"record_plausibility": 5, "sequence_coherence": 4, "trajectory_consistency": 3},
@@ -50,15 +50,13 @@ class Rater:
 
 
 @pytest.fixture
-def rater(monkeypatch: pytest.MonkeyPatch) -> Rater:
-    """Every model the session loads answers with one shared :class:`Rater`."""
-    shared = Rater()
-    monkeypatch.setattr(session, "load_model", lambda spec, config: ScriptedModel(shared, name=spec))
-    return shared
+def rater() -> Rater:
+    return Rater()
 
 
-def _config(root: Path, **extra: Any) -> RateConfig:
-    return RateConfig(root=root, llm=SessionConfig(model="scripted:rater", max_attempts=2), **extra)
+def _config(root: Path, rater: Rater, **extra: Any) -> RateConfig:
+    """The rater model handed to LUNAR as an object (``scripted:rater`` in the records)."""
+    return RateConfig(root=root, llm=session(scripted(rater, name="rater"), max_attempts=2), **extra)
 
 
 def _queries(root: Path) -> None:
@@ -78,12 +76,13 @@ def _queries(root: Path) -> None:
 def test_rate_writes_scores_and_paper_means(tmp_path: Path, rater: Rater) -> None:
     root = tiny_run(tmp_path, users=3)
     _queries(root)
-    run = rate_quality(_config(root))
-    s = run["summary"]
-    assert s["overall"]["plausibility"] == pytest.approx(4.0)  # mean of 5, 4, 3
-    assert s["overall"]["profile"] == pytest.approx(4.5)
-    assert s["overall"]["query"] == pytest.approx(3.0)
-    assert s["rated"] == {"plausibility": 3, "profile": 3, "query": 2}
+    run = rate_quality(_config(root, rater))
+    s = run.summary
+    assert s.overall["plausibility"] == pytest.approx(4.0)  # mean of 5, 4, 3
+    assert s.overall["profile"] == pytest.approx(4.5)
+    assert s.overall["query"] == pytest.approx(3.0)
+    assert s.rated == {"plausibility": 3, "profile": 3, "query": 2}
+    assert QualityRatingsRun.read(root / RUN_FILE) == run  # read back typed, as the report does
     lines = [json.loads(x) for x in (root / RATINGS_FILE).read_text().splitlines()]
     assert len(lines) == 8 and all(x["error"] is None for x in lines)
     assert json.loads((root / RUN_FILE).read_text())["model"] == "scripted:rater"
@@ -98,7 +97,7 @@ def test_failed_piece_is_recorded_and_fail_on_error_exits_3(tmp_path: Path, rate
     root = tiny_run(tmp_path, users=3)
     rater.broken = "31"  # user-001
     with pytest.raises(RunError, match="1 of 6 pieces failed"):
-        rate_quality(_config(root, fail_on_error=0.0))
+        rate_quality(_config(root, rater, fail_on_error=0.0))
     lines = [json.loads(x) for x in (root / RATINGS_FILE).read_text().splitlines()]
     failed = [x for x in lines if x["error"] is not None]
     assert [(x["kind"], x["subject"], x["scores"]) for x in failed] == [("profile", "user-001", None)]
@@ -109,9 +108,9 @@ def test_failed_piece_is_recorded_and_fail_on_error_exits_3(tmp_path: Path, rate
 
 def test_rerun_resumes_from_the_cache(tmp_path: Path, rater: Rater) -> None:
     root = tiny_run(tmp_path, users=2)
-    rate_quality(_config(root))
+    rate_quality(_config(root, rater))
     asked = sum(len(v) for v in rater.prompts.values())
-    rate_quality(_config(root))
+    rate_quality(_config(root, rater))
     assert sum(len(v) for v in rater.prompts.values()) == asked  # nothing sent again
 
 
@@ -119,7 +118,7 @@ def test_llm_scores_on_annotation_items_use_the_opaque_ids(tmp_path: Path, rater
     root = tiny_run(tmp_path, users=3)
     _queries(root)
     export_sheet(root, histories=2, queries=1, seed=3)
-    rate_quality(_config(root))
+    rate_quality(_config(root, rater))
     key = {i.item_id: i for i in read_key(root).items}
     with (root / LLM_SHEET_FILE).open() as f:
         rows = list(csv.DictReader(f))
@@ -132,7 +131,7 @@ def test_llm_scores_on_annotation_items_use_the_opaque_ids(tmp_path: Path, rater
 
 
 def test_thin_spreads_over_the_span(tmp_path: Path) -> None:
-    from recworld.lunar import store
+    from recworld.lunar.store import dataset as store
 
     records = store.records(tiny_run(tmp_path, users=1))
     picked = thin(records, 3)

@@ -9,17 +9,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import CHICAGO_MONDAY, lunar_responder, tiny_run
+from lunar_helpers import CHICAGO_MONDAY, FakeOpenAIServer, lunar_responder, tiny_run
 from typer.testing import CliRunner
 
 from recworld.chat import Request
 from recworld.cli import app
-from recworld.data import Dataset
-from recworld.lunar import session, store, timeutil
-from recworld.lunar.quality import on_synthesised_days
-from recworld.lunar.report_quality import html_page, quality_section, render_html, render_markdown
+from recworld.lunar import timeutil
+from recworld.lunar.quality.records import (
+    AgreementReport,
+    PairAgreement,
+    QualityRatingsRun,
+    RatingSummary,
+)
+from recworld.lunar.quality.stats import on_synthesised_days
+from recworld.lunar.report.page import html_page
+from recworld.lunar.report.validation import quality_section, render_html, render_markdown
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category
-from recworld.models.scripted import ScriptedModel
+from recworld.lunar.store import dataset as store
+from recworld.lunar.store.outputs import StageCounts
 
 
 def _events_like_the_run(path: Path, zone: str) -> Path:
@@ -38,20 +45,28 @@ def test_external_jsd_is_zero_for_the_same_local_behaviour(tmp_path: Path) -> No
     ref_dir = tmp_path / "ref"
     ref_dir.mkdir()
     _events_like_the_run(ref_dir / "events.csv", "America/Chicago")
-    jsd = quality_section(root, str(ref_dir))["external_jsd"]["jsd"]
+    ext = quality_section(root, str(ref_dir)).external
+    assert ext is not None
+    jsd = ext.jsd
     assert jsd == {"type": pytest.approx(0.0), "hour": pytest.approx(0.0), "weekday": pytest.approx(0.0)}
     # The same instants read in UTC: hours move to 1-3 a.m. and the hour JSD is maximal.
     (ref_dir / "users.csv").write_text("user_id,timezone\n7,UTC\n")
-    shifted = quality_section(root, str(ref_dir))["external_jsd"]["jsd"]
+    shifted = quality_section(root, str(ref_dir)).external.jsd  # type: ignore[union-attr]
     assert shifted["hour"] == pytest.approx(1.0) and shifted["type"] == pytest.approx(0.0)
 
 
-def test_external_jsd_against_a_recworld_dataset(tmp_path: Path, ml100k_small: Dataset) -> None:
+def test_external_jsd_against_a_recworld_dataset_honours_the_domain_map(
+    tmp_path: Path, ml100k_saved: Path
+) -> None:
     root = tiny_run(tmp_path / "run", users=1)
-    saved = ml100k_small.save(tmp_path / "ml")
-    ext = quality_section(root, str(saved), "America/Chicago")["external_jsd"]
-    assert ext["jsd"]["type"] == pytest.approx(1.0)  # movies/watch vs dining/order: disjoint
-    assert 0.0 < ext["jsd"]["hour"] < 1.0 and 0.0 < ext["jsd"]["weekday"] < 1.0
+    ext = quality_section(root, str(ml100k_saved), "America/Chicago").external
+    assert ext is not None and ext.jsd["type"] == pytest.approx(1.0)  # movies/watch vs dining/order: disjoint
+    assert 0.0 < (ext.jsd["hour"] or 0) < 1.0 and 0.0 < (ext.jsd["weekday"] or 0) < 1.0
+    # A domain table that maps the dataset's "movie" domain to dining orders makes the types agree.
+    table = tmp_path / "map.json"
+    table.write_text(json.dumps({"movie": {"domain": "dining", "type": "order"}}))
+    mapped = quality_section(root, str(ml100k_saved), "America/Chicago", domain_map=table).external
+    assert mapped is not None and mapped.jsd["type"] == pytest.approx(0.0)
 
 
 def test_real_reference_keeps_only_synthesised_days(tmp_path: Path) -> None:
@@ -77,31 +92,31 @@ def test_real_reference_keeps_only_synthesised_days(tmp_path: Path) -> None:
     assert [r.record_id for r in on_synthesised_days([late], plan, tz)] == ["late"]
 
 
-def _section(root: Path) -> dict[str, Any]:
-    (root / "quality_ratings_run.json").write_text(
-        json.dumps(
-            {
-                "model": "openai:judge",
-                "summary": {
-                    "overall": {"plausibility": 4.67, "profile": 4.93, "query": None},
-                    "rated": {"plausibility": 30, "profile": 30, "query": 0},
-                    "errors": {"plausibility": 0, "profile": 0, "query": 0},
-                    "dimensions": {"record_plausibility": 4.7, "affinity_coherence": 5.0},
-                },
-            }
-        )
+def _section(root: Path) -> Any:
+    """Write a ratings run and an agreement file with their record classes; read the section back."""
+    QualityRatingsRun(
+        model="openai:judge",
+        max_records=120,
+        counts=StageCounts(asked=60, failures=0, llm_calls=60),
+        failures=[],
+        summary=RatingSummary(
+            overall={"plausibility": 4.67, "profile": 4.93, "query": None},
+            rated={"plausibility": 30, "profile": 30, "query": 0},
+            errors={"plausibility": 0, "profile": 0, "query": 0},
+            dimensions={"record_plausibility": 4.7, "affinity_coherence": 5.0},
+        ),
+    ).write(root / "quality_ratings_run.json")
+    row = PairAgreement(
+        dimension="scenario_realism",
+        rater_a="ann1",
+        rater_b="llm:judge",
+        kind="human-LLM",
+        n=100,
+        exact=0.815,
+        within_one=1.0,
+        ac1=0.77,
     )
-    row = {
-        "dimension": "scenario_realism",
-        "rater_a": "ann1",
-        "rater_b": "llm:judge",
-        "kind": "human-LLM",
-        "n": 100,
-        "exact": 0.815,
-        "within_one": 1.0,
-        "ac1": 0.77,
-    }
-    (root / "agreement.json").write_text(json.dumps({"rows": [row]}))
+    AgreementReport(sources=["a.csv"], llm_raters=[], rows=[row]).write(root / "agreement.json")
     return quality_section(root)
 
 
@@ -131,8 +146,9 @@ def test_report_html_section_renders_in_chromium(
     assert "<script" not in html
 
 
+@pytest.mark.slow
 def test_cli_synth_rate_agreement_report(
-    tmp_path: Path, ml100k_small: Dataset, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, ml100k_saved: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
 ) -> None:
     """End to end: --timezone, active days, rate, agreement into RUN, report --reference."""
     lunar = lunar_responder()
@@ -157,8 +173,8 @@ def test_cli_synth_rate_agreement_report(
         title = str((request.json_schema or {}).get("title"))
         return json.dumps(scores[title]) if title in scores else lunar(request)
 
-    monkeypatch.setattr(session, "load_model", lambda spec, config: ScriptedModel(respond, name=spec))
-    anchors = ml100k_small.save(tmp_path / "ml")
+    model = ["--model", "openai:x", "--base-url", openai_server(respond).base_url]
+    anchors = ml100k_saved
     out = tmp_path / "lunar"
     cli = CliRunner()
     synth = [
@@ -168,8 +184,7 @@ def test_cli_synth_rate_agreement_report(
         str(anchors),
         "--users",
         "1",
-        "--model",
-        "scripted:x",
+        *model,
         "--out",
         str(out),
     ]
@@ -179,7 +194,7 @@ def test_cli_synth_rate_agreement_report(
     assert profile.demographic.timezone == "America/Chicago"
     real = json.loads((out / "real_stats.json").read_text())
     assert set(real["weekday"]) <= {"0", "1"}  # only the two synthesised days
-    r = cli.invoke(app, ["lunar", "rate", str(out), "--model", "scripted:x"])
+    r = cli.invoke(app, ["lunar", "rate", str(out), *model])
     assert r.exit_code == 0, r.output
     assert "plausibility 4.67, profile consistency 5.00" in r.output
     sheet = tmp_path / "ratings.csv"

@@ -8,13 +8,14 @@ from pathlib import Path
 
 from lunar_helpers import lunar_responder, make_llm
 
-from recworld.data import Dataset
-from recworld.lunar.anchors import WEEK_S, anchors_from_dataset
-from recworld.lunar.config import SessionConfig, SynthConfig, SynthOptions
+from recworld.lunar.anchors import load_anchors
+from recworld.lunar.config import SynthConfig, SynthOptions
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category, Provenance
 from recworld.lunar.synth.pipeline import synthesize, write_dataset
 from recworld.lunar.synth.records import remove_anchors
 from recworld.lunar.synth.validate import combine
+from recworld.lunar.timeutil import WEEK_S
 
 
 def _anchor(ts: int, title: str = "Heat") -> BehaviourRecord:
@@ -65,8 +66,8 @@ def test_combined_consistency_score() -> None:
     assert combine(1, None, -0.4).combined == 0.0
 
 
-def test_pipeline_end_to_end_removes_anchors_and_deidentifies(ml100k_small: Dataset, tmp_path: Path) -> None:
-    anchors = anchors_from_dataset(ml100k_small, 2, seed=3)
+def test_pipeline_end_to_end_removes_anchors_and_deidentifies(ml100k_saved: Path, tmp_path: Path) -> None:
+    anchors = load_anchors(str(ml100k_saved), 2, seed=3)
     assert all(r.provenance is Provenance.ANCHOR for a in anchors for r in a.records)
     llm, _ = make_llm(lunar_responder(), tmp_path)
     options = SynthOptions(weeks=2, max_slots_per_day=1, max_records_per_slot=3)
@@ -104,8 +105,8 @@ def test_pipeline_end_to_end_removes_anchors_and_deidentifies(ml100k_small: Data
     }
 
 
-def test_day_and_slot_prompts_carry_real_anchors(ml100k_small: Dataset) -> None:
-    anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
+def test_day_and_slot_prompts_carry_real_anchors(ml100k_saved: Path) -> None:
+    anchors = load_anchors(str(ml100k_saved), 1, seed=0)
     llm, model = make_llm(lunar_responder())
     asyncio.run(synthesize(llm, anchors, SynthOptions(weeks=1, max_slots_per_day=1)))
     week_prompt = next(
@@ -126,8 +127,8 @@ def test_day_and_slot_prompts_carry_real_anchors(ml100k_small: Dataset) -> None:
     )
 
 
-def test_low_consistency_weeks_are_regenerated_within_bound(ml100k_small: Dataset) -> None:
-    anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
+def test_low_consistency_weeks_are_regenerated_within_bound(ml100k_saved: Path) -> None:
+    anchors = load_anchors(str(ml100k_saved), 1, seed=0)
     llm, model = make_llm(lunar_responder(forward_score=1))
     config = SynthOptions(weeks=1, max_slots_per_day=1, consistency_threshold=0.9, max_regenerations=2)
     result = asyncio.run(synthesize(llm, anchors, config))
@@ -138,8 +139,8 @@ def test_low_consistency_weeks_are_regenerated_within_bound(ml100k_small: Datase
     assert week.consistency.forward == 1 and week.consistency.combined == 0.5
 
 
-def test_invalid_profile_output_is_retried(ml100k_small: Dataset) -> None:
-    anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
+def test_invalid_profile_output_is_retried(ml100k_saved: Path) -> None:
+    anchors = load_anchors(str(ml100k_saved), 1, seed=0)
     llm, _ = make_llm(lunar_responder(bad_first={"ProfileDraft"}))
     result = asyncio.run(synthesize(llm, anchors, SynthOptions(weeks=1, max_slots_per_day=1)))
     assert len(result.users) == 1 and llm.failures == []

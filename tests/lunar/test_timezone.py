@@ -11,8 +11,8 @@ from lunar_helpers import CHICAGO_MONDAY
 
 from recworld.errors import ConfigError, DataError
 from recworld.lunar import timeutil
-from recworld.lunar.anchors import AnchorUser, load_anchor_files
-from recworld.lunar.quality import distribution_counts
+from recworld.lunar.anchors import AnchorUser, load_anchor_files, with_default_zone
+from recworld.lunar.quality.stats import distribution_counts
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category, Demographic
 from recworld.lunar.synth.trajectory import day_events, week_statistics
 
@@ -59,10 +59,10 @@ def test_dataset_zone_fills_only_users_without_one() -> None:
         AnchorUser(Demographic(user_id="a"), (_rec(ML_TS, "a"),)),
         AnchorUser(Demographic(user_id="b", timezone="Asia/Tokyo"), (_rec(ML_TS, "b"),)),
     ]
-    filled = timeutil.with_default_zone(users, "America/Chicago")
+    filled = with_default_zone(users, "America/Chicago")
     assert [u.demographic.timezone for u in filled] == ["America/Chicago", "Asia/Tokyo"]
     with pytest.warns(UserWarning):
-        assert timeutil.with_default_zone(users, None)[0].demographic.timezone == "UTC"
+        assert with_default_zone(users, None)[0].demographic.timezone == "UTC"
     # Week 0 starts on the local Monday: Monday 1997-09-22 00:00 in Chicago.
     assert filled[0].start_ts() == timeutil.week_start(ML_TS, CHICAGO)
     assert timeutil.iso_date(filled[0].start_ts(), CHICAGO) == "1997-09-22"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from lunar_helpers import lunar_responder, make_llm
 
 from recworld.chat import Request
-from recworld.data import Dataset
-from recworld.lunar.anchors import anchors_from_dataset
+from recworld.lunar.anchors import load_anchors
 from recworld.lunar.config import SynthOptions
 from recworld.lunar.synth.pipeline import synthesize
 
@@ -28,8 +28,8 @@ def _with(
     return respond
 
 
-def test_week_is_not_accepted_when_every_validation_call_fails(ml100k_small: Dataset) -> None:
-    anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
+def test_week_is_not_accepted_when_every_validation_call_fails(ml100k_saved: Path) -> None:
+    anchors = load_anchors(str(ml100k_saved), 1, seed=0)
     broken = _with(lunar_responder(), lambda t, _: "no json" if t in VALIDATORS else None)
     llm, _ = make_llm(broken, max_attempts=1)
     result = asyncio.run(synthesize(llm, anchors, SynthOptions(weeks=1, max_slots_per_day=1)))
@@ -38,8 +38,8 @@ def test_week_is_not_accepted_when_every_validation_call_fails(ml100k_small: Dat
     assert {f.stage for f in llm.failures} >= {"validate-forward", "validate-backward"}
 
 
-def test_validator_issues_are_passed_into_the_regeneration(ml100k_small: Dataset) -> None:
-    anchors = anchors_from_dataset(ml100k_small, 1, seed=0)
+def test_validator_issues_are_passed_into_the_regeneration(ml100k_saved: Path) -> None:
+    anchors = load_anchors(str(ml100k_saved), 1, seed=0)
 
     def low(title: str, prompt: str) -> str | None:
         if title == "ScoreDraft" and "carry out the week theme" in prompt:

@@ -1,23 +1,38 @@
 """LUNAR: anchored behaviour-log synthesis, queries and rubrics, context settings, judges, quality.
 
 The library API is one function per stage, each taking one typed config
-(:mod:`recworld.lunar.api`): ``synthesize``, ``make_queries``, ``evaluate`` and
-``write_report``. Use them namespaced (``lunar.evaluate``), not imported bare, so
-they never read as LRWorld's evaluation. See ``docs/lunar.md``. Heavy libraries
-(llama.cpp, sentence-transformers) load only when used.
+(:mod:`recworld.lunar.api`): ``synthesize``, ``make_queries``, ``evaluate_contexts``,
+``ablate``, ``rate_quality`` and ``build_report``. Their names say what they do in
+LUNAR, so none reads as LRWorld's ``recworld.evaluation.evaluate`` or
+``recworld.report.write_report``. A model is a spec string or any
+:class:`~recworld.models.Model` object (``SessionConfig(model=...)``). Context settings
+are registered classes (:mod:`recworld.lunar.contexts`). See ``docs/lunar.md``. Heavy
+libraries (llama.cpp, sentence-transformers, qdrant) load only when used.
+
+Sub-packages, lowest first: ``llm`` (asking models), ``anchors``, ``store`` (the run
+folder), ``contexts``, ``judges``, ``synth``, ``queries``, ``answering``, ``quality``,
+``report``, ``cli``.
 """
 
-from recworld.lunar.api import evaluate, make_queries, synthesize, write_report
+from recworld.lunar.api import (
+    ablate,
+    build_report,
+    evaluate_contexts,
+    make_queries,
+    rate_quality,
+    synthesize,
+)
 from recworld.lunar.config import (
-    EmbedderConfig,
+    AblateConfig,
     LunarEvalConfig,
     QueriesConfig,
+    RateConfig,
     ReportConfig,
-    SessionConfig,
     SynthConfig,
     SynthOptions,
 )
-from recworld.lunar.contexts import ContextSetting
+from recworld.lunar.contexts import ContextSetting, register_context
+from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.schemas import (
     CATEGORIES,
     BehaviourRecord,
@@ -32,6 +47,7 @@ from recworld.lunar.schemas import (
 
 __all__ = [
     "CATEGORIES",
+    "AblateConfig",
     "BehaviourRecord",
     "BehaviourType",
     "Category",
@@ -42,14 +58,18 @@ __all__ = [
     "Profile",
     "QueriesConfig",
     "Query",
+    "RateConfig",
     "ReportConfig",
     "Rubric",
     "SessionConfig",
     "SynthConfig",
     "SynthOptions",
     "Trajectory",
-    "evaluate",
+    "ablate",
+    "build_report",
+    "evaluate_contexts",
     "make_queries",
+    "rate_quality",
+    "register_context",
     "synthesize",
-    "write_report",
 ]

@@ -1,18 +1,22 @@
 """LUNAR's library API: one function per stage, each taking one typed config.
 
-``recworld lunar synth | queries | eval | report`` only parse options and call these
-(as ``recworld eval`` calls :func:`recworld.runner.evaluate` for LRWorld)::
+``recworld lunar synth | queries | eval | ablate | rate | report`` only parse options
+into these configs and call these functions (as ``recworld eval`` calls
+:func:`recworld.evaluation.evaluate` for LRWorld)::
 
     from recworld import lunar
 
-    llm = lunar.SessionConfig(model="openai:gpt-4o-mini")
+    llm = lunar.SessionConfig(model="openai:gpt-4o-mini")   # or model=MyModel(), any Model object
     lunar.synthesize(lunar.SynthConfig(anchors="ml-100k", out_dir=out, llm=llm))
     lunar.make_queries(lunar.QueriesConfig(root=out, llm=llm))
-    lunar.evaluate(lunar.LunarEvalConfig(root=out, answer=llm, judge=llm.model_copy(update={"model": J})))
-    lunar.write_report(lunar.ReportConfig(root=out))
+    judge = lunar.SessionConfig(model="openai:gpt-4o")
+    lunar.evaluate_contexts(lunar.LunarEvalConfig(root=out, answer=llm, judge=judge))
+    lunar.build_report(lunar.ReportConfig(root=out))
 
-The names stay namespaced under ``recworld.lunar`` (``lunar.evaluate``,
-``lunar.write_report``) so they are never confused with LRWorld's evaluation.
+The names say what they do in LUNAR (``evaluate_contexts``, ``build_report``) so they
+are never confused with LRWorld's ``recworld.evaluation.evaluate`` and
+``recworld.report.write_report``. Every stage also has an ``*_async`` twin for callers
+already inside an event loop.
 
 Failure policy, the same as ``recworld eval``: a piece whose request failed after
 retries, or whose reply never validated, is counted in the stage's output; a
@@ -28,29 +32,48 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from recworld.console import log_to_file
 from recworld.errors import DataError
-from recworld.lunar import store
-from recworld.lunar.answering import EvalInputs, evaluate_settings
-from recworld.lunar.config import LunarEvalConfig, QueriesConfig, ReportConfig, SynthConfig
-from recworld.lunar.contexts import ContextSetting, UserData
+from recworld.io import atomic_write_jsonl, claim_output_dir, mark_output_dir
+from recworld.lunar.anchors import load_anchors, with_default_zone
+from recworld.lunar.answering import ablate as ablation
+from recworld.lunar.answering.run import evaluate_settings
+from recworld.lunar.config import (
+    AblateConfig,
+    LunarEvalConfig,
+    QueriesConfig,
+    RateConfig,
+    ReportConfig,
+    SynthConfig,
+)
+from recworld.lunar.contexts import context_setting
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
-from recworld.lunar.outputs import EvalRun, QueriesCounts, QueriesRun, SynthManifest, write_record
-from recworld.lunar.policy import check_failures
+from recworld.lunar.llm.policy import check_failures
+from recworld.lunar.llm.session import open_embedder, open_llm
+from recworld.lunar.quality.ratings import rate_folder
+from recworld.lunar.quality.records import QualityRatingsRun
+from recworld.lunar.queries.evidence import keep_supported
+from recworld.lunar.queries.generate import generate_queries
+from recworld.lunar.queries.rubrics import build_rubric
+from recworld.lunar.report.document import ReportResult, write_lunar_report
 from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Rubric
+from recworld.lunar.store import dataset as store
+from recworld.lunar.store.outputs import EvalRun, QueriesCounts, QueriesRun, SynthManifest
+from recworld.lunar.synth import pipeline
 
 __all__ = [
-    "check_failures",
-    "evaluate",
-    "evaluate_async",
-    "load_eval_inputs",
+    "ablate",
+    "ablate_async",
+    "build_report",
+    "evaluate_contexts",
+    "evaluate_contexts_async",
     "make_queries",
     "make_queries_async",
+    "rate_quality",
+    "rate_quality_async",
     "synthesize",
     "synthesize_async",
-    "write_report",
 ]
 
 _log = logging.getLogger(__name__)
@@ -66,22 +89,24 @@ def make_queries(config: QueriesConfig) -> QueriesRun:
     return asyncio.run(make_queries_async(config))
 
 
-def evaluate(config: LunarEvalConfig) -> list[EvalRun]:
+def evaluate_contexts(config: LunarEvalConfig) -> list[EvalRun]:
     """Answer every query under each context setting and judge it against the generic baseline."""
-    return asyncio.run(evaluate_async(config))
+    return asyncio.run(evaluate_contexts_async(config))
 
 
-def write_report(config: ReportConfig) -> dict[str, Any]:
-    """Write report.md / report.csv / quality.json: models × contexts, errors, data-quality figures."""
-    from recworld.lunar.report import write_report as write
+def ablate(config: AblateConfig) -> dict[str, EvalRun]:
+    """Evidence ablations (Table 5, Fig. 3): the curated context under each evidence variant, judged."""
+    return asyncio.run(ablate_async(config))
 
-    return write(
-        config.root,
-        baseline=config.baseline,
-        seed=config.seed,
-        reference=config.reference,
-        reference_timezone=config.reference_timezone,
-    )
+
+def rate_quality(config: RateConfig) -> QualityRatingsRun:
+    """LLM-rated log plausibility and profile consistency (Tables 1, 9), plus query quality."""
+    return asyncio.run(rate_quality_async(config))
+
+
+def build_report(config: ReportConfig) -> ReportResult:
+    """Write report.md / .html / .csv and quality.json: models × contexts, errors, data-quality figures."""
+    return write_lunar_report(config)
 
 
 RUN_KIND = "lunar-run"
@@ -89,7 +114,6 @@ RUN_KIND = "lunar-run"
 
 def claim_run_dir(out_dir: Path) -> None:
     """``lunar synth --out``: a new or empty folder, or a LUNAR run (which a rerun resumes); never another."""
-    from recworld.io import claim_output_dir
 
     def earlier(path: Path) -> bool:  # runs written before output markers existed
         return (path / "manifest.json").is_file() or (path / "dataset" / "profiles.jsonl").is_file()
@@ -99,15 +123,7 @@ def claim_run_dir(out_dir: Path) -> None:
 
 async def synthesize_async(config: SynthConfig) -> SynthManifest:
     """:func:`synthesize` for callers already inside an event loop."""
-    from recworld.lunar.anchors import load_anchors
-    from recworld.lunar.embed import load_embedder
-    from recworld.lunar.session import open_llm
-    from recworld.lunar.synth import pipeline
-
     started = time.perf_counter()
-    from recworld.io import mark_output_dir
-    from recworld.lunar.timeutil import with_default_zone
-
     claim_run_dir(config.out_dir)
 
     real = with_default_zone(
@@ -121,9 +137,7 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
         config.timezone,
     )
     mark_output_dir(config.out_dir, RUN_KIND)
-    emb = None
-    if config.embedder is not None:
-        emb = load_embedder(config.embedder, cache=config.out_dir / "embeddings.sqlite")
+    emb = open_embedder(config.embedder, config.out_dir) if config.embedder is not None else None
     with log_to_file(config.out_dir):
         async with open_llm(config.llm, config.out_dir) as llm:
             result = await pipeline.synthesize(llm, real, config.options, emb)
@@ -156,9 +170,6 @@ async def make_queries_async(config: QueriesConfig) -> QueriesRun:
 async def _make_queries(
     config: QueriesConfig, profiles: Sequence[Profile], records: Sequence[BehaviourRecord]
 ) -> QueriesRun:
-    from recworld.io import atomic_write_jsonl
-    from recworld.lunar.session import open_llm
-
     root = config.root
     async with open_llm(config.llm, root) as llm:
         kept, unsupported = await _queries_with_rubrics(llm, config, profiles, records)
@@ -174,7 +185,7 @@ async def _make_queries(
             llm_calls=llm.calls,
         )
     run = QueriesRun(config=config, counts=counts)
-    write_record(root / "queries_run.json", run)
+    run.write(root / "queries_run.json")
     _log.info("lunar queries wrote %s: %s", root, counts.model_dump_json())
     where = str(root / "query_failures.jsonl")
     produced = (counts.queries, "queries")
@@ -185,19 +196,9 @@ async def _make_queries(
 async def _queries_with_rubrics(
     llm: StructuredLLM, config: QueriesConfig, profiles: Sequence[Profile], records: Sequence[BehaviourRecord]
 ) -> tuple[list[tuple[Query, Rubric]], int]:
-    from recworld.lunar.evidence import keep_supported
-    from recworld.lunar.queries import generate_queries
-    from recworld.lunar.rubrics import build_rubric
-
     made = await generate_queries(llm, profiles, records, per_user=config.per_user, seed=config.seed)
-    by_user: dict[str, list[BehaviourRecord]] = {}
-    for r in records:
-        by_user.setdefault(r.user_id, []).append(r)
-    emb = None
-    if config.embedder is not None:
-        from recworld.lunar.embed import load_embedder
-
-        emb = load_embedder(config.embedder, cache=config.root / "embeddings.sqlite")
+    by_user = store.records_by_user(records)
+    emb = open_embedder(config.embedder, config.root) if config.embedder is not None else None
     rubrics = await gather_or_cancel(
         [build_rubric(llm, q, by_user.get(q.user_id, []), embedder=emb) for q in made]
     )
@@ -205,20 +206,16 @@ async def _queries_with_rubrics(
     return keep_supported(list(zip(made, rubrics, strict=True)))
 
 
-async def evaluate_async(config: LunarEvalConfig) -> list[EvalRun]:
-    """:func:`evaluate` for callers already inside an event loop."""
-    from recworld.lunar.embed import load_embedder
-    from recworld.lunar.session import open_llm
-
+async def evaluate_contexts_async(config: LunarEvalConfig) -> list[EvalRun]:
+    """:func:`evaluate_contexts` for callers already inside an event loop."""
     root = config.root
-    inputs = load_eval_inputs(root)
+    inputs = store.load_eval_inputs(root)
     if not inputs.pairs:
         raise DataError(
             "no queries with rubrics to evaluate (rerun lunar queries)", path=root / "queries.jsonl"
         )
-    emb = None
-    if {ContextSetting.RAG, ContextSetting.MEMORY} & set(config.contexts):
-        emb = load_embedder(config.embedder, cache=root / "embeddings.sqlite")
+    needs = any(context_setting(name).needs_embedder for name in config.contexts)
+    emb = open_embedder(config.embedder, root) if needs else None
     with log_to_file(root):
         async with open_llm(config.answer, root) as answer_llm, open_llm(config.judge, root) as judge_llm:
             runs = await evaluate_settings(config, answer_llm, judge_llm, inputs, emb)
@@ -235,12 +232,11 @@ async def evaluate_async(config: LunarEvalConfig) -> list[EvalRun]:
     return runs
 
 
-def load_eval_inputs(root: Path) -> EvalInputs:
-    """The (query, rubric) pairs of a LUNAR folder and each user's profile and records."""
-    records_of: dict[str, list[BehaviourRecord]] = {}
-    for r in store.records(root):
-        records_of.setdefault(r.user_id, []).append(r)
-    users = {p.user_id: UserData(p, tuple(records_of.get(p.user_id, ()))) for p in store.profiles(root)}
-    rubric_of = {r.query_id: r for r in store.rubrics(root)}
-    pairs = [(q, rubric_of[q.query_id]) for q in store.queries(root) if q.query_id in rubric_of]
-    return EvalInputs(pairs=pairs, users=users)
+async def ablate_async(config: AblateConfig) -> dict[str, EvalRun]:
+    """:func:`ablate` for callers already inside an event loop."""
+    return await ablation.ablate_async(config)
+
+
+async def rate_quality_async(config: RateConfig) -> QualityRatingsRun:
+    """:func:`rate_quality` for callers already inside an event loop."""
+    return await rate_folder(config)

@@ -1,180 +1,249 @@
-"""Typed configs of the LUNAR library API: one per stage, one :class:`SessionConfig` per model.
+"""Typed configs of the LUNAR library API: one per stage, each setting declared once.
 
 Each stage function in :mod:`recworld.lunar.api` takes one of these and writes it into
 what it produces (``manifest.json``, ``queries_run.json``, ``eval/*/*/run.json``), so a
-folder says how it was made. Every config forbids unknown fields, so a typo in a
-Python caller or a config file fails instead of being ignored.
+folder says how it was made and reads back as the same typed config. Every config
+forbids unknown fields, so a typo in a Python caller fails instead of being ignored.
+
+A field here is the one declaration of a setting: type, bounds, default, and its help
+(``description``) and flag (:class:`~recworld.console.options.Flag`) for the command
+line, which :mod:`recworld.lunar.cli` generates from these classes. The models of a
+stage are :class:`~recworld.lunar.llm.config.SessionConfig`\\ s (nesting the backend's
+``ModelConfig`` and the Runner's ``RunnerConfig``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
-from recworld.lunar.contexts import ContextSetting
-
-if TYPE_CHECKING:
-    from recworld.models import ModelConfig
-    from recworld.runner import RunnerConfig
+from recworld.console.options import Flag
+from recworld.lunar.contexts.base import context_setting, default_contexts
+from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
+from recworld.records import FrozenRecord, Record
 
 # Above this fraction of failed pieces a stage writes what it has and exits 3 (as ``recworld eval``).
 DEFAULT_FAIL_ON_ERROR = 0.05
-Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+FailOnError = Annotated[
+    float,
+    Field(
+        ge=0.0,
+        le=1.0,
+        description="Exit 3 (after writing what finished) when more than this share of pieces failed.",
+    ),
+]
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def _seed(what: str) -> Any:
+    return Field(description=f"Seed of {what}, sampling and backoff jitter.")
 
 
-class SessionConfig(_Config):
-    """How to reach one model (answer model, judge or generator), built once per model.
-
-    Each model has its own ``base_url`` and ``api_key_env``: a key goes only to the
-    server of the model it belongs to. ``api_key_env`` is the NAME of the variable;
-    the key itself is never stored.
-    """
-
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    allow_insecure_http: bool = False
-    n_ctx: int = Field(default=4096, ge=256)
-    concurrency: int = Field(default=4, ge=1)
-    # Local CPU models under load can need minutes per structured call; a runner timeout
-    # shorter than that retries forever behind the busy model, so the default is generous.
-    timeout_s: float = Field(default=900.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    # Tries per structured output (invalid replies), on top of the runner's transport retries.
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    max_tokens: int = Field(default=512, ge=1)
-    seed: int = 0
-    # None: compact decoding (short strings, fixed-length arrays) for local llama.cpp models,
-    # which loop under greedy decoding of a full schema; full schemas for servers.
-    compact: bool | None = None
-    # --retry-failures: a cached reply that is rejected again is asked anew past the cache
-    # (recworld.lunar.fresh). Off by default, so a rerun replays cached replies for free.
-    retry_failures: bool = False
-
-    @property
-    def compact_decoding(self) -> bool:
-        return self.compact if self.compact is not None else self.model.startswith("llamacpp:")
-
-    def backend_config(self) -> ModelConfig:
-        from recworld.models import ModelConfig
-
-        options: dict[str, object] = {
-            "base_url": self.base_url,
-            "api_key_env": self.api_key_env,
-            "n_ctx": self.n_ctx,
-            "seed": self.seed,
-        }
-        if self.allow_insecure_http:  # only sent when asked for: older ModelConfigs lack the field
-            options["allow_insecure_http"] = True
-        return ModelConfig.model_validate(options)
-
-    def runner_config(self) -> RunnerConfig:
-        from recworld.runner import RunnerConfig
-
-        return RunnerConfig(
-            concurrency=self.concurrency,
-            max_retries=self.max_retries,
-            timeout_s=self.timeout_s,
-            progress=False,  # LUNAR draws its own progress per piece (recworld.lunar.tracking)
-            seed=self.seed,
-        )
-
-
-class EmbedderConfig(_Config):
-    """A text embedder (``minilm``, ``st:NAME`` or ``openai:MODEL``) and, for ``openai:``, its server."""
-
-    spec: str = "minilm"
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    allow_insecure_http: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-
-
-class SynthOptions(_Config):
+class SynthOptions(FrozenRecord):
     """The generation knobs of synthesis (what the paper's method varies)."""
 
-    weeks: int = Field(default=2, ge=1, le=52)
-    max_slots_per_day: int = Field(default=4, ge=1, le=6)
+    weeks: Annotated[int, Field(ge=1, le=52, description="Weeks per user.")] = 1
+    max_slots_per_day: Annotated[
+        int, Field(ge=1, le=6, description="Slots per day."), Flag("--max-slots")
+    ] = 4
     # Days of each week that get slot plans and records (the first N); 7 = all. Tiny runs use 1.
-    active_days: int = Field(default=7, ge=1, le=7)
-    max_records_per_slot: int = Field(default=3, ge=1, le=6)
-    consistency_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
-    max_regenerations: int = Field(default=1, ge=0, le=5)
-    validate_weeks: bool = True
-    use_anchors: bool = True
+    active_days: Annotated[int, Field(ge=1, le=7, description="Days per week given slots.")] = 7
+    max_records_per_slot: Annotated[
+        int, Field(ge=1, le=6, description="Records per slot."), Flag("--max-records")
+    ] = 3
+    consistency_threshold: Annotated[
+        float,
+        Field(ge=0.0, le=1.0, description="Week consistency needed to accept a plan."),
+        Flag("--threshold"),
+    ] = 0.6
+    max_regenerations: Annotated[
+        int, Field(ge=0, le=5, description="Re-plans of a weak week."), Flag("--regenerations")
+    ] = 1
+    validate_weeks: Annotated[
+        bool, Field(description="Run the week consistency checks."), Flag("--validate/--no-validate")
+    ] = True
+    use_anchors: Annotated[
+        bool,
+        Field(description="Use the real records (--no-anchors: the JSD ablation)."),
+        Flag("--use-anchors/--no-anchors"),
+    ] = True
 
 
-class SynthConfig(_Config):
+class SynthConfig(FrozenRecord):
     """``recworld.lunar.synthesize``: anchors in, a de-identified dataset folder out."""
 
-    anchors: str  # a fetched dataset name, a dataset folder, CSV/JSONL logs, or a comma list (lunar-demo)
-    # Only users active in at least this many domains are drawn (multi-domain anchors).
-    min_domains: int = Field(default=1, ge=1, le=13)
-    # An editable source-category -> domain table on top of recworld/lunar/domains.json.
-    domain_map: Path | None = None
-    # IANA zone for users whose demographic record has none (hours, weekdays, week starts).
-    timezone: str | None = None
-    out_dir: Path
-    users: int = Field(default=1, ge=1)
-    seed: int = 0  # which anchor users are drawn
+    anchors: Annotated[
+        str,
+        Field(
+            description="Fetched dataset name, dataset folder, CSV/JSONL logs, a comma list of them merged "
+            "by user id, or lunar-demo (shipped multi-domain Amazon 2018 fixture)."
+        ),
+    ]
+    min_domains: Annotated[
+        int, Field(ge=1, le=13, description="Draw only users active in this many domains.")
+    ] = 1
+    domain_map: Annotated[
+        Path | None, Field(description="JSON table: source category -> domain and type.")
+    ] = None
+    timezone: Annotated[
+        str | None, Field(description="IANA zone of users without one, e.g. America/Chicago.")
+    ] = None
+    out_dir: Annotated[Path, Field(description="Output folder (the run folder)."), Flag("--out")]
+    users: Annotated[int, Field(ge=1, description="Anchor users to synthesise.")] = 1
+    seed: Annotated[int, _seed("the anchor draw")] = 0
     llm: SessionConfig
     # Adds an embedding cosine to the backward consistency check.
     embedder: EmbedderConfig | None = None
     options: SynthOptions = SynthOptions()
-    fail_on_error: Fraction = DEFAULT_FAIL_ON_ERROR
+    fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
 
 
-class QueriesConfig(_Config):
+class QueriesConfig(FrozenRecord):
     """``recworld.lunar.make_queries``: queries and rubrics for a synthesised folder."""
 
     root: Path
     llm: SessionConfig
-    per_user: int = Field(default=2, ge=1)
-    seed: int = 0
-    fail_on_error: Fraction = DEFAULT_FAIL_ON_ERROR
+    per_user: Annotated[int, Field(ge=1, description="Queries per user.")] = 2
+    seed: Annotated[int, _seed("the exemplar draw")] = 0
+    fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     # Ranks each domain's records by relevance to the query for evidence; None: word overlap.
     embedder: EmbedderConfig | None = None
 
 
-ALL_CONTEXTS = (ContextSetting.NONE, ContextSetting.FULL, ContextSetting.CURATED, ContextSetting.RAG)
+def _options_of(name: str, value: Any) -> Record:
+    """The options of context ``name``, validated by its registered options type."""
+    kind = context_setting(name).options_type
+    try:
+        return value if isinstance(value, kind) else kind.model_validate(value)
+    except ValidationError as exc:  # name the setting: "options.rag.k: ..." rather than "k: ..."
+        first = exc.errors()[0]
+        where = ".".join(["options", name, *(str(p) for p in first["loc"])])
+        raise ValueError(f"{where}: {first['msg']}") from None
 
 
-class LunarEvalConfig(_Config):
-    """``recworld.lunar.evaluate``: answer every query under each context, judge each answer."""
+class LunarEvalConfig(FrozenRecord):
+    """``recworld.lunar.evaluate_contexts``: answer every query under each context, judge each answer.
+
+    ``contexts`` are registered setting names (:mod:`recworld.lunar.contexts`);
+    ``options`` holds each setting's own options record by name (for example
+    ``{"rag": RagOptions(k=10)}``, or the plain dict ``{"rag": {"k": 10}}``), and is
+    filled with the defaults of every context run, so ``run.json`` says them all.
+    """
 
     root: Path
     answer: SessionConfig
     judge: SessionConfig
     embedder: EmbedderConfig = EmbedderConfig()
-    contexts: tuple[ContextSetting, ...] = Field(default=ALL_CONTEXTS, min_length=1)
-    # A cap on the full context's budget; None: the answer model's window minus the answer,
-    # system prompt and request, counted with its tokenizer (recworld.lunar.budget).
-    budget_tokens: int | None = Field(default=None, ge=1)
-    rag_k: int = Field(default=30, ge=1)
+    contexts: Annotated[
+        tuple[str, ...],
+        Field(default_factory=default_contexts, min_length=1, description="Context settings."),
+    ]
+    # Each setting's own options, by setting name; on the command line they are the settings' flags.
+    options: Annotated[dict[str, SerializeAsAny[Record]], Flag(cli=False)] = Field(default_factory=dict)
     # The generic baseline answer is written with 256 tokens (rubrics.generic_answer); targets get the same.
-    answer_max_tokens: int = Field(default=256, ge=1)
-    seed: int = 0
-    fail_on_error: Fraction = DEFAULT_FAIL_ON_ERROR
-    # Score every answer with the single-response privacy judge too (privacy.jsonl).
-    privacy: bool = True
-    memory_k: int = Field(default=50, ge=1)  # facts retrieved for the memory context
-    qdrant_url: str | None = None  # a Qdrant server for the memory context; None: embedded under root
+    answer_max_tokens: Annotated[
+        int,
+        Field(ge=1, description="Answer length cap (the generic baseline's is 256)."),
+        Flag("--max-tokens"),
+    ] = 256
+    seed: Annotated[int, _seed("the judge order")] = 0
+    fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
+    privacy: Annotated[
+        bool,
+        Field(description="Also score every answer with the privacy judge."),
+        Flag("--privacy/--no-privacy"),
+    ] = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, data: Any) -> Any:
+        """Each setting's options typed by its registry entry; older runs' flat knobs moved into them."""
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        options = dict(data.get("options") or {})
+        for flat, name, key in _FLAT_KNOBS:  # run.json written before recworld.lunar.eval/3
+            if flat in data:
+                value = data.pop(flat)
+                options[name] = {**dict(options.get(name) or {}), key: value}
+        data["options"] = {name: _options_of(name, value) for name, value in options.items()}
+        return data
+
+    @field_validator("contexts")
+    @classmethod
+    def _registered(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            context_setting(name)  # an unknown name: a ConfigError naming the known ones
+        return value
+
+    @model_validator(mode="after")
+    def _with_defaults(self) -> LunarEvalConfig:
+        for name in self.contexts:
+            if name not in self.options:
+                self.options[name] = context_setting(name).options_type()
+        return self
+
+    def options_of(self, name: str) -> Record:
+        """The options record of the context setting ``name``."""
+        return self.options.get(name) or context_setting(name).options_type()
 
 
-class ReportConfig(_Config):
-    """``recworld.lunar.write_report``: the tables and figures of a LUNAR folder."""
+_FLAT_KNOBS = (
+    ("budget_tokens", "full", "budget_tokens"),
+    ("rag_k", "rag", "k"),
+    ("memory_k", "memory", "k"),
+    ("qdrant_url", "memory", "qdrant_url"),
+)
+
+
+class AblateConfig(FrozenRecord):
+    """``recworld.lunar.ablate``: one answer model, one judge, the evidence variants of Table 5 and Fig. 3."""
 
     root: Path
-    # A --no-anchors synth folder for the JSD ablation.
-    baseline: Path | None = None
-    seed: int = 0
-    # Another behaviour dataset for the external JSD (Table 3), and the zone of its timestamps.
-    reference: str | None = None
-    reference_timezone: str | None = None
+    answer: SessionConfig
+    judge: SessionConfig
+    k_max: Annotated[int, Field(ge=1, le=8, description="Largest k of the scaling curve.")] = 4
+    answer_max_tokens: Annotated[
+        int,
+        Field(ge=1, description="Answer length cap (the generic baseline's is 256)."),
+        Flag("--max-tokens"),
+    ] = 256
+    seed: Annotated[int, _seed("the evidence draws, the judge order")] = 0
+    fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
+
+
+class RateConfig(FrozenRecord):
+    """``recworld.lunar.rate_quality``: which folder, which rater model, how much of each log it sees."""
+
+    root: Path
+    llm: SessionConfig
+    max_records: Annotated[int, Field(ge=1, description="Records shown per user, evenly spread.")] = 120
+    queries: Annotated[bool, Field(description="Rate the queries too."), Flag("--queries/--no-queries")] = (
+        True
+    )
+    fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
+
+
+class ReportConfig(FrozenRecord):
+    """``recworld.lunar.build_report``: the tables and figures of a LUNAR folder."""
+
+    root: Path
+    baseline: Annotated[
+        Path | None, Field(description="A --no-anchors synth folder for the JSD ablation.")
+    ] = None
+    seed: Annotated[int, Field(description="Seed of the bootstrap intervals.")] = 0
+    reference: Annotated[str | None, Field(description="Another behaviour dataset for the external JSD.")] = (
+        None
+    )
+    reference_timezone: Annotated[str | None, Field(description="IANA zone of --reference's timestamps.")] = (
+        None
+    )
+    # How a reference dataset's domain maps to a behaviour type; None: the table the run was
+    # synthesised with (its manifest's domain_map, on top of the shipped domains.json).
+    domain_map: Annotated[
+        Path | None,
+        Field(description="Domain table for --reference."),
+        Flag(default_help="the one lunar synth used"),
+    ] = None

@@ -12,11 +12,16 @@ which is what lets queries, evidence and statistics line up across stages.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import tzinfo
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from recworld.lunar.timeutil import stamp
+from recworld.records import Record
 
 
 class Category(StrEnum):
@@ -77,21 +82,13 @@ def hhmm_minutes(value: str) -> int:
     return int(value[:2]) * 60 + int(value[3:])
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    def to_json(self) -> dict[str, Any]:
-        """The record as written to disk (``schema`` key, not ``schema_``)."""
-        return self.model_dump(mode="json", by_alias=True)
-
-
 # -- anchors and profiles --------------------------------------------------------------------
 
 
-class Demographic(_Strict):
+class Demographic(Record):
     """A real user's demographic record: the foundation anchor of a profile."""
 
-    schema_: Literal["recworld.lunar.demographic/1"] = Field(
+    schema_id: Literal["recworld.lunar.demographic/1"] = Field(
         default="recworld.lunar.demographic/1", alias="schema"
     )
     user_id: str
@@ -114,13 +111,13 @@ class Demographic(_Strict):
         return ", ".join(p for p in parts if p) or "unknown"
 
 
-class Affinity(_Strict):
+class Affinity(Record):
     category: Category
     score: float = Field(ge=0.0, le=1.0)
     preferences: list[str] = Field(min_length=1, max_length=8)
 
 
-class Lifestyle(_Strict):
+class Lifestyle(Record):
     clothing: str
     food: str
     housing: str
@@ -128,8 +125,8 @@ class Lifestyle(_Strict):
     spending: str
 
 
-class Profile(_Strict):
-    schema_: Literal["recworld.lunar.profile/1"] = Field(default="recworld.lunar.profile/1", alias="schema")
+class Profile(Record):
+    schema_id: Literal["recworld.lunar.profile/1"] = Field(default="recworld.lunar.profile/1", alias="schema")
     user_id: str
     demographic: Demographic
     affinities: list[Affinity] = Field(min_length=1, max_length=len(CATEGORIES))
@@ -158,7 +155,7 @@ class Profile(_Strict):
 # -- trajectories ----------------------------------------------------------------------------
 
 
-class Scene(_Strict):
+class Scene(Record):
     """A 5W1H scene description of one time slot."""
 
     who: str
@@ -169,7 +166,7 @@ class Scene(_Strict):
     how: str
 
 
-class SlotPlan(_Strict):
+class SlotPlan(Record):
     start: str
     end: str
     scene: Scene
@@ -183,13 +180,13 @@ class SlotPlan(_Strict):
         return self
 
 
-class DayPlan(_Strict):
+class DayPlan(Record):
     date: str  # ISO date, UTC
     anchor_activities: list[str] = Field(min_length=1, max_length=6)
     slots: list[SlotPlan] = Field(default_factory=list)
 
 
-class Consistency(_Strict):
+class Consistency(Record):
     """Bidirectional validation scores of one week (None where a check failed or was off)."""
 
     forward: int | None = None
@@ -200,7 +197,7 @@ class Consistency(_Strict):
     regenerations: int = 0
 
 
-class WeekPlan(_Strict):
+class WeekPlan(Record):
     index: int = Field(ge=0)
     start_date: str
     theme: str
@@ -209,8 +206,8 @@ class WeekPlan(_Strict):
     consistency: Consistency = Field(default_factory=Consistency)
 
 
-class Trajectory(_Strict):
-    schema_: Literal["recworld.lunar.trajectory/1"] = Field(
+class Trajectory(Record):
+    schema_id: Literal["recworld.lunar.trajectory/1"] = Field(
         default="recworld.lunar.trajectory/1", alias="schema"
     )
     user_id: str
@@ -221,8 +218,8 @@ class Trajectory(_Strict):
 # -- behaviour records -----------------------------------------------------------------------
 
 
-class BehaviourRecord(_Strict):
-    schema_: Literal["recworld.lunar.record/1"] = Field(default="recworld.lunar.record/1", alias="schema")
+class BehaviourRecord(Record):
+    schema_id: Literal["recworld.lunar.record/1"] = Field(default="recworld.lunar.record/1", alias="schema")
     record_id: str
     user_id: str
     timestamp: int
@@ -233,18 +230,21 @@ class BehaviourRecord(_Strict):
 
     def to_line(self, tz: tzinfo | None = None) -> str:
         """One text line per record: what contexts show and RAG embeds (local time when ``tz`` is given)."""
-        from recworld.lunar.timeutil import stamp
-
         when = stamp(self.timestamp) if tz is None else stamp(self.timestamp, tz)
         fields = "; ".join(f"{k}={v}" for k, v in sorted(self.fields.items()))
         return f"[{self.record_id}] {when} {self.domain.value}/{self.type.value} {fields}".rstrip()
 
 
+def records_block(records: Sequence[BehaviourRecord]) -> str:
+    """Records one per line (:meth:`BehaviourRecord.to_line`), as contexts and prompts show them."""
+    return "\n".join(r.to_line() for r in records)
+
+
 # -- queries, evidence, rubrics --------------------------------------------------------------
 
 
-class Query(_Strict):
-    schema_: Literal["recworld.lunar.query/1"] = Field(default="recworld.lunar.query/1", alias="schema")
+class Query(Record):
+    schema_id: Literal["recworld.lunar.query/1"] = Field(default="recworld.lunar.query/1", alias="schema")
     query_id: str
     user_id: str
     text: str = Field(min_length=3)
@@ -258,24 +258,24 @@ class Query(_Strict):
         return self
 
 
-class DomainDecision(_Strict):
+class DomainDecision(Record):
     domain: Category
     useful: bool
     reason: str
 
 
-class RecordEffect(_Strict):
+class RecordEffect(Record):
     record_id: str
     effect: str
 
 
-class EvidenceSet(_Strict):
+class EvidenceSet(Record):
     record_ids: list[str] = Field(default_factory=list)
     domains: list[Category] = Field(default_factory=list)
 
 
-class Rubric(_Strict):
-    schema_: Literal["recworld.lunar.rubric/1"] = Field(default="recworld.lunar.rubric/1", alias="schema")
+class Rubric(Record):
+    schema_id: Literal["recworld.lunar.rubric/1"] = Field(default="recworld.lunar.rubric/1", alias="schema")
     query_id: str
     user_id: str
     generic_answer: str
@@ -289,3 +289,22 @@ class Rubric(_Strict):
         lines = ["Behavioural facts:"] + [f"- {f}" for f in self.facts]
         lines += ["Personalised points a strong answer makes:"] + [f"- {p}" for p in self.points]
         return "\n".join(lines)
+
+
+# -- what a context setting answers from ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UserData:
+    """One synthesised user as a context setting sees them: the profile and the records in the log."""
+
+    profile: Profile
+    records: tuple[BehaviourRecord, ...]
+
+
+@dataclass(frozen=True)
+class EvalInputs:
+    """What every context setting answers: the (query, rubric) pairs and each user's data."""
+
+    pairs: Sequence[tuple[Query, Rubric]]
+    users: Mapping[str, UserData]

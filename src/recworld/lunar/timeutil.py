@@ -12,17 +12,13 @@ The zone comes from the user's demographic record (``timezone``, an IANA name su
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recworld.errors import ConfigError
 
-if TYPE_CHECKING:
-    from recworld.lunar.anchors import AnchorUser
-
+DAY_S = 24 * 3600
+WEEK_S = 7 * DAY_S
 UTC_WARNING = (
     "no time zone given for some users: hours and weekdays are read in UTC "
     "(give a timezone column in users.csv or --timezone, e.g. America/Chicago)"
@@ -90,17 +86,3 @@ def week_start(ts: int, tz: tzinfo = UTC) -> int:
 def day_start(week0: int, days: int, tz: tzinfo = UTC) -> int:
     """Local midnight ``days`` calendar days after the local midnight ``week0`` (DST-safe)."""
     return _midnight(local(week0, tz) + timedelta(days=days, hours=12))
-
-
-def with_default_zone(users: Sequence[AnchorUser], name: str | None) -> list[AnchorUser]:
-    """Give every user without a zone the dataset's zone ``name`` (UTC with one warning if None)."""
-    bare = [u for u in users if u.demographic.timezone is None]
-    if not bare:
-        return list(users)
-    fallback = default_zone(name)
-    return [
-        u
-        if u.demographic.timezone is not None
-        else replace(u, demographic=u.demographic.model_copy(update={"timezone": fallback}))
-        for u in users
-    ]

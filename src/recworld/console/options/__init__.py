@@ -33,6 +33,7 @@ every command that takes the setting.
 from recworld.console.options.command import Given, with_options
 from recworld.console.options.declare import (
     Flag,
+    Flags,
     Nested,
     Operational,
     OptionField,
@@ -46,6 +47,7 @@ from recworld.console.options.files import build, file_keys, from_file, layered
 
 __all__ = [
     "Flag",
+    "Flags",
     "Given",
     "Nested",
     "Operational",

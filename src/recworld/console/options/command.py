@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel
 
-from recworld.console.options.declare import OptionField, Path_, option_fields, put_at
+from recworld.console.options.declare import Flags, OptionField, Path_, option_fields, put_at
 from recworld.errors import ConfigError
 
 
@@ -51,7 +51,11 @@ def _given(options: Sequence[OptionField], raw: Mapping[str, Any]) -> dict[Path_
 
 
 def with_options(
-    config: type[BaseModel], *, exclude: Sequence[str] = (), given: str = "given"
+    config: type[BaseModel],
+    *,
+    exclude: Sequence[str] = (),
+    given: str = "given",
+    flags: Flags = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A typer command decorator: add every setting of ``config`` as an option.
 
@@ -60,7 +64,7 @@ def with_options(
     the command line. Every generated option defaults to "not given", so a file
     value or the config's default can come through.
     """
-    options = [o for o in option_fields(config, exclude=exclude) if o.cli]
+    options = [o for o in option_fields(config, exclude=exclude, flags=flags) if o.cli]
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != given]
@@ -100,5 +104,5 @@ def _typer_option(option: OptionField) -> Any:
 
     declared = option.flag
     if option.annotation is bool:  # a switch: --progress/--no-progress, "not given" when neither
-        declared = f"{option.flag}/--no-{option.flag.removeprefix('--')}"
+        declared = f"{option.flag}/{option.negative or '--no-' + option.flag.removeprefix('--')}"
     return typer.Option(declared, help=option.help or None, metavar=option.metavar, show_default=False)

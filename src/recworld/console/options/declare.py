@@ -17,6 +17,7 @@ from recworld.errors import ConfigError
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
 Path_ = tuple[str, ...]  # a field's place in the nested config: ("runner", "timeout_s")
+Flags = Mapping[str, "Flag"] | None  # a Flag per dotted path, over the fields' own
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ class OptionField:
     file: bool = True
     identity: bool = True  # False: marked Operational (here or on a config above it)
     file_key: str | None = None
+    negative: str | None = (
+        None  # a switch's "off" flag when it is not --no-<flag> ("--use-anchors/--no-anchors")
+    )
 
     @property
     def param(self) -> str:
@@ -155,7 +159,7 @@ def _default_text(info: FieldInfo, flag: Flag) -> str:
     if flag.default_help is not None:
         return f" (default {flag.default_help})"
     default = info.default
-    if default is PydanticUndefined or default is None or info.default_factory is not None:
+    if default is PydanticUndefined or default is None or info.default_factory is not None or default == {}:
         return ""
     if isinstance(default, enum.Enum):
         default = default.value
@@ -179,14 +183,18 @@ def _choices(annotation: Any) -> str | None:
     return None
 
 
-def option_fields(config: type[BaseModel], *, exclude: Sequence[str] = ()) -> list[OptionField]:
+def option_fields(
+    config: type[BaseModel], *, exclude: Sequence[str] = (), flags: Flags = None
+) -> list[OptionField]:
     """Every setting of ``config``, nested configs walked, in declaration order.
 
     ``exclude`` names fields (by name or dotted path) the command declares itself.
+    ``flags`` gives a dotted path its own :class:`Flag`, over the field's own
+    (LUNAR's ``--judge-base-url`` for ``judge.backend.base_url``).
     Two settings with one flag are a programming error, raised here.
     """
     out: list[OptionField] = []
-    _walk(config, (), frozenset(exclude), out, identity=True)
+    _walk(config, (), frozenset(exclude), out, identity=True, flags=flags or {})
     for attribute, what in (("flag", "flag"), ("key", "file key")):
         seen: dict[str, Path_] = {}
         for option in out:
@@ -201,7 +209,13 @@ def option_fields(config: type[BaseModel], *, exclude: Sequence[str] = ()) -> li
 
 
 def _walk(
-    config: type[BaseModel], prefix: Path_, exclude: frozenset[str], out: list[OptionField], *, identity: bool
+    config: type[BaseModel],
+    prefix: Path_,
+    exclude: frozenset[str],
+    out: list[OptionField],
+    *,
+    identity: bool,
+    flags: Mapping[str, Flag],
 ) -> None:
     for name, info in config.model_fields.items():
         path = (*prefix, name)
@@ -212,14 +226,16 @@ def _walk(
         if nested is not None:
             marker: Nested | None = _marked(info, Nested)
             omitted = {".".join((*path, o)) for o in (marker.omit if marker else ())}
-            _walk(nested, path, exclude | omitted, out, identity=own_identity)
+            _walk(nested, path, exclude | omitted, out, identity=own_identity, flags=flags)
             continue
-        flag = _flag_of(info)
+        flag = flags.get(".".join(path)) or _flag_of(info)
         text = (flag.help or info.description or "").strip()
+        positive, _, negative = (flag.name or f"--{name.replace('_', '-')}").partition("/")
         out.append(
             OptionField(
                 path=path,
-                flag=flag.name or f"--{name.replace('_', '-')}",
+                flag=positive,
+                negative=negative or None,
                 help=_help(text, _default_text(info, flag)),
                 annotation=flag.cli_type if flag.cli_type is not None else _cli_annotation(info.annotation),
                 metavar=flag.metavar or _choices(info.annotation),

@@ -6,7 +6,7 @@
       profiles.jsonl      recworld.lunar.profile/1 (de-identified)
       trajectories.jsonl  recworld.lunar.trajectory/1 (with consistency scores per week)
       records.jsonl       recworld.lunar.record/1, synthetic only (anchor copies removed)
-    manifest.json       recworld.lunar.manifest/2: config, counts, timings (recworld.lunar.outputs)
+    manifest.json       recworld.lunar.manifest/3: config, counts, timings (recworld.lunar.store.outputs)
     real_stats.json     aggregated real distributions (behaviour type, hour, weekday) for JSD
     failures.jsonl      recworld.lunar.failure/1: every piece given up on (keys name source users)
     cache.sqlite        raw model replies (before de-identification): working state, never released
@@ -17,39 +17,27 @@ In ``dataset/`` user ids are ``user-NNN`` and no source id or anchor title appea
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
 
 from recworld.io import atomic_write_jsonl
-from recworld.lunar import quality, timeutil
-from recworld.lunar.anchors import WEEK_S, AnchorUser
+from recworld.lunar import timeutil
+from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.config import SynthConfig, SynthOptions
-from recworld.lunar.embed import Embedder
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
-from recworld.lunar.outputs import RealStats, SynthCounts, SynthManifest, write_record
+from recworld.lunar.llm.embed import Embedder
+from recworld.lunar.quality.stats import distribution_counts, on_synthesised_days
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory, WeekPlan
+from recworld.lunar.store.dataset import DATASET_DIR
+from recworld.lunar.store.outputs import RealStats, SynthCounts, SynthManifest
 from recworld.lunar.synth.profile import expand_profile
 from recworld.lunar.synth.records import instantiate_week, remove_anchors
-from recworld.lunar.synth.release import DATASET_DIR, anonymise
+from recworld.lunar.synth.release import anonymise
+from recworld.lunar.synth.result import SynthResult, UserResult
 from recworld.lunar.synth.trajectory import plan_week
 from recworld.lunar.synth.validate import review_week
-
-
-@dataclass
-class UserResult:
-    profile: Profile
-    trajectory: Trajectory
-    records: list[BehaviourRecord]
-    anchors_used: list[BehaviourRecord]
-
-
-@dataclass
-class SynthResult:
-    users: list[UserResult] = field(default_factory=list)
-    anchors: list[AnchorUser] = field(default_factory=list)
-    dropped_users: list[str] = field(default_factory=list)
+from recworld.lunar.timeutil import WEEK_S
 
 
 async def _plan_validated_week(
@@ -146,20 +134,13 @@ async def synthesize(
     return out
 
 
-def distribution_counts(
-    records: Sequence[BehaviourRecord], zones: Mapping[str, tzinfo] | None = None
-) -> dict[str, dict[str, int]]:
-    """Type, local hour and weekday counts: the JSD inputs (:mod:`recworld.lunar.quality`)."""
-    return quality.distribution_counts(records, zones)
-
-
 def real_reference(result: SynthResult) -> tuple[list[BehaviourRecord], dict[str, tzinfo]]:
     """The real records on the days that were synthesised, and each source user's zone."""
     zones = {u.profile.user_id: timeutil.zone(u.profile.demographic.timezone) for u in result.users}
     kept = [
         r
         for u in result.users
-        for r in quality.on_synthesised_days(u.anchors_used, u.trajectory, zones[u.profile.user_id])
+        for r in on_synthesised_days(u.anchors_used, u.trajectory, zones[u.profile.user_id])
     ]
     return kept, zones
 
@@ -177,9 +158,7 @@ def write_dataset(
     atomic_write_jsonl(release / "records.jsonl", [r.to_json() for r in records])
     atomic_write_jsonl(out / "failures.jsonl", failures_json(llm.failures))
     reference, zones = real_reference(result)
-    write_record(
-        out / "real_stats.json", RealStats(n=len(reference), **distribution_counts(reference, zones))
-    )
+    RealStats(n=len(reference), **distribution_counts(reference, zones)).write(out / "real_stats.json")
     counts = SynthCounts(
         users=len(profiles),
         dropped_users=len(result.dropped_users),
@@ -193,5 +172,5 @@ def write_dataset(
     )
     timings = {"synth_s": round(time.perf_counter() - started, 3)}
     manifest = SynthManifest(config=config, counts=counts, timings=timings)
-    write_record(out / "manifest.json", manifest)
+    manifest.write(out / "manifest.json")
     return manifest

@@ -5,25 +5,24 @@ from __future__ import annotations
 from collections import Counter
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.schemas import CATEGORIES, Affinity, Category, Lifestyle, Profile
+from recworld.records import Draft
+
+PROFILE_TOKENS = 320  # reply cap of the profile call
 
 
-class _Draft(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class AffinityDraft(_Draft):
+class AffinityDraft(Draft):
     category: Category
     # An enum decodes reliably even on tiny models; stored as (score - 1) / 4 in [0, 1].
     score: Literal[1, 2, 3, 4, 5]
     preferences: list[str] = Field(min_length=1, max_length=4)
 
 
-class LifestyleDraft(_Draft):
+class LifestyleDraft(Draft):
     clothing: str = Field(min_length=2, max_length=120)
     food: str = Field(min_length=2, max_length=120)
     housing: str = Field(min_length=2, max_length=120)
@@ -31,7 +30,7 @@ class LifestyleDraft(_Draft):
     spending: str = Field(min_length=2, max_length=120)
 
 
-class ProfileDraft(_Draft):
+class ProfileDraft(Draft):
     affinities: list[AffinityDraft] = Field(min_length=3, max_length=8)
     lifestyle: LifestyleDraft
 
@@ -79,7 +78,11 @@ def _anchor_affinity(user: AnchorUser, category: Category) -> Affinity:
 
 async def expand_profile(llm: StructuredLLM, user: AnchorUser, *, use_anchors: bool = True) -> Profile | None:
     draft = await llm.structured(
-        profile_prompt(user, use_anchors), ProfileDraft, stage="profile", key=user.user_id, max_tokens=320
+        profile_prompt(user, use_anchors),
+        ProfileDraft,
+        stage="profile",
+        key=user.user_id,
+        max_tokens=PROFILE_TOKENS,
     )
     if draft is None:
         return None

@@ -12,9 +12,9 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from recworld.lunar.anchors import DAY_S, AnchorUser
+from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.schemas import (
     BehaviourRecord,
@@ -29,29 +29,25 @@ from recworld.lunar.schemas import (
 )
 from recworld.lunar.synth.copies import remove_anchors
 from recworld.lunar.synth.trajectory import HHMM
+from recworld.lunar.timeutil import DAY_S, WEEK_S
+from recworld.records import Draft
 
 __all__ = ["instantiate_week", "remove_anchors"]
 
-WEEK_S = 7 * DAY_S
 
-
-class _Draft(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class FieldDraft(_Draft):
+class FieldDraft(Draft):
     name: str = Field(min_length=1, max_length=30)
     value: str = Field(max_length=80)
 
 
-class RecordDraft(_Draft):
+class RecordDraft(Draft):
     time: str = Field(pattern=HHMM)
     domain: Category
     type: BehaviourType
     fields: list[FieldDraft] = Field(default_factory=list, max_length=5)
 
 
-class RecordsDraft(_Draft):
+class RecordsDraft(Draft):
     records: list[RecordDraft] = Field(min_length=1, max_length=6)
 
 

@@ -21,19 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
 
 from recworld.lunar import timeutil
-from recworld.lunar.anchors import DAY_S, WEEK_S
 from recworld.lunar.deid import Deidentifier
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory
-from recworld.lunar.store import DATASET_DIR
 from recworld.lunar.synth.copies import is_identity_key
+from recworld.lunar.synth.result import SynthResult
+from recworld.lunar.timeutil import DAY_S, WEEK_S
 
-if TYPE_CHECKING:
-    from recworld.lunar.synth.pipeline import SynthResult
-
-__all__ = ["DATASET_DIR", "RELEASED", "RELEASE_YEAR", "anonymise", "rebase", "release_offset"]
 RELEASED = ("profiles.jsonl", "trajectories.jsonl", "records.jsonl")
 RELEASE_YEAR = 2024
 

@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, tzinfo
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from recworld.lunar import timeutil
-from recworld.lunar.anchors import DAY_S, WEEK_S, AnchorUser
+from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.schemas import (
     BehaviourRecord,
@@ -30,28 +30,26 @@ from recworld.lunar.schemas import (
     WeekPlan,
     hhmm_minutes,
 )
+from recworld.lunar.timeutil import DAY_S, WEEK_S
+from recworld.records import Draft
 
 HHMM = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
 
-class _Draft(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class WeekDraft(_Draft):
+class WeekDraft(Draft):
     theme: str = Field(min_length=3, max_length=100)
     rhythm: str = Field(min_length=3, max_length=200)
 
 
-class DayDraft(_Draft):
+class DayDraft(Draft):
     anchor_activities: list[str] = Field(min_length=1, max_length=4)
 
 
-class DaysDraft(_Draft):
+class DaysDraft(Draft):
     days: list[DayDraft] = Field(min_length=7, max_length=7)
 
 
-class SceneDraft(_Draft):
+class SceneDraft(Draft):
     who: str = Field(max_length=60)
     what: str = Field(max_length=80)
     when: str = Field(max_length=40)
@@ -60,7 +58,7 @@ class SceneDraft(_Draft):
     how: str = Field(max_length=60)
 
 
-class SlotDraft(_Draft):
+class SlotDraft(Draft):
     start: str = Field(pattern=HHMM)
     end: str = Field(pattern=HHMM)
     scene: SceneDraft
@@ -68,7 +66,7 @@ class SlotDraft(_Draft):
     domains: list[Category] = Field(min_length=1, max_length=2)
 
 
-class SlotsDraft(_Draft):
+class SlotsDraft(Draft):
     slots: list[SlotDraft] = Field(min_length=1, max_length=6)
 
 

@@ -13,23 +13,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from recworld.lunar.embed import Embedder
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.schemas import Consistency, WeekPlan
+from recworld.records import Draft
 
 
-class _Draft(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ScoreDraft(_Draft):
+class ScoreDraft(Draft):
     score: Literal[1, 2, 3, 4, 5]
     issues: list[str] = Field(default_factory=list, max_length=3)
 
 
-class SummaryDraft(_Draft):
+class SummaryDraft(Draft):
     theme: str = Field(min_length=3, max_length=100)
     rhythm: str = Field(min_length=3, max_length=200)
 
@@ -58,12 +55,6 @@ class Validation:
     def failed(self) -> bool:
         """Every check failed: nothing vouches for the week."""
         return self.consistency.combined is None
-
-
-async def validate_week(
-    llm: StructuredLLM, week: WeekPlan, key: str, embedder: Embedder | None = None
-) -> Consistency:
-    return (await review_week(llm, week, key, embedder)).consistency
 
 
 async def review_week(

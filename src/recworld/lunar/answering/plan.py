@@ -1,0 +1,43 @@
+"""``lunar eval --dry-run``: per context an answer per query, each setting's build-up step, the judges.
+
+The answers of ``none`` are rendered exactly (their prompts are the requests alone);
+the other answers are counted exactly but built at run time. Each setting says what
+its own preparation asks (:meth:`~recworld.lunar.contexts.ContextSetting.plan`: the
+memory context's distillation batches, for example), so a new setting is counted
+without a change here.
+"""
+
+from __future__ import annotations
+
+from recworld.lunar.answering.run import open_settings
+from recworld.lunar.config import LunarEvalConfig
+from recworld.lunar.contexts import NoContext, Sessions
+from recworld.lunar.contexts.base import ASSISTANT_SYSTEM, answer_prompt
+from recworld.lunar.llm.plan import PlannedStage, check_spec, planned
+from recworld.lunar.store.dataset import load_eval_inputs
+
+
+def plan_eval(config: LunarEvalConfig) -> dict[str, PlannedStage]:
+    """Requests per eval stage: each setting's build-up, an answer, a judgment (and privacy) per query."""
+    check_spec(config.answer, config.judge)
+    inputs = load_eval_inputs(config.root)
+    pairs = inputs.pairs
+    sessions = Sessions(answer=config.answer, judge=config.judge)
+    stages: dict[str, PlannedStage] = {}
+    for setting in open_settings(config):
+        for stage, planned_stage in setting.plan(inputs, sessions).items():
+            stages[f"{stage} ({setting.name})"] = planned_stage
+        prompts = [answer_prompt("", q) for q, _ in pairs] if isinstance(setting, NoContext) else []
+        stages[f"answer ({setting.name})"] = planned(
+            config.answer.name,
+            len(pairs),
+            config.answer_max_tokens,
+            prompts,
+            exact=True,
+            system=ASSISTANT_SYSTEM,
+        )
+    n = len(pairs) * len(config.contexts)
+    stages["judge"] = planned(config.judge.name, n, config.judge.max_tokens, exact=True)
+    if config.privacy:
+        stages["privacy"] = planned(config.judge.name, n, config.judge.max_tokens, exact=True)
+    return stages

@@ -1,0 +1,338 @@
+"""The options of ``recworld lunar``: every setting declared once, one shared decorator for every command.
+
+A setting's type, bounds, default and help live on its config field (the stage
+configs of :mod:`recworld.lunar.config`, :class:`~recworld.lunar.llm.config.SessionConfig`,
+a context setting's options). What is declared here is only how the models of a
+command show on the command line, once for all commands:
+
+* :data:`MODEL` and :data:`JUDGE`: the flags of one model's own settings (spec,
+  server, key variable, window, backend options), ``--model`` and ``--judge``;
+* :data:`SHARED`: the settings every model of a command shares (``--concurrency``,
+  ``--timeout``, ``--attempts``, ...), typed once and applied to each model;
+* :class:`RunOptions`: ``--dry-run``, ``--prices``, ``--progress``, ``--json``.
+
+:func:`lunar_options` generates a command's options from its stage config with
+:func:`recworld.console.options.with_options` and hands the command a
+:class:`LunarCommand`, which builds the typed config. Names, wording and defaults
+follow ``recworld eval``. A value the configs reject is one ``invalid value for
+--flag`` line (exit 2), never a config field name.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
+
+from pydantic import BaseModel, Field, ValidationError, create_model
+
+from recworld.console.options import (
+    Flag,
+    Given,
+    build,
+    comma_list,
+    key_values,
+    layered,
+    option_fields,
+    with_options,
+)
+from recworld.errors import ConfigError
+from recworld.lunar.contexts import context_setting, default_contexts, registered
+from recworld.lunar.llm.config import LUNAR_RUNNER
+from recworld.records import FrozenRecord
+
+SPECS = "openai:NAME, llamacpp:NAME, vllm:NAME, hf:ORG/NAME or scripted:FILE.json"
+
+
+def _key_values(flag: str, help: str) -> Flag:
+    """A repeatable ``KEY=VALUE`` option (backend options)."""
+    return Flag(flag, help=help, metavar="KEY=VALUE", parse=key_values, cli_type=list[str])
+
+
+# The flags of one model's own settings, by path inside its SessionConfig.
+MODEL: dict[str, Flag] = {
+    "model": Flag("--model", metavar="SPEC", help=f"Model spec. Forms: {SPECS}."),
+    "backend.base_url": Flag("--base-url", help="OpenAI-compatible server URL of --model."),
+    "backend.api_key_env": Flag("--api-key-env", help="Name of the env var holding --model's API key."),
+    "backend.n_ctx": Flag("--n-ctx", help="Context window of --model if it is local (llamacpp, vllm)."),
+    "backend.options": _key_values(
+        "--model-option", "A backend option of --model, e.g. n_gpu_layers=0 (repeatable)."
+    ),
+}
+JUDGE: dict[str, Flag] = {
+    "model": Flag("--judge", metavar="SPEC", help="Judge model spec (same forms as --model)."),
+    "backend.base_url": Flag("--judge-base-url", help="Server URL of --judge."),
+    "backend.api_key_env": Flag("--judge-api-key-env", help="Name of the env var holding --judge's API key."),
+    "backend.options": _key_values("--judge-model-option", "A backend option of --judge (repeatable)."),
+}
+# Settings every model of a command shares: typed once (on the first model's paths), applied to each.
+# A runner setting's default is LUNAR's (LUNAR_RUNNER), not the Runner class's: the help says which.
+SHARED: dict[str, Flag] = {
+    "max_attempts": Flag("--attempts"),
+    "runner.concurrency": Flag(
+        "--concurrency", help="Requests in flight per model.", default_help=str(LUNAR_RUNNER.concurrency)
+    ),
+    "runner.timeout_s": Flag(
+        "--timeout", help="Seconds per request attempt.", default_help=str(LUNAR_RUNNER.timeout_s)
+    ),
+    "runner.max_retries": Flag(
+        "--max-retries", help="Transport retries per request.", default_help=str(LUNAR_RUNNER.max_retries)
+    ),
+    "compact": Flag("--compact/--no-compact", default_help="on for llamacpp: models, off otherwise"),
+    "backend.allow_insecure_http": Flag(
+        "--allow-insecure-http", help="Allow sending API keys over plain http beyond loopback."
+    ),
+    "retry_failures": Flag("--retry-failures"),
+}
+# A command whose stage config has no seed of its own seeds its models with this flag.
+SESSION_SEED = {"backend.seed": Flag("--seed", help="Seed for sampling and backoff jitter.")}
+EMBEDDER: dict[str, Flag] = {
+    "embedder.spec": Flag("--embedder", help="minilm, st:NAME or openai:MODEL."),
+    "embedder.base_url": Flag("--embed-base-url", help="Server URL of --embedder."),
+    "embedder.api_key_env": Flag(
+        "--embed-api-key-env", help="Name of the env var holding --embedder's API key."
+    ),
+}
+
+
+class RunOptions(FrozenRecord):
+    """How a command runs, beside what it computes."""
+
+    dry_run: Annotated[
+        bool,
+        Field(description="Print request counts and the first prompt per stage; send and write nothing."),
+    ] = False
+    prices: Annotated[
+        Path | None,
+        Field(description="With --dry-run: JSON lines or CSV of model, input, output USD per 1M tokens."),
+    ] = None
+    progress: Annotated[
+        bool,
+        Field(description="Show progress on stderr (only on a terminal)."),
+        Flag("--progress/--no-progress"),
+    ] = True
+    as_json: Annotated[
+        bool,
+        Field(description="Print machine-readable JSON on stdout (nothing else goes there)."),
+        Flag("--json"),
+    ] = False
+
+
+C = TypeVar("C", bound=BaseModel)
+Path_ = tuple[str, ...]
+
+
+def _nested(annotation: Any) -> type[BaseModel] | None:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        annotation = args[0] if len(args) == 1 else None
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def leaf_paths(config: type[BaseModel], prefix: Path_ = ()) -> list[Path_]:
+    """Every setting's path in ``config``, nested configs walked."""
+    out: list[Path_] = []
+    for name, info in config.model_fields.items():
+        inner = _nested(info.annotation)
+        out += leaf_paths(inner, (*prefix, name)) if inner is not None else [(*prefix, name)]
+    return out
+
+
+def _has(config: type[BaseModel], name: str) -> bool:
+    return name in config.model_fields
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a command's models sit in its stage config, and the flags and hidden paths that follow."""
+
+    config: type[BaseModel]
+    roles: Mapping[str, Mapping[str, Flag]]  # stage field of each model -> its own flags (first: primary)
+
+    @property
+    def primary(self) -> str:
+        return next(iter(self.roles))
+
+    def flags(self, extra: Mapping[str, Flag]) -> dict[str, Flag]:
+        out: dict[str, Flag] = {}
+        shared = SHARED | ({} if _has(self.config, "seed") else SESSION_SEED)
+        for role, own in self.roles.items():
+            out |= {f"{role}.{path}": flag for path, flag in own.items()}
+        out |= {f"{self.primary}.{path}": flag for path, flag in shared.items()}
+        if _has(self.config, "embedder"):
+            out |= EMBEDDER
+        return out | dict(extra)
+
+    def hidden(self, flags: Mapping[str, Flag]) -> list[str]:
+        """Model and embedder settings without a flag here: not on this command line."""
+        roots = {*self.roles, "embedder"}
+        return [".".join(p) for p in leaf_paths(self.config) if p[0] in roots and ".".join(p) not in flags]
+
+
+@dataclass(frozen=True)
+class LunarCommand(Generic[C]):
+    """What one LUNAR command was given on its command line, and the typed config it makes."""
+
+    layout: Layout
+    flags: Mapping[str, Flag]
+    hidden: Sequence[str]
+    stage: Given
+    run: RunOptions
+    contexts: Given | None = None
+
+    def build(self, config: type[C], **fixed: Any) -> C:
+        """The stage config: ``fixed`` (the command's arguments) under what was typed, over the defaults."""
+        if config is not self.layout.config:
+            raise TypeError(
+                f"options were generated for {self.layout.config.__name__}, not {config.__name__}"
+            )
+        values = self.stage.nested()
+        self._share(values)
+        if self.contexts is not None:  # each setting's options on their own, so an error has its flag
+            values["options"] = {}
+            for name, raw in self.contexts.nested().items():
+                try:
+                    values["options"][name] = context_setting(name).options_type.model_validate(raw)
+                except ValidationError as exc:
+                    raise self._named(exc, ("options", name)) from None
+        try:
+            return config.model_validate(layered(fixed, values))
+        except ValidationError as exc:
+            raise self._named(exc) from None
+
+    def _named(self, exc: ValidationError, prefix: tuple[str, ...] = ()) -> ConfigError:
+        """``invalid value for --flag: ...``; a setting copied to another model is named by its own flag."""
+        first = exc.errors()[0]
+        loc = (*prefix, *(str(p) for p in first.get("loc", ())))
+        if loc and loc[0] in self.layout.roles and ".".join(loc[1:]) in SHARED:
+            loc = (self.layout.primary, *loc[1:])
+        shown = option_fields(self.layout.config, flags=self.flags, exclude=self.hidden)
+        flags = {".".join(o.path): o.flag for o in shown}
+        flags |= {f"options.{k}": f for k, f in _context_flags().items()}
+        dotted = [".".join(loc[:n]) for n in range(len(loc), 0, -1)]
+        flag = next((flags[d] for d in dotted if d in flags), None)
+        if flag and first.get("type") == "missing":
+            return ConfigError(f"missing option {flag}")
+        message = str(first.get("msg") or exc).removeprefix("Value error, ")
+        return ConfigError(f"invalid value for {flag}: {message}" if flag else f"{'.'.join(loc)}: {message}")
+
+    def _share(self, values: dict[str, Any]) -> None:
+        """Shared settings reach every model (and the embedder); the seed seeds each model."""
+        layout, primary = self.layout, self.layout.primary
+        typed = {path[1:]: v for path, v in self.stage.values.items() if path[0] == primary}
+        shared = {p: typed[p] for p in (tuple(k.split(".")) for k in SHARED) if p in typed}
+        seed = values.get("seed") if _has(layout.config, "seed") else typed.get(("backend", "seed"))
+        for role in layout.roles:
+            node = values.setdefault(role, {})
+            for path, value in shared.items():
+                _put(node, path, value)
+            if seed is not None:
+                _put(node, ("backend", "seed"), seed)
+                _put(node, ("runner", "seed"), seed)
+        embedder = layout.config.model_fields.get("embedder")
+        if (
+            embedder is not None
+            and embedder.default is None
+            and ("embedder", "spec") not in self.stage.values
+        ):
+            values.pop("embedder", None)  # --embed-base-url alone does not turn an optional embedder on
+        elif embedder is not None and ("backend", "allow_insecure_http") in typed:
+            _put(
+                values.setdefault("embedder", {}),
+                ("allow_insecure_http",),
+                typed[("backend", "allow_insecure_http")],
+            )
+
+
+def _put(node: dict[str, Any], path: Path_, value: Any) -> None:
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = value
+
+
+def context_options() -> tuple[type[BaseModel], list[str]]:
+    """One nested config of every registered setting's options (their flags: ``--rag-k``, ...).
+
+    Also the paths to leave off the command line: options that are nested configs marked
+    ``Flag(cli=False)`` (the memory context's distiller, a model object from Python).
+    """
+    fields: dict[str, Any] = {}
+    hidden: list[str] = []
+    for s in registered():
+        if not s.options_type.model_fields:
+            continue
+        fields[s.name] = (s.options_type, Field(default_factory=s.options_type))
+        for name, info in s.options_type.model_fields.items():
+            flag = next((m for m in info.metadata if isinstance(m, Flag)), None)
+            if flag is not None and not flag.cli and _nested(info.annotation) is not None:
+                hidden.append(f"{s.name}.{name}")
+    return create_model("ContextOptions", **fields), hidden
+
+
+def _context_flags() -> dict[str, str]:
+    model, hidden = context_options()
+    return {".".join(o.path): o.flag for o in option_fields(model, exclude=hidden)}
+
+
+def context_flag() -> Flag:
+    """``--context``, its choices and default read from the registry."""
+    names = ", ".join(s.name for s in registered())
+    return Flag(
+        "--context",
+        help=f"Comma list of context settings: {names}.",
+        parse=comma_list,
+        cli_type=str,
+        default_help=",".join(default_contexts()),
+    )
+
+
+def lunar_options(
+    config: type[BaseModel],
+    *,
+    roles: Mapping[str, Mapping[str, Flag]],
+    flags: Mapping[str, Flag] | None = None,
+    exclude: Sequence[str] = (),
+    dry_run: bool = False,
+    contexts: bool = False,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A typer command decorator: ``config``'s options (its models laid out by ``roles``) and the run options.
+
+    The command keeps its own parameters (``ROOT``) and gets ``given``: a :class:`LunarCommand`.
+    ``contexts`` adds every registered context setting's options (``lunar eval``).
+    """
+    layout = Layout(config, roles)
+    table = layout.flags(flags or {})
+    hidden = [*exclude, *layout.hidden(table)]
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "given"]
+        extra = ["_stage", "_run", *(["_contexts"] if contexts else [])]
+
+        def inner(**kwargs: Any) -> Any:
+            stage, run, ctx = kwargs.pop("_stage"), kwargs.pop("_run"), kwargs.pop("_contexts", None)
+            options = build(RunOptions, run.nested())
+            parsed: LunarCommand[Any] = LunarCommand(layout, table, hidden, stage, options, ctx)
+            return command(**kwargs, given=parsed)
+
+        kw = inspect.Parameter.KEYWORD_ONLY
+        inner.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [*own, *(inspect.Parameter(n, kw, annotation=Given) for n in extra)]
+        )
+        inner.__name__, inner.__doc__ = command.__name__, command.__doc__
+        wrapped = with_options(config, exclude=hidden, flags=table, given="_stage")(inner)
+        run_exclude = () if dry_run else ("dry_run", "prices")
+        wrapped = with_options(RunOptions, exclude=run_exclude, given="_run")(wrapped)
+        if contexts:
+            model, hidden_options = context_options()
+            wrapped = with_options(model, exclude=hidden_options, given="_contexts")(wrapped)
+        return wrapped
+
+    return decorate
+
+
+def session_roles(*, judge: bool) -> dict[str, dict[str, Flag]]:
+    """``{"answer": MODEL, "judge": JUDGE}`` for a command with a judge; ``{"llm": MODEL}`` otherwise."""
+    return {"answer": MODEL, "judge": JUDGE} if judge else {"llm": MODEL}

@@ -1,0 +1,125 @@
+"""``recworld lunar rate | annotate | agreement``: the quality validation of a LUNAR folder.
+
+``rate`` asks an LLM for the paper's quality scores (Tables 1, 9); ``annotate`` exports a blind
+sheet for human raters; ``agreement`` compares raters (Tables 2, 10). ``lunar report`` then
+shows whatever of these exists in the folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from recworld.console.options import Given, build, with_options
+from recworld.lunar import api
+from recworld.lunar.cli import output as show
+from recworld.lunar.cli.options import LunarCommand, RunOptions, lunar_options, session_roles
+from recworld.lunar.config import RateConfig
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def add_rate(app: typer.Typer) -> None:
+    @app.command("rate")
+    @lunar_options(RateConfig, roles=session_roles(judge=False), exclude=["root"])
+    def rate(
+        root: Annotated[
+            Path, typer.Argument(metavar="ROOT", help="LUNAR folder (after lunar synth; queries optional).")
+        ],
+        given: LunarCommand[RateConfig],
+    ) -> None:
+        """LLM-rated log plausibility and profile consistency (paper Tables 1, 9), plus query quality."""
+        config, options = given.build(RateConfig, root=root), given.run
+        run = show.tracked("rate", options.progress, lambda: api.rate_quality(config))
+        overall = run.summary.overall
+        text = (
+            f"rated {root}: plausibility {_fmt(overall.get('plausibility'))}, profile consistency "
+            f"{_fmt(overall.get('profile'))}, queries {_fmt(overall.get('query'))} "
+            f"({run.counts.failures} failures of {run.counts.asked})"
+        )
+        data = {
+            "command": "rate",
+            "root": str(root),
+            "counts": run.counts.to_json(),
+            "summary": run.summary.to_json(),
+        }
+        show.emit(options.as_json, data, [text])
+
+
+def add_annotate(app: typer.Typer) -> None:
+    @app.command("annotate")
+    @with_options(RunOptions, exclude=["dry_run", "prices", "progress"], given="run")
+    def annotate(
+        root: Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder.")],
+        out: Annotated[
+            Path | None, typer.Option("--out", help="Sheet folder [default: ROOT/annotation].")
+        ] = None,
+        histories: Annotated[int, typer.Option("--histories", min=0, help="Users to sample.")] = 30,
+        queries: Annotated[int, typer.Option("--queries", min=0, help="Queries to sample.")] = 100,
+        max_records: Annotated[
+            int, typer.Option("--max-records", min=1, help="Records shown per history.")
+        ] = 60,
+        seed: Annotated[int, typer.Option("--seed", help="Seed of the sample and the item ids.")] = 0,
+        *,
+        run: Given,
+    ) -> None:
+        """Export a blind rating sheet (CSV + static HTML form); the id key stays in ROOT."""
+        from recworld.lunar.quality.annotate import export_sheet
+
+        done = export_sheet(
+            root, out, histories=histories, queries=queries, seed=seed, max_records=max_records
+        )
+        text = (
+            f"wrote {done.out}/sheet.csv and form.html ({done.histories} histories, "
+            f"{done.queries} queries); key: {done.key} (keep it from the raters)"
+        )
+        data = {
+            "command": "annotate",
+            "out": str(done.out),
+            "key": str(done.key),
+            "histories": done.histories,
+            "queries": done.queries,
+        }
+        show.emit(build(RunOptions, run.nested()).as_json, data, [text])
+
+
+def add_agreement(app: typer.Typer) -> None:
+    @app.command("agreement")
+    @with_options(RunOptions, exclude=["dry_run", "prices", "progress"], given="run")
+    def agreement(
+        ratings: Annotated[
+            list[Path], typer.Argument(help="Long-format CSVs: item_id,rater,dimension,score.")
+        ],
+        llm_raters: Annotated[
+            str,
+            typer.Option("--llm-raters", help="Comma list of LLM raters (names starting llm: always are)."),
+        ] = "",
+        out: Annotated[
+            Path | None,
+            typer.Option("--out", help="Where agreement.json/.csv go; a LUNAR folder feeds the report."),
+        ] = None,
+        *,
+        run: Given,
+    ) -> None:
+        """Exact, within-one agreement and Gwet's AC1 per dimension and rater pair (Tables 2, 10)."""
+        from recworld.lunar.quality.agreement import rows_text, write_agreement
+
+        machines = {r.strip() for r in llm_raters.split(",") if r.strip()}
+        target = out or ratings[0].parent
+        report = write_agreement(ratings, machines, target)
+        lines = [rows_text(report.rows) if report.rows else "no rater pair shares an item"]
+        data = {"command": "agreement", **report.to_json()}
+        show.emit(
+            build(RunOptions, run.nested()).as_json,
+            data,
+            [*lines, f"wrote {target / 'agreement.json'} and agreement.csv"],
+        )
+
+
+def add_quality_commands(app: typer.Typer) -> None:
+    for add in (add_rate, add_annotate, add_agreement):
+        add(app)

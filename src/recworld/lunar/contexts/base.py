@@ -1,0 +1,224 @@
+"""The interface every context setting implements, and the registry every other part reads.
+
+A context setting decides what the answering model is shown about the user. It is
+one class, registered by name (:func:`register_context`), and everything that needs
+to know about settings reads the registered class instead of a list of names:
+
+=================================  ==================================================
+who reads it                       what it reads
+=================================  ==================================================
+``lunar eval --context``           :attr:`~ContextSetting.name`, ``summary``, ``default``
+its own options (``--rag-k``)      :attr:`~ContextSetting.options_type` (Flag metadata)
+``LunarEvalConfig``                the names and options types, to validate and store
+the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build-up step
+                                   such as memory's distillation), ``build``,
+                                   ``coverage`` (what a truncating setting dropped),
+                                   ``close``
+``--dry-run``                      :meth:`~ContextSetting.plan`: the requests
+                                   ``prepare`` would send
+the report                         ``order`` (row order), ``coverage`` rows
+=================================  ==================================================
+
+Adding a setting is one module (a subclass) and one :func:`register_context` call;
+:func:`missing_parts` says what a class still lacks, and registration refuses an
+incomplete one.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar, cast
+
+from recworld.errors import ConfigError
+from recworld.lunar.llm.config import SessionConfig
+from recworld.lunar.llm.embed import Embedder
+from recworld.lunar.llm.plan import PlannedStage
+from recworld.lunar.llm.structured import FailureRecord, StructuredLLM
+from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
+from recworld.records import FrozenRecord, Record
+
+ASSISTANT_SYSTEM = (
+    "You are the user's personal assistant. When user context is given, use it where it helps the request; "
+    "do not recite it."
+)
+
+
+def answer_prompt(context: str, query: Query) -> str:
+    """What the answering model is sent: the context (if any), then the request."""
+    if not context:
+        return query.text
+    return f"{context}\n\nUser request: {query.text}"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the user's log one context showed (``shown < total`` means truncated)."""
+
+    shown: int
+    total: int
+    tokens: int
+    budget: int
+    counter: str
+
+    @property
+    def dropped(self) -> int:
+        return self.total - self.shown
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """The models of one eval as configured (a dry run has no model open)."""
+
+    answer: SessionConfig
+    judge: SessionConfig
+
+
+@dataclass(frozen=True)
+class ContextEnv:
+    """What a setting may use to prepare: the run folder, the inputs, the open models, the embedder."""
+
+    root: Path
+    inputs: EvalInputs
+    sessions: Sessions
+    answer_llm: StructuredLLM
+    judge_llm: StructuredLLM  # also the default helper of a build-up step (memory distils with it)
+    answer_max_tokens: int
+    embedder: Embedder | None
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """What a build-up step asked: pieces (for the failure policy), give-ups, and runner calls."""
+
+    asked: int = 0
+    failures: tuple[FailureRecord, ...] = ()  # give-ups of a helper model the eval does not hold itself
+    calls: int = 0
+
+
+class NoOptions(FrozenRecord):
+    """The options of a setting without knobs."""
+
+
+OptionsT = TypeVar("OptionsT", bound=Record)
+
+
+class ContextSetting(ABC, Generic[OptionsT]):
+    """One context setting: its declaration (class attributes) and its lifecycle (methods).
+
+    An instance is made from its options alone (:meth:`from_options`); :meth:`prepare`
+    then gets the eval's environment, once, before any :meth:`build`.
+    """
+
+    name: ClassVar[str]  # the --context value and the eval/<model>/<name>/ folder
+    summary: ClassVar[str]  # one line: what the model sees
+    order: ClassVar[int]  # report row order (lower first)
+    default: ClassVar[bool]  # part of the default --context list
+    needs_embedder: ClassVar[bool]  # the eval opens --embedder for it
+    options_type: ClassVar[type[Record]]  # its knobs: CLI options from Flag metadata, stored in run.json
+
+    def __init__(self, options: OptionsT) -> None:
+        self.options = options
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any] | Record | None = None) -> ContextSetting[Any]:
+        """An instance with ``options`` validated by :attr:`options_type` (its defaults when None)."""
+        typed = (
+            options
+            if isinstance(options, cls.options_type)
+            else cls.options_type.model_validate(dict(options or {}))
+        )
+        return cls(cast(Any, typed))
+
+    @abstractmethod
+    def plan(self, inputs: EvalInputs, sessions: Sessions) -> dict[str, PlannedStage]:
+        """The requests :meth:`prepare` would send, by stage name (``{}`` when it asks none)."""
+
+    @abstractmethod
+    async def prepare(self, env: ContextEnv) -> Preparation:
+        """Set up before answering (budgets, indexes, distilled facts); what it asked."""
+
+    @abstractmethod
+    def build(self, user: UserData, query: Query, rubric: Rubric) -> str:
+        """The user context shown with ``query`` ('' for none)."""
+
+    @abstractmethod
+    def coverage(self, query_id: str) -> Coverage | None:
+        """What the last build for ``query_id`` showed of the log, for a setting that may truncate."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release what :meth:`prepare` opened (a vector store); safe to call twice."""
+
+
+_DECLARED: dict[str, type] = {
+    "name": str,
+    "summary": str,
+    "order": int,
+    "default": bool,
+    "needs_embedder": bool,
+}
+_REGISTRY: dict[str, type[ContextSetting[Any]]] = {}
+
+
+AnySetting = ContextSetting[Any]
+
+
+def missing_parts(cls: type) -> list[str]:
+    """What ``cls`` lacks of the context-setting interface (empty when it is complete)."""
+    if not (isinstance(cls, type) and issubclass(cls, ContextSetting)):
+        return ["a ContextSetting subclass"]
+    missing = [
+        f"{attr}: {kind.__name__}"
+        for attr, kind in _DECLARED.items()
+        if not isinstance(getattr(cls, attr, None), kind)
+    ]
+    options = getattr(cls, "options_type", None)
+    if not (isinstance(options, type) and issubclass(options, Record)):
+        missing.append("options_type: a Record subclass")
+    if inspect.isabstract(cls):
+        missing += [f"{m}()" for m in sorted(getattr(cls, "__abstractmethods__", ()))]
+    name = getattr(cls, "name", "")
+    if isinstance(name, str) and not (name.isidentifier() and name.isascii() and name == name.lower()):
+        missing.append(f"name: lower-case letters, digits and '_' (got {name!r})")
+    return missing
+
+
+def register_context(cls: type[ContextSetting[Any]]) -> type[ContextSetting[Any]]:
+    """Make ``cls`` a context setting every part of LUNAR knows; refused when incomplete or taken."""
+    missing = missing_parts(cls)
+    if missing:
+        raise TypeError(f"context setting {cls.__name__} lacks: {', '.join(missing)}")
+    taken = _REGISTRY.get(cls.name)
+    if taken is not None and taken is not cls:
+        raise TypeError(f"context setting {cls.name!r} is already {taken.__module__}.{taken.__name__}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def registered() -> list[type[ContextSetting[Any]]]:
+    """Every registered setting, in report order."""
+    return sorted(_REGISTRY.values(), key=lambda c: (c.order, c.name))
+
+
+def context_setting(name: str) -> type[ContextSetting[Any]]:
+    """The setting registered as ``name``; a ConfigError naming the known ones otherwise."""
+    found = _REGISTRY.get(name)
+    if found is None:
+        known = ", ".join(c.name for c in registered())
+        raise ConfigError(f"unknown context {name!r}; known: {known}")
+    return found
+
+
+def default_contexts() -> tuple[str, ...]:
+    """The settings ``lunar eval`` runs when ``--context`` is not given."""
+    return tuple(c.name for c in registered() if c.default)
+
+
+def report_order(name: str) -> tuple[int, str]:
+    """Sort key of a context's report rows (an unregistered one last)."""
+    found = _REGISTRY.get(name)
+    return (found.order if found is not None else 1_000_000, name)

@@ -1,0 +1,2 @@
+"""LLM judges of answers: personalisation, pairwise against the generic answer (:mod:`.personalization`),
+and privacy, one answer at a time (:mod:`.privacy`)."""

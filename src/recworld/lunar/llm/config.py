@@ -1,0 +1,187 @@
+"""How to reach one model or one embedder: :class:`SessionConfig` and :class:`EmbedderConfig`.
+
+A :class:`SessionConfig` is built once per model a stage asks (the generator, the
+answering model, the judge, the memory distiller). It does not re-declare what the
+backend and the Runner already declare: ``backend`` *is* the backend's
+:class:`~recworld.models.ModelConfig` (server, key variable, window, backend
+options) and ``runner`` *is* the :class:`~recworld.runner.RunnerConfig`
+(concurrency, timeout, retries, backoff seed), with LUNAR's own defaults
+(:data:`LUNAR_RUNNER`). What only LUNAR has sits beside them: tries per structured
+output, the reply cap, compact decoding and ``--retry-failures``.
+
+``model`` is a spec string (``openai:gpt-4o-mini``) or any object that implements
+the :class:`~recworld.models.Model` protocol: a model object is used as it is and
+never closed by LUNAR (:func:`recworld.models.resolve_model`). Written into a run
+record, a model object is named by its identity (:func:`model_name`), so the record
+reads back as a spec string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Protocol, runtime_checkable
+
+import numpy as np
+from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
+
+from recworld.models import Model, ModelConfig
+from recworld.records import FrozenRecord
+from recworld.runner import RunnerConfig
+
+# Local CPU models under load can need minutes per structured call; a runner timeout
+# shorter than that retries forever behind the busy model, so the timeout is generous.
+# LUNAR draws its own progress per piece (recworld.lunar.llm.tracking), never the Runner's.
+LUNAR_RUNNER = RunnerConfig(concurrency=4, timeout_s=900.0, max_retries=6, progress=False)
+
+
+def model_name(model: str | Model) -> str:
+    """The spec a run records for ``model``: the string itself, or ``backend:model`` of an object."""
+    if isinstance(model, str):
+        return model
+    identity: Mapping[str, str] = model.identity
+    if "backend" in identity and "model" in identity:
+        return f"{identity['backend']}:{identity['model']}"
+    return ":".join(str(v) for v in identity.values()) or type(model).__name__
+
+
+def _model_ref(value: Any) -> str | Model:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Model):
+        return value
+    raise ValueError(
+        "expected a model spec string or an object with identity, supports, complete and aclose; "
+        f"got {type(value).__name__}"
+    )
+
+
+ModelRef = Annotated[
+    str | Model,
+    PlainValidator(_model_ref),
+    PlainSerializer(model_name, return_type=str),
+    Field(description="Model spec (or, from Python, a Model object)."),
+]
+
+_BACKEND_KEYS = ("base_url", "api_key_env", "allow_insecure_http", "n_ctx")
+_RUNNER_KEYS = ("concurrency", "timeout_s", "max_retries")
+
+
+class SessionConfig(FrozenRecord):
+    """One model a stage asks: its spec or object, how to reach it, how to send, how to parse.
+
+    Each model has its own ``backend.base_url`` and ``backend.api_key_env``: a key goes
+    only to the server of the model it belongs to. ``api_key_env`` is the NAME of the
+    variable; the key itself is never stored.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: ModelRef
+    backend: ModelConfig = Field(default_factory=ModelConfig)
+    runner: RunnerConfig = LUNAR_RUNNER
+    max_attempts: Annotated[
+        int,
+        Field(ge=1, le=10, description="Tries per structured output before giving up on that piece."),
+    ] = 3
+    max_tokens: Annotated[int, Field(ge=1, description="Reply cap of a structured call.")] = 512
+    # None: compact decoding (short strings, fixed-length arrays) for local llama.cpp models,
+    # which loop under greedy decoding of a full schema; full schemas for servers.
+    compact: Annotated[
+        bool | None,
+        Field(description="Decode structured outputs with short strings and fixed-length arrays."),
+    ] = None
+    # A cached reply that is rejected again is asked anew past the cache (recworld.lunar.llm.fresh).
+    # Off by default, so a rerun replays cached replies for free.
+    retry_failures: Annotated[
+        bool,
+        Field(
+            description="Ask again, past the cache, every piece whose cached reply was rejected "
+            "(a plain rerun replays cached replies)."
+        ),
+    ] = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _on_lunar_defaults(cls, data: Any) -> Any:
+        """Runner settings given as a dict fill in over :data:`LUNAR_RUNNER`, not the Runner's class defaults.
+
+        Also reads the flat form runs before ``recworld.lunar.manifest/3`` wrote
+        (``base_url``, ``concurrency``, ``seed``, ... beside ``model``).
+        """
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        seed = data.pop("seed", None)
+        backend = {k: data.pop(k) for k in _BACKEND_KEYS if k in data}
+        runner = {k: data.pop(k) for k in _RUNNER_KEYS if k in data}
+        if seed is not None:
+            backend["seed"] = runner["seed"] = seed
+        if backend:
+            data["backend"] = {**dict(data.get("backend") or {}), **backend}
+        given = data.get("runner")
+        if runner or isinstance(given, Mapping):
+            data["runner"] = {**LUNAR_RUNNER.model_dump(), **dict(given or {}), **runner}
+        return data
+
+    @property
+    def name(self) -> str:
+        """The model's spec as runs record it (folder names, run records, collection names)."""
+        return model_name(self.model)
+
+    @property
+    def compact_decoding(self) -> bool:
+        return self.compact if self.compact is not None else self.name.startswith("llamacpp:")
+
+    def seeded(self, seed: int) -> SessionConfig:
+        """This session with ``seed`` for the backend's sampling and the Runner's backoff jitter."""
+        backend = self.backend.model_copy(update={"seed": seed})
+        runner = self.runner.model_copy(update={"seed": seed})
+        return self.model_copy(update={"backend": backend, "runner": runner})
+
+
+@runtime_checkable
+class EmbedderObject(Protocol):
+    """What LUNAR needs of an embedder object from Python (the ``Embedder`` protocol of ``llm.embed``)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def embed(self, texts: Any) -> np.ndarray: ...
+
+
+def _embedder_object(value: Any) -> EmbedderObject | None:
+    if value is None or isinstance(value, EmbedderObject):
+        return value
+    raise ValueError(f"expected an embedder object with identity and embed; got {type(value).__name__}")
+
+
+class EmbedderConfig(FrozenRecord):
+    """A text embedder, ``minilm``, ``st:NAME`` or ``openai:MODEL`` (with its server), or an object.
+
+    From Python, ``instance`` is any object with ``identity`` and ``embed`` (the
+    :class:`~recworld.lunar.llm.embed.Embedder` protocol): it is used instead of
+    ``spec``, which then records its identity (the object itself is never written).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    spec: Annotated[str, Field(description="minilm, st:NAME or openai:MODEL.")] = "minilm"
+    base_url: Annotated[str | None, Field(description="Server URL of the embedder.")] = None
+    api_key_env: Annotated[str, Field(description="Name of the env var holding the embedder's API key.")] = (
+        "OPENAI_API_KEY"
+    )
+    allow_insecure_http: bool = False
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    instance: Annotated[EmbedderObject | None, PlainValidator(_embedder_object), Field(exclude=True)] = None
+
+    @model_validator(mode="after")
+    def _named_by_its_instance(self) -> EmbedderConfig:
+        if self.instance is not None and self.spec != self.instance.identity:
+            object.__setattr__(self, "spec", self.instance.identity)
+        return self
+
+    @classmethod
+    def of(cls, embedder: EmbedderObject) -> EmbedderConfig:
+        """The config of an embedder object (``EmbedderConfig.of(MyEmbedder())``)."""
+        return cls(instance=embedder)

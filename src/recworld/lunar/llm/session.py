@@ -1,0 +1,83 @@
+"""One place that opens a :class:`SessionConfig` as a cached Runner behind a StructuredLLM, and an embedder.
+
+Every LUNAR step caches its calls in ``DIR/cache.sqlite``, so rerunning an
+interrupted step resumes: answered requests come back from the cache. A model
+given as an object (not a spec) belongs to its caller: the Runner is closed, the
+model is not (:func:`recworld.models.resolve_model`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from recworld.chat import AnswerMode, Request, Response
+from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
+from recworld.lunar.llm.embed import CachedEmbedder, Embedder, load_embedder
+from recworld.lunar.llm.fresh import FreshRunner
+from recworld.lunar.llm.structured import StructuredLLM
+from recworld.models import Model, resolve_model
+from recworld.runner import ResponseCache, Runner
+
+CACHE_FILE = "cache.sqlite"
+EMBEDDINGS_FILE = "embeddings.sqlite"
+
+
+class _Borrowed:
+    """A model the caller owns, lent to a Runner: everything is the model's except ``aclose``.
+
+    Optional capabilities (``max_concurrency``, ``count_tokens``, ``context_window``)
+    are the model's too, so the Runner and the Full context's budget see them.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+
+    @property
+    def identity(self) -> Mapping[str, str]:
+        return self._model.identity
+
+    @property
+    def supports(self) -> frozenset[AnswerMode]:
+        return self._model.supports
+
+    async def complete(self, request: Request) -> Response:
+        return await self._model.complete(request)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_model":  # copy/pickle probes, not capabilities
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@asynccontextmanager
+async def open_llm(config: SessionConfig, root: Path) -> AsyncIterator[StructuredLLM]:
+    """The model of ``config`` behind a runner whose cache lives in ``root``."""
+    model, owned = resolve_model(config.model, config.backend)
+    root.mkdir(parents=True, exist_ok=True)
+    cache = ResponseCache(root / CACHE_FILE)
+    runner = Runner(model if owned else _Borrowed(model), config.runner, cache)
+    try:
+        yield StructuredLLM(
+            FreshRunner(runner) if config.retry_failures else runner,
+            max_attempts=config.max_attempts,
+            max_tokens=config.max_tokens,
+            compact=config.compact_decoding,
+            retry_cached=config.retry_failures,
+        )
+    finally:
+        await runner.aclose()
+        cache.close()
+
+
+def open_embedder(config: EmbedderConfig, root: Path | None) -> Embedder:
+    """The embedder of ``config``; its vectors cached in ``root/embeddings.sqlite`` when ``root`` is given."""
+    cache = root / EMBEDDINGS_FILE if root is not None else None
+    if config.instance is None:
+        return load_embedder(config, cache=cache)
+    return CachedEmbedder(config.instance, cache) if cache is not None else config.instance

@@ -1,0 +1,1 @@
+"""The LUNAR report: personalisation rows, quality figures, privacy, validation and ablation sections."""

@@ -1,0 +1,1 @@
+"""Synthesis: profiles, week/day/slot plans with bidirectional validation, records, release."""
