@@ -85,9 +85,8 @@ class OptionField:
     file: bool = True
     identity: bool = True  # False: marked Operational (here or on a config above it)
     file_key: str | None = None
-    negative: str | None = (
-        None  # a switch's "off" flag when it is not --no-<flag> ("--use-anchors/--no-anchors")
-    )
+    # A switch's "off" flag when it is not --no-<flag> (Flag("--use-anchors/--no-anchors")).
+    negative: str | None = None
 
     @property
     def param(self) -> str:
