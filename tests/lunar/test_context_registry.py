@@ -128,7 +128,7 @@ def test_a_sixth_setting_runs_end_to_end_from_one_registration(folder: Path) -> 
     model = ["--model", f"scripted:{folder / 'm.json'}", "--judge", f"scripted:{folder / 'm.json'}"]
     # The --context help and the setting's own option come from the registry.
     usage = _invoke("eval", "--help").output
-    assert "none, full, curated, rag, memory, recent." in usage and "--recent-n" in usage
+    assert "none, full, curated, rag, memory, recent" in usage and "--recent-n" in usage
     # The dry run counts its build-up step: one summary per user, rendered from the inputs alone.
     plan = json.loads(
         _invoke("eval", str(folder), *model, "--context", "none,recent", "--dry-run", "--json").output
