@@ -265,7 +265,9 @@ def against(name: str, diff: PairedMeasure | None) -> str:
     where = (
         "above" if diff.significant and diff.diff > 0 else "below" if diff.significant else "on a par with"
     )
-    return f"{where} {name} ({diff.diff:+.3f}, 95% CI {diff.ci_low:+.3f} to {diff.ci_high:+.3f})"
+    # The verdict is the report's: the exact McNemar test on the shared questions, named beside the interval.
+    test = f"; McNemar p = {diff.p_value:.2f}" if diff.p_value is not None else ""
+    return f"{where} {name} ({diff.diff:+.3f}, 95% CI {diff.ci_low:+.3f} to {diff.ci_high:+.3f}{test})"
 
 
 def agreement(llm: Sequence[SampleRecord], other: Sequence[SampleRecord], measure: str) -> float | None:
