@@ -82,7 +82,12 @@ def task(fn):
 _STUB_MODULES = {
     "dataset": "def Sample(**kw):\n    return kw\ndef json_dataset(path, **kw):\n    return [path, kw]\n",
     "model": "class GenerateConfig:\n    def __init__(self, **kw):\n        self.kw = kw\n",
-    "scorer": "def choice():\n    return 'choice'\ndef pattern(p, **kw):\n    return ('pattern', p)\n",
+    "scorer": (
+        "CORRECT, INCORRECT = 'C', 'I'\nclass Score:\n    def __init__(self, **kw):\n        self.kw = kw\n"
+        "def accuracy():\n    return 'accuracy'\ndef stderr():\n    return 'stderr'\n"
+        "def scorer(**kw):\n    return lambda fn: fn\n"
+        "def choice():\n    return 'choice'\ndef pattern(p, **kw):\n    return ('pattern', p)\n"
+    ),
     "solver": "def generate():\n    return 'generate'\ndef multiple_choice():\n    return 'mc'\n",
 }
 _STUB_RUN = """

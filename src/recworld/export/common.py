@@ -137,6 +137,7 @@ def _checked(questions: list[Question], measure: str, path: Path) -> list[Questi
 def question_row(question: Question) -> dict[str, Any]:
     """One question as a flat record every target writes (the prompt is recworld's own)."""
     prompt = render_prompt(question, VARIANT)
+    by_name = prompt.answer_by == "name"  # LastFM as LLaRA: the reply names a candidate, no letters shown
     return {
         "id": question.id,
         "dataset": question.dataset,
@@ -149,7 +150,11 @@ def question_row(question: Question) -> dict[str, Any]:
         "options": list(prompt.option_texts),
         "candidate_ids": [c.id for c in question.candidates],
         "answer_index": question.answer_index,
-        "answer": prompt.labels[question.answer_index],
+        "answer_by": prompt.answer_by,
+        # What a reply is scored against: the option's letter, or its name for answer-by-name measures.
+        "answer": (prompt.option_texts if by_name else prompt.labels)[question.answer_index],
+        # What a multiple-choice (loglik) task scores as continuations: the letters, or the names.
+        "choices": list(prompt.option_texts) if by_name else list(prompt.labels),
         "target_kind": question.target.kind,
         "target_id": question.target.id,
         "target_text": question.target.text,

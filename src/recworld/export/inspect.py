@@ -30,12 +30,13 @@ Options:          -T solver=multiple_choice  (inspect's own multiple-choice prom
 
 import json
 import keyword
+import re
 from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample, json_dataset
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import choice, pattern
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, choice, pattern, scorer, stderr
 from inspect_ai.solver import generate, multiple_choice
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +54,30 @@ def _sample(record):
     )
 
 
-def _task(measure, answer_pattern, solver):
+def _named(reply, names):
+    """The option a reply names, as LLaRA reads it (recworld read_name_reply); None for a miss."""
+    cues = [m.end() for m in re.finditer(r"answer\\s*(?:is)?\\s*[:\\uff1a]", reply, flags=re.IGNORECASE)]
+    line = (reply[cues[-1]:] if cues else reply).strip().split("\\n")[0].strip().lower()
+    folded = [n.strip().lower() for n in names]
+    exact = [i for i, n in enumerate(folded) if n and n == line.strip(" \\"'*.")]
+    found = exact if len(exact) == 1 else [i for i, n in enumerate(folded) if n and n in line]
+    return found[0] if len(found) == 1 else None
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def by_name():
+    """Answer-by-name measures (LastFM as LLaRA): the reply names the answer and no other option."""
+
+    async def score(state, target):
+        names = [c.value for c in state.choices]
+        picked = _named(state.output.completion, names)
+        answer = names[picked] if picked is not None else None
+        return Score(value=CORRECT if answer == target.text else INCORRECT, answer=answer)
+
+    return score
+
+
+def _task(measure, answer_pattern, solver, by_name_measure=False):
     dataset = json_dataset(str(HERE / "data" / f"{{measure}}.jsonl"), sample_fields=_sample, name=measure)
     if solver == "multiple_choice":
         return Task(dataset=dataset, solver=multiple_choice(), scorer=choice(), metadata=PROVENANCE)
@@ -62,7 +86,7 @@ def _task(measure, answer_pattern, solver):
     return Task(
         dataset=dataset,
         solver=generate(),
-        scorer=pattern(answer_pattern, ignore_case=False),
+        scorer=by_name() if by_name_measure else pattern(answer_pattern, ignore_case=False),
         config=GenerateConfig(max_tokens=MAX_TOKENS, temperature=0.0),
         metadata=PROVENANCE,
     )
@@ -73,7 +97,7 @@ _TASK = """
 @task
 def {name}(solver="generate"):
     {description}
-    return _task({measure}, {pattern}, solver)
+    return _task({measure}, {pattern}, solver, {by_name})
 """
 
 
@@ -84,7 +108,9 @@ def _identifier(name: str) -> str:
     return name
 
 
-def task_file(suite: Suite, meta: dict[str, Any], labels: dict[str, list[str]]) -> str:
+def task_file(
+    suite: Suite, meta: dict[str, Any], labels: dict[str, list[str]], by_name: frozenset[str] = frozenset()
+) -> str:
     """The Python source of the task file (deterministic: measures in sorted order).
 
     Every value enters the source through ``repr`` (a Python literal) and every
@@ -101,6 +127,7 @@ def task_file(suite: Suite, meta: dict[str, Any], labels: dict[str, list[str]]) 
                 description=_literal(f"RecWorld {suite.manifest.dataset} / {measure}"),
                 measure=_literal(measure),
                 pattern=_literal(answer_pattern(labels[measure])),
+                by_name=repr(measure in by_name),
             )
         )
     return "".join(parts)
@@ -114,10 +141,13 @@ def _literal(text: str) -> str:
 def write(suite: Suite, out: Path, meta: dict[str, Any]) -> list[str]:
     """Write the data and the task file; returns the task names."""
     labels: dict[str, list[str]] = {}
+    by_name: set[str] = set()
     for measure in suite.measures:
         rows = [question_row(q) for q in suite.questions[measure]]
         write_jsonl(out, f"data/{measure}.jsonl", rows)
         labels[measure] = list(rows[0]["labels"])
-    write_text(out, TASK_FILE, task_file(suite, meta, labels))
+        if rows[0]["answer_by"] == "name":
+            by_name.add(measure)
+    write_text(out, TASK_FILE, task_file(suite, meta, labels, frozenset(by_name)))
     prefix = f"recworld_{task_slug(suite.manifest.dataset)}"
     return [f"{prefix}_{m}" for m in suite.measures]

@@ -25,8 +25,9 @@ from recworld.export.yaml_text import FunctionRef, dump
 LOADER_MODULE = "recworld_lm_eval"
 MAX_GEN_TOKENS = 16  # recworld eval's default --max-tokens
 
-_LOADER = '''"""Loads a RecWorld export's questions for lm-eval (written by recworld export; do not edit)."""
+_LOADER = r'''"""Loads a RecWorld export's questions for lm-eval (written by recworld export; do not edit)."""
 
+import re
 from pathlib import Path
 
 import datasets
@@ -38,16 +39,34 @@ def load_docs(measure, **_metadata):
     """lm-eval calls this with the task's metadata and dataset_kwargs; only the measure matters."""
     path = HERE / "data" / f"{measure}.jsonl"
     return datasets.load_dataset("json", data_files={"test": str(path)})
+
+
+def name_match(doc, results):
+    """Answer-by-name measures (LastFM as LLaRA): 1 when the reply names the answer and no other option.
+
+    LLaRA's rule, as recworld reads it: the first line of the reply (or the text after the
+    last "Answer:"), lower-cased; a line that is exactly one option's name is that option,
+    else the reply counts only when exactly one option's name occurs in it.
+    """
+    body = results[0].strip()
+    cues = [m.end() for m in re.finditer(r"answer\s*(?:is)?\s*[:\uff1a]", body, flags=re.IGNORECASE)]
+    line = (body[cues[-1]:] if cues else body).strip().split("\n")[0].strip().lower()
+    names = [n.strip().lower() for n in doc["options"]]
+    exact = [i for i, n in enumerate(names) if n and n == line.strip(" \"'*.")]
+    found = exact if len(exact) == 1 else [i for i, n in enumerate(names) if n and n in line]
+    picked = found[0] if len(found) == 1 else None
+    return {"exact_match": float(picked == doc["answer_index"])}
 '''
 
 
-def _header(task: str, measure: str) -> dict[str, Any]:
+def _header(task: str, measure: str, *, by_name: bool = False) -> dict[str, Any]:
+    # A LastFM prompt ends "The answer is" (LLaRA's own wording): nothing is appended to it.
     return {
         "task": task,
         "custom_dataset": FunctionRef(f"{LOADER_MODULE}.load_docs"),
         "dataset_kwargs": {"measure": measure},
         "test_split": "test",
-        "doc_to_text": "{{prompt}}\n\n" + ANSWER_CUE,
+        "doc_to_text": "{{prompt}}" if by_name else "{{prompt}}\n\n" + ANSWER_CUE,
     }
 
 
@@ -64,13 +83,13 @@ def _metadata(meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def mc_yaml(task: str, measure: str, meta: dict[str, Any]) -> str:
+def mc_yaml(task: str, measure: str, meta: dict[str, Any], *, by_name: bool = False) -> str:
     return dump(
         {
-            **_header(task, measure),
+            **_header(task, measure, by_name=by_name),
             "output_type": "multiple_choice",
             "target_delimiter": " ",
-            "doc_to_choice": "labels",
+            "doc_to_choice": "choices",
             "doc_to_target": "answer_index",
             "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
             **_metadata(meta),
@@ -110,6 +129,27 @@ def gen_yaml(task: str, measure: str, labels: list[str], meta: dict[str, Any]) -
     )
 
 
+def name_gen_yaml(task: str, measure: str, meta: dict[str, Any]) -> str:
+    """The generate task of an answer-by-name measure: the reply is matched by name (``name_match``)."""
+    metric = {"metric": "exact_match", "aggregation": "mean", "higher_is_better": True}
+    return dump(
+        {
+            **_header(task, measure, by_name=True),
+            "output_type": "generate_until",
+            "doc_to_target": "answer",
+            "generation_kwargs": {
+                "until": ["\n\n"],
+                "max_gen_toks": MAX_GEN_TOKENS,
+                "do_sample": False,
+                "temperature": 0.0,
+            },
+            "process_results": FunctionRef(f"{LOADER_MODULE}.name_match"),
+            "metric_list": [metric],
+            **_metadata(meta),
+        }
+    )
+
+
 def group_yaml(group: str, tasks: list[str], meta: dict[str, Any]) -> str:
     metric = "exact_match" if group.endswith("_gen") else "acc"
     return dump(
@@ -137,12 +177,19 @@ def write(suite: Suite, out: Path, meta: dict[str, Any]) -> list[str]:
         rows = [question_row(q) for q in suite.questions[measure]]
         write_jsonl(out, f"data/{measure}.jsonl", rows)
         task = names[measure]
-        write_text(out, f"{task}.yaml", mc_yaml(task, measure, meta))
-        write_text(out, f"{task}_gen.yaml", gen_yaml(f"{task}_gen", measure, rows[0]["labels"], meta))
+        by_name = rows[0]["answer_by"] == "name"
+        write_text(out, f"{task}.yaml", mc_yaml(task, measure, meta, by_name=by_name))
+        gen = (
+            name_gen_yaml(f"{task}_gen", measure, meta)
+            if by_name
+            else gen_yaml(f"{task}_gen", measure, rows[0]["labels"], meta)
+        )
+        write_text(out, f"{task}_gen.yaml", gen)
         by_scale.setdefault(str(rows[0]["scale"]), []).append(task)
     prefix = f"recworld_{task_slug(suite.manifest.dataset)}"
     groups = {prefix: [names[m] for m in suite.measures]}
-    groups.update({f"{prefix}_{scale}": tasks for scale, tasks in sorted(by_scale.items())})
+    # A scale name may hold spaces ("lastfm mini-benchmark"): groups are named by its slug.
+    groups.update({f"{prefix}_{task_slug(scale)}": tasks for scale, tasks in sorted(by_scale.items())})
     for group, tasks in groups.items():
         write_text(out, f"_{group}.yaml", group_yaml(group, tasks, meta))
         gen = f"{group}_gen"
