@@ -259,3 +259,14 @@ def test_the_canary_folder_reads_as_two_timed_users(tmp_path: Path) -> None:
     assert [u.user_id for u in users] == sorted(SOURCE_IDS)
     assert all(not u.day_only and len(u.records) == 10 for u in users)
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", users[0].demographic.extra["birthdate"])
+
+
+def test_several_ordinary_words_capitalised_as_the_title_are_the_title() -> None:
+    scanner = _scanner_with_titles("Toy Story (1995)", "Paper Tigers")
+
+    def redact(text: str) -> str:
+        return scanner.redact(text, lambda kind, _: f"<{kind}>", count=False)
+
+    assert redact("a Toy Story night in") == "a <TITLE> night in"
+    assert redact("Paper Tigers marathon") == "<TITLE> marathon"
+    assert redact("a toy story about paper tigers") == "a toy story about paper tigers"

@@ -14,6 +14,7 @@ from recworld.lunar.leaks.kinds import (
     CUES,
     DIGIT_RUN,
     QUOTES,
+    STOPWORDS,
     WORD,
     YEAR_AFTER,
     extra_kind,
@@ -172,6 +173,8 @@ class Scanner:
             return True
         if span[:1].isalpha() and not span[:1].isupper():
             return False
+        if len(s.words) > 1 and _title_case(s.text) and _same_case(span, _bare(s.text)):
+            return True  # 'Toy Story', 'Central Park': several words capitalised as in the anchor
         cues = CUES.get(s.kind, frozenset())
         previous = folded[max(0, i - 2) : i]
         if any(w in cues for w in previous) or (
@@ -256,6 +259,16 @@ def _title_slot_match(text: str, start: int, end: int) -> bool:
 
 def _is_date_mention(text: str, hit: Hit) -> bool:
     return any(m.start == hit.start and m.end == hit.end for m in find_dates(text))
+
+
+def _bare(text: str) -> str:
+    """A title without its year suffix ('Heat (1995)' -> 'Heat')."""
+    return re.sub(r"\s*\((?:19|20)\d\d\)\s*$", "", text).strip()
+
+
+def _title_case(text: str) -> bool:
+    words = [w for w in WORD.findall(_bare(text)) if w.isalpha() and w.lower() not in STOPWORDS]
+    return len(words) >= 2 and all(w[:1].isupper() for w in words)
 
 
 def _same_case(span: str, form: str) -> bool:

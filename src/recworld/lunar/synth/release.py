@@ -3,8 +3,9 @@
 ``RUN/dataset/`` is the releasable folder. It holds exactly three files, built here
 from the synthesis result:
 
-* **An allowlist per record kind** (:data:`~recworld.lunar.synth.allowlist.ALLOWLIST`). Each released record is built
-  from the allowed fields only, then projected onto the allowlist again, so a field added
+* **An allowlist per record kind** (:data:`~recworld.lunar.synth.allowlist.ALLOWLIST`).
+  Each released record is built from the allowed fields only, then projected onto the
+  allowlist again, so a field added
   to a schema later stays in the run until it is listed here. Demographics keep only an
   age band, gender, occupation, a coarse region and the time zone
   (:func:`~recworld.lunar.deid.released_demographic`); every other column is dropped.
