@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, copycat, lunar_responder
+from lunar_helpers import FakeOpenAIServer, copycat, follow_real_days, lunar_responder
 from typer.testing import CliRunner
 
 from recworld.chat import Request
@@ -270,3 +270,73 @@ def test_several_ordinary_words_capitalised_as_the_title_are_the_title() -> None
     assert redact("a Toy Story night in") == "a <TITLE> night in"
     assert redact("Paper Tigers marathon") == "<TITLE> marathon"
     assert redact("a toy story about paper tigers") == "a toy story about paper tigers"
+
+
+AMAZON_CANARIES = ["Glimmerquartz Espresso", "Vexicanary Roasters", "Snorblewick Tea", "Trundlecanary Films"]
+AMAZON_CANARIES += ["Night of the Flibbertigoo", "AREVIEWERCANARY1", "AREVIEWERCANARY2", "Zonkercanary"]
+
+
+def _amazon_canaries(root: Path) -> Path:
+    """Amazon 2018 files (real format: dates at 00:00 UTC) with canaries in the item metadata."""
+    root.mkdir()
+    meta = {
+        "Grocery_and_Gourmet_Food": [
+            ("G1", "Glimmerquartz Espresso", "Vexicanary Roasters", "Zonkercanary Blend"),
+            ("G2", "Snorblewick Tea", "Kettle Co", "Tea"),
+        ],
+        "Movies_and_TV": [("M1", "Night of the Flibbertigoo", "Trundlecanary Films", "Horror")],
+    }
+    for cat, items in meta.items():
+        rows = [{"asin": a, "title": t, "brand": b, "category": [cat, c]} for a, t, b, c in items]
+        (root / f"meta_{cat}.json").write_text("\n".join(json.dumps(x) for x in rows) + "\n")
+        lines = []
+        for n, reviewer in enumerate(("AREVIEWERCANARY1", "AREVIEWERCANARY2")):
+            for k, (asin, *_) in enumerate(items * 3):
+                day = date(2018, 3, 5 + 2 * k + n)
+                stamp = int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
+                review = {"overall": 4.0, "reviewerID": reviewer, "asin": asin, "unixReviewTime": stamp,
+                          "reviewTime": f"{day.month:02d} {day.day}, {day.year}"}  # fmt: skip
+                lines.append(json.dumps(review))
+        (root / f"{cat}_5.json").write_text("\n".join(lines) + "\n")
+    return root
+
+
+@pytest.mark.slow
+def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
+    tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
+) -> None:
+    anchors = _amazon_canaries(tmp_path / "amazon")
+    model = copycat(follow_real_days(lunar_responder()), AMAZON_CANARIES, fail_keys=("Date 2018-03-05",))
+    server = openai_server(model)
+    out = tmp_path / "run"
+    args = [
+        "--log-level",
+        "info",
+        "lunar",
+        "synth",
+        "--anchors",
+        str(anchors),
+        "--users",
+        "2",
+        "--weeks",
+        "2",
+    ]
+    args += ["--max-slots", "1", "--model", "openai:c", "--base-url", server.base_url, "--out", str(out)]
+    args += ["--fail-on-error", "0.5", "--timezone", "America/Chicago"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert any("Glimmerquartz Espresso" in json.dumps(b) for b in server.chat)
+    texts = {
+        p.name: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and "cache" not in p.name
+    }
+    texts["terminal"] = result.output
+    for name, text in texts.items():
+        for canary in [*AMAZON_CANARIES, "Flibbertigoo", "Glimmerquartz", "2018-03"]:
+            assert canary.lower() not in text.lower(), (name, canary)
+    release = json.loads((out / "manifest.json").read_text())["release"]
+    assert release["day_only_anchors"] == 18 and release["demographics"] == {
+        "record": 0,
+        "none": 2,
+        "drawn": 0,
+    }
+    assert release["leak_scan"]["title"]["redacted"] > 0

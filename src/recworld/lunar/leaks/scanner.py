@@ -21,7 +21,14 @@ from recworld.lunar.leaks.kinds import (
     field_kind,
     fold_words,
 )
-from recworld.lunar.leaks.secrets import Secret, add_dates, add_numbers, string_secrets
+from recworld.lunar.leaks.secrets import (
+    Secret,
+    add_dates,
+    add_numbers,
+    key_secrets,
+    number_digits,
+    string_secrets,
+)
 from recworld.lunar.schemas import BehaviourRecord, Demographic, FieldValue
 
 
@@ -82,6 +89,7 @@ class Scanner:
                 secrets += string_secrets("place", demo.location)
                 add_numbers(numbers, "place", demo.location)
             for key, value in demo.extra.items():
+                secrets += key_secrets("demographic", key)
                 kind = extra_kind(key)
                 secrets += string_secrets(kind, value)
                 add_numbers(numbers, kind, value)
@@ -90,6 +98,7 @@ class Scanner:
                 dates.setdefault(timeutil.local(r.timestamp, zone).date(), "date")
                 dates.setdefault(timeutil.local(r.timestamp, UTC).date(), "date")
                 numbers.setdefault(str(r.timestamp), "date")
+                numbers.setdefault(str(r.timestamp - r.timestamp % 86400), "date")  # a day-only source's own
                 values = {k: v for k, v in r.fields.items() if isinstance(v, str) and v.strip()}
                 companions = {
                     fold_words(v)
@@ -97,6 +106,7 @@ class Scanner:
                     if field_kind(k) is not None or len(fold_words(v)) > 1
                 }
                 for key, raw in r.fields.items():
+                    secrets += key_secrets("field", key)
                     of_key = field_kind(key)
                     add_numbers(numbers, of_key or "number", raw)
                     if not isinstance(raw, str):
@@ -211,11 +221,8 @@ class Scanner:
 
     def number_kind(self, value: FieldValue) -> str | None:
         """The kind of a field's numeric value when it repeats a distinctive real number."""
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return None
-        if isinstance(value, float) and not value.is_integer():
-            return None
-        return self.numbers.get(str(int(value)))
+        digits = number_digits(value)
+        return None if digits is None else self.numbers.get(digits)
 
     # -- replacing -------------------------------------------------------------------------------
 

@@ -71,16 +71,30 @@ def string_secrets(
     return out
 
 
+def number_digits(value: FieldValue) -> str | None:
+    """The significant digits of a numeric value (1234.5 -> '12345'), None for text and booleans."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return repr(abs(value)).replace(".", "").lstrip("0")
+    return str(abs(int(value)))
+
+
+def key_secrets(kind: str, key: str) -> list[Secret]:
+    """Words of a column name that no dictionary knows (a key is copied like a value)."""
+    return [Secret(kind, key, (w,), anywhere=True) for w in fold_words(key) if len(w) >= 5 and zipf(w) == 0]
+
+
 def add_numbers(numbers: dict[str, str], kind: str, value: FieldValue) -> None:
-    """Distinctive digit runs of a value (ids, phones, booking numbers, zip codes) by kind."""
+    """Distinctive digit runs of a value (ids, phones, booking numbers, zip codes, long amounts) by kind."""
     if isinstance(value, bool):
         return
-    if isinstance(value, int | float):
-        if isinstance(value, float) and not value.is_integer():
-            return
-        text = str(int(value))
-    else:
-        text = value
+    digits_of = number_digits(value)
+    if digits_of is not None:
+        if len(digits_of) >= ID_DIGITS:
+            numbers.setdefault(digits_of, kind)
+        return
+    text = str(value)
     for m in DIGIT_RUN.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
         if len(digits) >= ID_DIGITS and not looks_like_date_or_time(m.group(0)):
