@@ -269,6 +269,46 @@ def aligned_records(base: Callable[[Request], str]) -> Callable[[Request], str]:
     return respond
 
 
+def follow_real_days(base: Callable[[Request], str]) -> Callable[[Request], str]:
+    """Slots that cover the day's real events (domain and type, at a plausible hour), and records
+    that follow their slot: what the prompts ask when the anchors are known to the day only."""
+
+    def respond(request: Request) -> str:
+        prompt = request.messages[-1].content
+        title = request.json_schema.get("title") if request.json_schema is not None else None
+        if title == "SlotsDraft":
+            real = re.search(r"^Real events of the day that slots must cover: (.+)$", prompt, flags=re.M)
+            kinds = re.findall(r"([a-z_]+)/([a-z_]+)", real.group(1)) if real else []
+            slots = [
+                {
+                    **SLOT,
+                    "start": f"{9 + 2 * n:02d}:00",
+                    "end": f"{10 + 2 * n:02d}:00",
+                    "expected": [btype],
+                    "domains": [domain],
+                }
+                for n, (domain, btype) in enumerate(dict.fromkeys(kinds))
+            ]
+            return json.dumps({"slots": slots[:1] or [SLOT]})
+        if title == "RecordsDraft":
+            slot = re.search(r"slot (\d\d:\d\d)-", prompt)
+            kinds = re.search(
+                r"^Expected behaviour types: ([a-z_]+).*; domains: ([a-z_]+)", prompt, flags=re.M
+            )
+            if slot and kinds:
+                item = {"name": "item", "value": f"another {kinds.group(2)} pick"}
+                record = {
+                    "time": slot.group(1),
+                    "domain": kinds.group(2),
+                    "type": kinds.group(1),
+                    "fields": [item],
+                }
+                return json.dumps({"records": [record]})
+        return base(request)
+
+    return respond
+
+
 def scripted(responder: Callable[[Request], str] | None = None, name: str = "x") -> ScriptedModel:
     """A scripted model named ``scripted:NAME`` in run records (folder ``scripted_NAME``)."""
     return ScriptedModel(responder or lunar_responder(), name=name)
@@ -475,3 +515,78 @@ def run_small_eval(tmp_path: Path, responder: Callable[[Request], str], **update
     inputs = EvalInputs(pairs=[eval_pair(0), eval_pair(1)], users={"u": eval_user()})
     asyncio.run(evaluate_settings(eval_config(tmp_path, **update), answer_llm, judge_llm, inputs, None))
     return tmp_path
+
+
+# -- a model that copies what it is shown (the release gate's adversary) -------------------------
+
+_ISO_DATE = re.compile(r"\b(?:19|20)\d\d-\d\d-\d\d\b")
+
+
+# The drafts' length limits (the decoding schema leaves them out): field name -> characters.
+_BUDGET = {"name": 30, "who": 60, "what": 80, "when": 40, "where": 60, "why": 80, "how": 60, "theme": 100}
+
+
+def _fill(value: Any, schema: dict[str, Any], seen: Sequence[str], n: list[int], key: str = "") -> Any:
+    """``value`` (a draft's JSON) with every free string replaced by whole copied strings that fit."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        return {k: _fill(v, props.get(k, {}), seen, n, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, schema.get("items", {}), seen, n, key) for v in value]
+    if not isinstance(value, str) or "enum" in schema or "pattern" in schema or not seen:
+        return value
+    budget = _BUDGET.get(key, 80)
+    out: list[str] = []
+    for k in range(len(seen)):  # rotate, so every copied string lands in some field
+        piece = seen[(n[0] + k) % len(seen)]
+        if len(" | ".join([*out, piece])) <= budget:
+            out.append(piece)
+    n[0] += 1
+    return " | ".join(out) or value
+
+
+def copycat(
+    base: Callable[[Request], str], planted: Sequence[str], *, fail_keys: Sequence[str] = ()
+) -> Callable[[Request], str]:
+    """A model that copies every planted string (and every ISO date) it is shown into every text field.
+
+    Hard anchors are copied verbatim into records (``base`` does that); every other free string of
+    every reply is filled with the copied strings that fit its length. A records prompt naming one of
+    ``fail_keys`` gets chat text with everything it saw, on every attempt: a failure whose rejected
+    reply is all anchor content.
+    """
+
+    def respond(request: Request) -> str:
+        prompt = "\n".join(m.content for m in request.messages)
+        seen = [p for p in planted if p.lower() in prompt.lower()]
+        seen += sorted(set(_ISO_DATE.findall(prompt)))
+        reply = base(request)
+        if request.json_schema is None:
+            return reply + (" " + "; ".join(seen) if seen else "")
+        title = request.json_schema.get("title")
+        if title == "RecordsDraft" and any(k in prompt for k in fail_keys):
+            return "Sure! Here you go: " + "; ".join(seen)
+        if title in ("ScoreDraft", "PairDraft", "PrivacyDraft", "DecisionDraft", "EffectsDraft"):
+            return reply
+        data = json.loads(reply)
+        if title == "RecordsDraft":  # copied anchors stay verbatim; the model's own record gets the rest
+            anchors = [json.loads(line[2:]) for line in prompt.splitlines() if line.startswith("- {")]
+            copied = []
+            for a in anchors[:1]:
+                fields = [{"name": k, "value": str(v)} for k, v in a["fields"].items()]
+                for lo in range(0, len(fields), 5):  # a record holds at most 5 fields: split the copy
+                    copied.append(
+                        {**{k: a[k] for k in ("time", "domain", "type")}, "fields": fields[lo : lo + 5]}
+                    )
+            data["records"] = [*copied[:2], data["records"][-1]]
+            data["records"][-1]["fields"] = [
+                {"name": name, "value": "x"} for name in ("merchant", "place", "booking_ref", "note", "title")
+            ]
+            filled = _fill(
+                data["records"][-1], request.json_schema["properties"]["records"]["items"], seen, [0]
+            )
+            data["records"][-1] = filled
+            return json.dumps(data)
+        return json.dumps(_fill(data, request.json_schema, seen, [0]))
+
+    return respond

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lunar_helpers import FakeOpenAIServer, aligned_records, lunar_responder
+from lunar_helpers import FakeOpenAIServer, follow_real_days, lunar_responder
 from typer.testing import CliRunner
 
 from recworld.chat import Request
@@ -85,7 +85,7 @@ def _counting(base: Callable[[Request], str]) -> Callable[[Request], str]:
                 score = min(5, 1 + int(found[-1])) if found else 2
                 scores.append({"pc": score, "pd": score})
             return json.dumps({"response_1": scores[0], "response_2": scores[1], "rationale": "r"})
-        return aligned_records(base)(request)
+        return follow_real_days(base)(request)
 
     return respond
 

@@ -44,7 +44,7 @@ def test_synth_queries_eval_report(ml100k_saved: Path, tmp_path: Path, openai_se
     r = cli.invoke(app, [*synth, "--model", "openai:x", *url, "--out", str(out), "--max-slots", "1"])
     assert r.exit_code == 0, r.output
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["schema"] == "recworld.lunar.manifest/3" and manifest["counts"]["users"] == 2
+    assert manifest["schema"] == "recworld.lunar.manifest/4" and manifest["counts"]["users"] == 2
     r = cli.invoke(app, ["lunar", "queries", str(out), "--model", "openai:x", *url, "--per-user", "2"])
     assert r.exit_code == 0, r.output
     queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, aligned_records, lunar_responder
+from lunar_helpers import FakeOpenAIServer, follow_real_days, lunar_responder
 from typer.testing import CliRunner
 
 from recworld.chat import Request
@@ -69,7 +69,8 @@ def test_sources_are_merged_by_user_id(tmp_path: Path) -> None:
 def test_offline_path_on_the_demo_fixture_spans_several_domains(
     tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
 ) -> None:
-    model = ["--model", "openai:g", "--base-url", openai_server(aligned_records(lunar_responder())).base_url]
+    # The fixture knows days, not times: slots follow each day's real events, records their slot.
+    model = ["--model", "openai:g", "--base-url", openai_server(follow_real_days(lunar_responder())).base_url]
     out = tmp_path / "run"
     cli = CliRunner()
     synth = ["lunar", "synth", "--anchors", DEMO, "--min-domains", "2", "--users", "2", "--weeks", "2"]

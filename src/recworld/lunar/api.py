@@ -48,6 +48,7 @@ from recworld.lunar.config import (
     SynthConfig,
 )
 from recworld.lunar.contexts import context_setting
+from recworld.lunar.leaks import masking_logs
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
 from recworld.lunar.llm.policy import check_failures
 from recworld.lunar.llm.session import open_embedder, open_llm
@@ -138,9 +139,11 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
     )
     mark_output_dir(config.out_dir, RUN_KIND)
     emb = open_embedder(config.embedder, config.out_dir) if config.embedder is not None else None
-    with log_to_file(config.out_dir):
+    # Every anchor string of the run: masked in failures, in the terminal and in recworld.log.
+    scanner = pipeline.scanner_of(real)
+    with log_to_file(config.out_dir), masking_logs(scanner.mask):
         async with open_llm(config.llm, config.out_dir) as llm:
-            result = await pipeline.synthesize(llm, real, config.options, emb)
+            result = await pipeline.synthesize(llm, real, config.options, emb, scanner)
             manifest = pipeline.write_dataset(config.out_dir, result, llm, config, started)
         _log.info("lunar synth wrote %s: %s", config.out_dir, manifest.counts.model_dump_json())
         check_failures(

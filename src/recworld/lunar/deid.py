@@ -11,13 +11,20 @@ Phone numbers (with or without separators), national ID numbers, e-mails and
 street addresses become tokens; demographic extras such as ``name`` or
 ``phone`` become one token each.
 Exact postal codes in demographics are coarsened to their first three digits.
+
+What a released profile keeps of a demographic record is :func:`released_demographic`:
+an age band, gender, occupation, a coarse region and the time zone, nothing else; what
+the synthesis prompts see is :func:`prompt_demographic` (no identifying extras). Real
+anchor strings (titles, merchants, places, references, ...) are the leak scanner's job
+(:mod:`recworld.lunar.leaks`), which matches ordinary-word titles only in context.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
+from recworld.lunar.leaks import extra_kind, fold_words, zipf
 from recworld.lunar.schemas import (
     BehaviourRecord,
     Demographic,
@@ -83,24 +90,14 @@ class Deidentifier:
     Use it in two passes over everything to be released: ``learn_*`` collects the
     names (so a name first seen in a later record is still replaced in text
     processed earlier), then ``record`` / ``profile`` / ``trajectory`` replace.
-    ``redact`` holds real anchor titles: they become ``<TITLE_n>`` wherever they
-    appear, so plans prompted with real events do not carry them out.
+    :meth:`token` also numbers the leak scanner's tokens, so one map covers a release.
     """
 
-    def __init__(self, redact: Iterable[str] = ()) -> None:
+    def __init__(self) -> None:
         self.tokens: dict[tuple[str, str], str] = {}
         self._counts: dict[str, int] = {}
         self._names: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
-        titles = {t.strip() for t in redact if len(t.strip()) >= 3}
-        self._titles = (
-            re.compile(
-                "|".join(rf"(?<!\w){re.escape(t)}(?!\w)" for t in sorted(titles, key=len, reverse=True)),
-                re.IGNORECASE,
-            )
-            if titles
-            else None
-        )
 
     def token(self, kind: str, value: str) -> str:
         key = (kind, value.strip())
@@ -159,8 +156,6 @@ class Deidentifier:
         pattern = self._name_pattern()
         if pattern is not None:
             out = pattern.sub(lambda m: self.token("PERSON", m.group(0)), out)
-        if self._titles is not None:
-            out = self._titles.sub(lambda m: self.token("TITLE", m.group(0).lower()), out)
         return out
 
     def fields(self, fields: Mapping[str, FieldValue]) -> dict[str, FieldValue]:
@@ -245,3 +240,91 @@ def _trajectory_texts(trajectory: Trajectory) -> Iterator[str]:
             yield from day.anchor_activities
             for slot in day.slots:
                 yield from slot.scene.model_dump().values()
+
+
+# -- demographics: what a prompt sees, what a release keeps -----------------------------------------
+
+AGE_BANDS = ((17, "under 18"), (24, "18-24"), (34, "25-34"), (44, "35-44"), (54, "45-54"), (64, "55-64"))
+# Kinds of demographic extras that identify a person: never in a prompt, never released.
+IDENTIFYING_EXTRAS = frozenset(
+    {"name", "nickname", "employer", "contact", "birthdate", "id", "reference", "place", "merchant"}
+)
+# A coarse value is a few known words: an invented or rare string is not coarse (Zipf > this).
+KNOWN_ZIPF = 1.0
+
+
+def age_band(age: int | None) -> str | None:
+    if age is None:
+        return None
+    return next((band for top, band in AGE_BANDS if age <= top), "65+")
+
+
+def coarse_text(value: str | None, max_words: int = 4) -> str | None:
+    """``value`` when it is a few common words (a gender, an occupation, a region); else None."""
+    if value is None or not value.strip() or any(c.isdigit() for c in value) or len(value) > 40:
+        return None
+    words = fold_words(value)
+    if not words or len(words) > max_words or any(len(w) > 1 and zipf(w) <= KNOWN_ZIPF for w in words):
+        return None
+    return value.strip()
+
+
+def region(location: str | None) -> str | None:
+    """A coarse region of a location: a postal code's first three characters, else its last part.
+
+    ``zip 85711`` -> ``zip 857xx``; ``Kowloon, Hong Kong`` -> ``Hong Kong``; ``12 Oak Street``
+    -> None (no part of it is a few known words).
+    """
+    if location is None or not location.strip():
+        return None
+    code = re.fullmatch(
+        r"\s*(?:zip|postcode|postal code)?\s*([A-Za-z0-9]{3})[A-Za-z0-9 -]{1,7}\s*", location, re.I
+    )
+    if code and any(c.isdigit() for c in location):
+        return f"zip {code.group(1)}xx"
+    return coarse_text(location.split(",")[-1])
+
+
+def prompt_demographic(demo: Demographic) -> Demographic:
+    """The record the synthesis prompts see: exact age, gender, occupation, region, harmless extras.
+
+    Names, nicknames, employers, contacts, birth dates and ids are left out, and so are a
+    gender or occupation that is not a few common words: a model shown them copies them
+    into profiles and plans.
+    """
+    extra = {k: v for k, v in demo.extra.items() if extra_kind(k) not in IDENTIFYING_EXTRAS}
+    return demo.model_copy(
+        update={
+            "location": region(demo.location),
+            "gender": coarse_text(demo.gender, 3),
+            "occupation": coarse_text(demo.occupation),
+            "extra": extra,
+        }
+    )
+
+
+def released_demographic(demo: Demographic, user_id: str) -> tuple[Demographic, list[str]]:
+    """The released demographic (allowlist: age band, gender, occupation, region, time zone).
+
+    Returns it and the kinds of what was dropped (every extra by its kind, and any coarse
+    field that was not coarse).
+    """
+    dropped = [extra_kind(k) for k in demo.extra]
+    gender, occupation = coarse_text(demo.gender, 3), coarse_text(demo.occupation)
+    dropped += [
+        "demographic"
+        for raw, kept in ((demo.gender, gender), (demo.occupation, occupation))
+        if raw and not kept
+    ]
+    area = region(demo.location)
+    if demo.location and area is None:
+        dropped.append("place")
+    released = Demographic(
+        user_id=user_id,
+        age_band=demo.age_band or age_band(demo.age),
+        gender=gender,
+        occupation=occupation,
+        region=demo.region or area,
+        timezone=demo.timezone or "UTC",
+    )
+    return released, dropped

@@ -86,26 +86,37 @@ def hhmm_minutes(value: str) -> int:
 
 
 class Demographic(Record):
-    """A real user's demographic record: the foundation anchor of a profile."""
+    """A user's demographic record: the foundation anchor of a profile.
 
-    schema_id: Literal["recworld.lunar.demographic/1"] = Field(
-        default="recworld.lunar.demographic/1", alias="schema"
+    Anchors carry the real record (exact ``age``, ``location``, ``extra`` columns); a
+    released profile carries only the coarse allowlist (``age_band``, ``gender``,
+    ``occupation``, ``region``, ``timezone``: :func:`recworld.lunar.deid.released_demographic`).
+    Version 2 added ``age_band`` and ``region``; version 1 records read as they are.
+    """
+
+    schema_id: Literal["recworld.lunar.demographic/2", "recworld.lunar.demographic/1"] = Field(
+        default="recworld.lunar.demographic/2", alias="schema"
     )
     user_id: str
     age: int | None = None
+    age_band: str | None = None
     gender: str | None = None
     occupation: str | None = None
     location: str | None = None
+    region: str | None = None
     extra: dict[str, str] = Field(default_factory=dict)
-    # IANA zone of the user's local time (hours, weekdays); None: the dataset's --timezone or UTC.
+    # IANA zone of the user's local time (hours, weekdays). Released profiles always carry one
+    # (the anchor's, else --timezone, else UTC); None only in records written before that.
     timezone: str | None = None
 
     def describe(self) -> str:
         parts = [
             f"age {self.age}" if self.age is not None else "",
+            f"age {self.age_band}" if self.age is None and self.age_band else "",
             f"gender {self.gender}" if self.gender else "",
             f"occupation {self.occupation}" if self.occupation else "",
             f"location {self.location}" if self.location else "",
+            f"region {self.region}" if self.location is None and self.region else "",
         ]
         parts += [f"{k} {v}" for k, v in sorted(self.extra.items())]
         return ", ".join(p for p in parts if p) or "unknown"

@@ -1,7 +1,8 @@
 """Real anchors from any RecWorld dataset: each user a demographic record and timestamped records.
 
 MovieLens users have real age, gender, occupation and zip code, and their
-timestamped ratings stand for watching events. A record's domain and behaviour
+timestamped ratings stand for watching events. Amazon products add their leaf category
+and brand to each record. A record's domain and behaviour
 type come per item from :mod:`recworld.lunar.anchors.domains`: Amazon items by the
 category file they came from (``amazon_category``), other datasets by the dataset's
 domain.
@@ -43,6 +44,18 @@ def demographic(user_id: str, users: pd.DataFrame) -> Demographic:
     )
 
 
+def _product_fields(item: pd.Series, columns: pd.Index) -> dict[str, FieldValue]:
+    """A product's leaf category (``Ground Coffee`` of Grocery > ... > Ground Coffee) and brand."""
+    out: dict[str, FieldValue] = {}
+    path = item["categories"] if "categories" in columns else None
+    if isinstance(path, list | tuple | np.ndarray) and len(path) > 1:
+        out["category"] = str(path[-1])
+    brand = item["brand"] if "brand" in columns else None
+    if isinstance(brand, str) and brand.strip():
+        out["brand"] = brand.strip()
+    return out
+
+
 def dataset_users(dataset: Dataset, domains: DomainMap) -> dict[str, AnchorUser]:
     """Every user of a dataset as an anchor user, each record in its item's domain."""
     inter = dataset.interactions
@@ -62,6 +75,7 @@ def dataset_users(dataset: Dataset, domains: DomainMap) -> dict[str, AnchorUser]
             genres = item["genres"] if "genres" in items.columns else None
             if genres is not None and not isinstance(genres, float) and len(genres):
                 fields["genres"] = ", ".join(genres)
+            fields |= _product_fields(item, items.columns)
             if not np.isnan(row["rating"]):
                 fields["rating"] = float(row["rating"])
             records.append(

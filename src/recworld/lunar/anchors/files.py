@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP
 from recworld.errors import ConfigError, DataError
 from recworld.io import iter_json_lines
 from recworld.lunar import timeutil
-from recworld.lunar.anchors.user import AnchorUser
+from recworld.lunar.anchors.user import AnchorUser, utc_day
 from recworld.lunar.schemas import (
     BehaviourRecord,
     BehaviourType,
@@ -52,9 +53,12 @@ def load_anchor_files(path: Path, n_users: int | None = None, *, seed: int = 0) 
         else {}
     )
     by_user: dict[str, list[BehaviourRecord]] = {}
+    day_only: dict[str, dict[str, str]] = {}
     for line, row in _rows(events_path):
         record = _parse_event(row, events_path, line, len(by_user.get(str(row.get("user_id", "")), [])))
         by_user.setdefault(record.user_id, []).append(record)
+        if _is_date_only(row["timestamp"]):  # '2024-03-04': the day is known, the time is not
+            day_only.setdefault(record.user_id, {})[record.record_id] = utc_day(record.timestamp)
     if not by_user:
         raise DataError("no events", path=events_path)
     ids = sorted(by_user)
@@ -63,9 +67,17 @@ def load_anchor_files(path: Path, n_users: int | None = None, *, seed: int = 0) 
             raise DataError(f"asked for {n_users} users, the file has {len(ids)}", path=events_path)
         ids = sorted(rng(seed, "lunar", "anchors").choice(ids, size=n_users, replace=False).tolist())
     return [
-        AnchorUser(demos.get(u, Demographic(user_id=u)), tuple(sorted(by_user[u], key=lambda r: r.timestamp)))
+        AnchorUser(
+            demos.get(u, Demographic(user_id=u)),
+            tuple(sorted(by_user[u], key=lambda r: r.timestamp)),
+            day_only.get(u, {}),
+        )
         for u in ids
     ]
+
+
+def _is_date_only(value: Any) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"\s*\d{4}-\d{2}-\d{2}\s*", value) is not None
 
 
 def _locate(path: Path) -> tuple[Path, Path | None]:

@@ -73,8 +73,9 @@ class FailureRecord(Record):
     attempts: int = Field(ge=1)
     kind: FailureKind
     error: str
-    # The last rejected reply, de-identified (recworld.lunar.deid) and cut at REPLY_CHARS: the
-    # evidence for "why did the model fail". failures.jsonl is working state, never released.
+    # The last rejected reply, de-identified (recworld.lunar.deid), masked by the run's leak
+    # scanner where one is set (StructuredLLM.redact_failures: no anchor string, source id or
+    # real date) and cut at REPLY_CHARS: the evidence for "why did the model fail".
     reply: str | None = None
 
 
@@ -265,17 +266,27 @@ class StructuredLLM:
         if tracker is not None:
             tracker.answered(stage, failed=failed)
 
+    def redact_failures(self, mask: Callable[[str], str]) -> None:
+        """Pass every failure's key, error and rejected reply through ``mask`` before it is kept.
+
+        Synthesis sets the run's leak scanner here, so ``failures.jsonl``, the failure summary
+        on the terminal and ``recworld.log`` carry no anchor content (siblings share it).
+        """
+        self._log.mask = mask
+
     def _give_up(self, stage: str, key: str, last: _Outcome[Any]) -> None:
-        reply = None if last.reply is None else Deidentifier().text(last.reply)[:REPLY_CHARS]
+        mask = self._log.mask
+        reply = None if last.reply is None else Deidentifier().text(mask(last.reply))[:REPLY_CHARS]
         self._log.fail(
             FailureRecord(
                 stage=stage,
-                key=key,
+                key=mask(key),
                 attempts=self.max_attempts,
                 kind=last.kind,
-                error=last.error,
+                error=mask(last.error),
                 reply=reply,
-            )
+            ),
+            key,
         )
         self._end(stage, failed=True)
 
@@ -302,10 +313,15 @@ class _Log:
         self.calls = 0
         self.failures: list[FailureRecord] = []
         self.errors: dict[tuple[str, str], str] = {}
+        self.mask: Callable[[str], str] = _unchanged
 
-    def fail(self, record: FailureRecord) -> None:
+    def fail(self, record: FailureRecord, key: str | None = None) -> None:
         self.failures.append(record)
-        self.errors[(record.stage, record.key)] = record.error
+        self.errors[(record.stage, key if key is not None else record.key)] = record.error
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def _short_error(exc: Exception) -> str:

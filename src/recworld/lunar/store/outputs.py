@@ -3,8 +3,8 @@
 ==========================  ======================================================  =========================
 file                        record                                                  written by
 ==========================  ======================================================  =========================
-manifest.json               :class:`SynthManifest` (manifest/3)                     ``synthesize``
-real_stats.json             :class:`RealStats` (real_stats/1)                       ``synthesize``
+manifest.json               :class:`SynthManifest` (manifest/4)                     ``synthesize``
+real_stats.json             :class:`RealStats` (real_stats/2)                       ``synthesize``
 failures.jsonl              :class:`~recworld.lunar.llm.FailureRecord`              ``synthesize``
 queries_run.json            :class:`QueriesRun` (queries_run/2)                     ``make_queries``
 query_failures.jsonl        :class:`~recworld.lunar.llm.FailureRecord`              ``make_queries``
@@ -16,8 +16,8 @@ eval/M/C/run.json           :class:`EvalRun` (eval/3)                           
 
 Each carries the config that made it, typed (:mod:`recworld.lunar.config`), so a
 folder says how it was produced and reads back as the same config. Records an older
-version wrote (manifest/2, queries_run/1, eval/2: flat session settings) are read
-and migrated on the way in.
+version wrote (manifest/2 and /3, queries_run/1, eval/2: flat session settings; real_stats/1)
+are read and migrated on the way in.
 """
 
 from __future__ import annotations
@@ -38,6 +38,31 @@ def _migrated(data: Any, old: str, new: str) -> Any:
     if isinstance(data, dict) and data.get("schema") == old:
         return {**data, "schema": new}
     return data
+
+
+class LeakKind(Record):
+    """One kind of anchor string in a release: how many the run had and what became of each copy."""
+
+    strings: int = Field(ge=0)  # distinct anchor strings (or numbers, or real dates) of this kind
+    redacted: int = Field(ge=0)  # occurrences replaced by a token in released text
+    dropped: int = Field(ge=0)  # occurrences that left with a dropped record or field
+    released: int = Field(ge=0)  # occurrences left in dataset/ after the gate (always 0 when written)
+
+
+class ReleaseReport(Record):
+    """What the release gate did (recworld.lunar.synth.release), and where the data came from."""
+
+    leak_scan: dict[str, LeakKind]
+    # Fields not on the allowlist that were dropped, by kind.field (a schema field added later).
+    not_allowlisted: dict[str, int] = Field(default_factory=dict)
+    # Released texts in which a written date was moved with the timeline.
+    texts_with_moved_dates: int = Field(ge=0, default=0)
+    # Users by where their demographic record came from: "record" (the anchors have one) or
+    # "none" (no record: the profile is expanded from their own records' summary). No
+    # demographic is ever drawn from a public distribution ("drawn" would count them).
+    demographics: dict[str, int] = Field(default_factory=dict)
+    # Real records known to the day only (Amazon 2018, date-only exports): they anchor days, no slot.
+    day_only_anchors: int = Field(ge=0, default=0)
 
 
 class StageCounts(Record):
@@ -62,18 +87,20 @@ class SynthCounts(StageCounts):
 
 
 class SynthManifest(Record):
-    schema_id: Literal["recworld.lunar.manifest/3"] = Field(
-        default="recworld.lunar.manifest/3", alias="schema"
+    schema_id: Literal["recworld.lunar.manifest/4"] = Field(
+        default="recworld.lunar.manifest/4", alias="schema"
     )
     config: SynthConfig
     counts: SynthCounts
     timings: dict[str, float]
     created_by: str = "recworld.lunar.synthesize"
+    release: ReleaseReport | None = None  # None only in manifests written before the release gate
 
     @model_validator(mode="before")
     @classmethod
     def _older(cls, data: Any) -> Any:
-        return _migrated(data, "recworld.lunar.manifest/2", "recworld.lunar.manifest/3")
+        data = _migrated(data, "recworld.lunar.manifest/2", "recworld.lunar.manifest/3")
+        return _migrated(data, "recworld.lunar.manifest/3", "recworld.lunar.manifest/4")
 
     @classmethod
     def of(cls, root: Path) -> SynthManifest:
@@ -81,15 +108,27 @@ class SynthManifest(Record):
 
 
 class RealStats(Record):
-    """Aggregated real distributions (behaviour type, hour, weekday) for the JSD figures."""
+    """Aggregated real distributions (behaviour type, hour, weekday) for the JSD figures.
 
-    schema_id: Literal["recworld.lunar.real_stats/1"] = Field(
-        default="recworld.lunar.real_stats/1", alias="schema"
+    ``hour`` counts only the records whose time of day the source knows: ``hour_n`` of the
+    ``n``; ``day_only`` records (Amazon 2018, date-only exports) are left out of it, and with
+    none timed the hour figure has no reference (its JSD is not computed).
+    """
+
+    schema_id: Literal["recworld.lunar.real_stats/2"] = Field(
+        default="recworld.lunar.real_stats/2", alias="schema"
     )
     n: int = Field(ge=0)
     type: dict[str, int]
     hour: dict[str, int]
     weekday: dict[str, int]
+    hour_n: int | None = Field(default=None, ge=0)  # None in real_stats/1 (every record was counted)
+    day_only: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older(cls, data: Any) -> Any:
+        return _migrated(data, "recworld.lunar.real_stats/1", "recworld.lunar.real_stats/2")
 
     def counts(self) -> dict[str, dict[str, int]]:
         return {"type": self.type, "hour": self.hour, "weekday": self.weekday}

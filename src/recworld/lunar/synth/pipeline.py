@@ -2,16 +2,20 @@
 
 ``RUN/`` after ``recworld lunar synth``::
 
-    dataset/            the release: only these three files (recworld.lunar.synth.release)
-      profiles.jsonl      recworld.lunar.profile/1 (de-identified)
+    dataset/            the release: only these three files, through the release gate
+      profiles.jsonl      recworld.lunar.profile/1 (coarse demographics, de-identified text)
       trajectories.jsonl  recworld.lunar.trajectory/1 (with consistency scores per week)
-      records.jsonl       recworld.lunar.record/1, synthetic only (anchor copies removed)
-    manifest.json       recworld.lunar.manifest/3: config, counts, timings (recworld.lunar.store.outputs)
+      records.jsonl       recworld.lunar.record/1, synthetic only (anchor copies dropped)
+    manifest.json       recworld.lunar.manifest/4: config, counts, timings, the gate's leak scan
     real_stats.json     aggregated real distributions (behaviour type, hour, weekday) for JSD
-    failures.jsonl      recworld.lunar.failure/1: every piece given up on (keys name source users)
+    failures.jsonl      recworld.lunar.failure/1: every piece given up on (pseudonymous keys, masked)
+    recworld.log        the run's log (masked by the same scanner)
     cache.sqlite        raw model replies (before de-identification): working state, never released
 
-In ``dataset/`` user ids are ``user-NNN`` and no source id or anchor title appears.
+Synthesis runs on pseudonymised anchors (``user-NNN``, prompt-safe demographics), so no
+key, record id, failure or log line names a source user. The release gate
+(:mod:`recworld.lunar.synth.release`) decides what reaches ``dataset/``; the run's leak
+scanner (:mod:`recworld.lunar.leaks`) masks failures and, in ``api.synthesize``, the log.
 """
 
 from __future__ import annotations
@@ -24,16 +28,18 @@ from pathlib import Path
 from recworld.io import atomic_write_jsonl
 from recworld.lunar import timeutil
 from recworld.lunar.anchors import AnchorUser
+from recworld.lunar.anchors.user import pseudonymised
 from recworld.lunar.config import SynthConfig, SynthOptions
+from recworld.lunar.leaks import Scanner
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.quality.stats import distribution_counts, on_synthesised_days
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory, WeekPlan
 from recworld.lunar.store.dataset import DATASET_DIR
-from recworld.lunar.store.outputs import RealStats, SynthCounts, SynthManifest
+from recworld.lunar.store.outputs import LeakKind, RealStats, ReleaseReport, SynthCounts, SynthManifest
 from recworld.lunar.synth.profile import expand_profile
 from recworld.lunar.synth.records import instantiate_week, remove_anchors
-from recworld.lunar.synth.release import anonymise
+from recworld.lunar.synth.release import Release, release
 from recworld.lunar.synth.result import SynthResult, UserResult
 from recworld.lunar.synth.trajectory import plan_week
 from recworld.lunar.synth.validate import review_week
@@ -116,17 +122,32 @@ async def synthesize_user(
             max_records=config.max_records_per_slot,
         )
     span = user.within(start_ts, start_ts + config.weeks * WEEK_S)
-    kept = remove_anchors(records, span)
+    copies: list[tuple[BehaviourRecord, str]] = []
+    kept = remove_anchors(records, user.records, copies)
     trajectory = Trajectory(user_id=profile.user_id, start_ts=start_ts, weeks=weeks)
-    return UserResult(profile, trajectory, sorted(kept, key=lambda r: (r.timestamp, r.record_id)), span)
+    ordered = sorted(kept, key=lambda r: (r.timestamp, r.record_id))
+    return UserResult(profile, trajectory, ordered, span, copies)
+
+
+def scanner_of(anchors: Sequence[AnchorUser]) -> Scanner:
+    """The leak scanner of a run: every string, number and date of its anchors as read."""
+    return Scanner.of((a.user_id, a.demographic, a.records) for a in anchors)
 
 
 async def synthesize(
-    llm: StructuredLLM, anchors: Sequence[AnchorUser], config: SynthOptions, embedder: Embedder | None = None
+    llm: StructuredLLM,
+    anchors: Sequence[AnchorUser],
+    config: SynthOptions,
+    embedder: Embedder | None = None,
+    scanner: Scanner | None = None,
 ) -> SynthResult:
-    results = await gather_or_cancel([synthesize_user(llm, u, config, embedder) for u in anchors])
-    out = SynthResult(anchors=list(anchors))
-    for user, result in zip(anchors, results, strict=True):
+    """Synthesise every anchor user, under pseudonyms; failures are masked by the run's scanner."""
+    scanner = scanner or scanner_of(anchors)
+    llm.redact_failures(scanner.mask)
+    users, _ = pseudonymised(anchors)
+    results = await gather_or_cancel([synthesize_user(llm, u, config, embedder) for u in users])
+    out = SynthResult(anchors=users, sources=list(anchors), scanner=scanner)
+    for user, result in zip(users, results, strict=True):
         if result is None:
             out.dropped_users.append(user.user_id)
         else:
@@ -135,7 +156,7 @@ async def synthesize(
 
 
 def real_reference(result: SynthResult) -> tuple[list[BehaviourRecord], dict[str, tzinfo]]:
-    """The real records on the days that were synthesised, and each source user's zone."""
+    """The real records on the days that were synthesised, and each user's zone."""
     zones = {u.profile.user_id: timeutil.zone(u.profile.demographic.timezone) for u in result.users}
     kept = [
         r
@@ -145,32 +166,71 @@ def real_reference(result: SynthResult) -> tuple[list[BehaviourRecord], dict[str
     return kept, zones
 
 
+def real_stats(result: SynthResult) -> RealStats:
+    """The JSD reference; hours only from records whose time of day the source knows."""
+    reference, zones = real_reference(result)
+    dated = {rid for a in result.anchors for rid in a.day_only}
+    timed = [r for r in reference if r.record_id not in dated]
+    counts = distribution_counts(reference, zones)
+    counts["hour"] = distribution_counts(timed, zones)["hour"]
+    return RealStats(n=len(reference), hour_n=len(timed), day_only=len(reference) - len(timed), **counts)
+
+
+def release_report(result: SynthResult, done: Release) -> ReleaseReport:
+    counts = done.gate.scanner.counts
+    kinds = sorted(set(counts.strings) | set(counts.redacted) | set(counts.dropped))
+    leak_scan = {
+        k: LeakKind(
+            strings=counts.strings[k],
+            redacted=counts.redacted[k],
+            dropped=counts.dropped[k],
+            released=done.released[k],
+        )
+        for k in kinds
+    }
+    demo = [a.demographic for a in result.sources or result.anchors]
+    known = sum(
+        any(v is not None for v in (d.age, d.gender, d.occupation, d.location)) or bool(d.extra) for d in demo
+    )
+    return ReleaseReport(
+        leak_scan=leak_scan,
+        not_allowlisted=dict(done.gate.dropped_fields),
+        texts_with_moved_dates=done.gate.dates_moved,
+        demographics={"record": known, "none": len(demo) - known, "drawn": 0},
+        day_only_anchors=sum(len(a.day_only) for a in result.anchors),
+    )
+
+
 def write_dataset(
     out: Path, result: SynthResult, llm: StructuredLLM, config: SynthConfig, started: float
 ) -> SynthManifest:
-    """Write ``out/dataset/`` (the release) and the working state beside it (failures, stats, manifest)."""
-    profiles, trajectories, records = anonymise(result)
+    """Write ``out/dataset/`` (the release) and the working state beside it (failures, stats, manifest).
+
+    The release gate runs over everything before the first file of ``dataset/`` is written.
+    """
+    done = release(result)
     real = [r for u in result.users for r in u.anchors_used] or [r for a in result.anchors for r in a.records]
-    release = out / DATASET_DIR
-    release.mkdir(parents=True, exist_ok=True)
-    atomic_write_jsonl(release / "profiles.jsonl", [p.to_json() for p in profiles])
-    atomic_write_jsonl(release / "trajectories.jsonl", [t.to_json() for t in trajectories])
-    atomic_write_jsonl(release / "records.jsonl", [r.to_json() for r in records])
+    folder = out / DATASET_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_jsonl(folder / "profiles.jsonl", done.profiles)
+    atomic_write_jsonl(folder / "trajectories.jsonl", done.trajectories)
+    atomic_write_jsonl(folder / "records.jsonl", done.records)
     atomic_write_jsonl(out / "failures.jsonl", failures_json(llm.failures))
-    reference, zones = real_reference(result)
-    RealStats(n=len(reference), **distribution_counts(reference, zones)).write(out / "real_stats.json")
+    real_stats(result).write(out / "real_stats.json")
+    trajectories = done.trajectories
     counts = SynthCounts(
-        users=len(profiles),
+        users=len(done.profiles),
         dropped_users=len(result.dropped_users),
-        weeks=sum(len(t.weeks) for t in trajectories),
-        slots=sum(len(d.slots) for t in trajectories for w in t.weeks for d in w.days),
-        records=len(records),
+        weeks=sum(len(t["weeks"]) for t in trajectories),
+        slots=sum(len(d["slots"]) for t in trajectories for w in t["weeks"] for d in w["days"]),
+        records=len(done.records),
         anchors_used=len(real),
         asked=llm.asked,
         failures=len(llm.failures),
         llm_calls=llm.calls,
     )
     timings = {"synth_s": round(time.perf_counter() - started, 3)}
-    manifest = SynthManifest(config=config, counts=counts, timings=timings)
+    report = release_report(result, done)
+    manifest = SynthManifest(config=config, counts=counts, timings=timings, release=report)
     manifest.write(out / "manifest.json")
     return manifest

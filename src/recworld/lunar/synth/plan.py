@@ -1,9 +1,15 @@
-"""``lunar synth --dry-run``: profiles rendered exactly, the later stages as upper bounds."""
+"""``lunar synth --dry-run``: profiles rendered exactly, the later stages as upper bounds.
+
+The rendered prompts are printed, so they go through the run's leak scanner first: what
+a prompt would carry of the real records (a descriptor, a region) shows as ``<KIND>``.
+"""
 
 from __future__ import annotations
 
-from recworld.lunar.anchors import load_anchors
+from recworld.lunar.anchors import load_anchors, with_default_zone
+from recworld.lunar.anchors.user import pseudonymised
 from recworld.lunar.config import SynthConfig
+from recworld.lunar.leaks import Scanner
 from recworld.lunar.llm.plan import PlannedStage, check_spec, planned
 from recworld.lunar.synth.profile import PROFILE_TOKENS, profile_prompt
 
@@ -12,16 +18,19 @@ def plan_synth(config: SynthConfig) -> dict[str, PlannedStage]:
     """Requests per synthesis stage for ``config``; profiles exact, the rest upper bounds."""
     check_spec(config.llm)
     o = config.options
-    users = load_anchors(
+    real = load_anchors(
         config.anchors,
         config.users,
         seed=config.seed,
         min_domains=config.min_domains,
         domain_map=config.domain_map,
     )
+    real = with_default_zone(real, config.timezone or "UTC")
+    scanner = Scanner.of((a.user_id, a.demographic, a.records) for a in real)
+    users, _ = pseudonymised(real)
     n, plans = len(users), len(users) * o.weeks * (o.max_regenerations + 1)
     name, cap = config.llm.name, config.llm.max_tokens
-    prompts = [profile_prompt(u, o.use_anchors) for u in users]
+    prompts = [scanner.mask(profile_prompt(u, o.use_anchors)) for u in users]
     stages = {
         "profile": planned(name, n, PROFILE_TOKENS, prompts, exact=True),
         "week": planned(name, plans, cap, exact=False),

@@ -1,15 +1,29 @@
-"""Stage 1, Profile Expanding: a real demographic record becomes a structured profile."""
+"""Stage 1, Profile Expanding: a real demographic record becomes a structured profile.
+
+The prompt carries the user's demographic record (what the paper expands) and, with
+anchors, a summary of the user's own real records (:func:`records_summary`): per domain,
+how many, of which kinds, their categories or genres, ratings and amounts, the span and
+the weekdays (and the time of day where the source records one). Sources without
+demographics (Amazon Reviews 2018) would otherwise give every user with the same domains
+the same prompt, and with a shared cache the same profile; the summary makes each prompt,
+and so each profile, the user's own. It names no item, merchant or place (aggregates only),
+and every demographic left out of the record stays unknown: none is drawn from a public
+distribution (the manifest counts users with and without a demographic record).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from statistics import mean
 from typing import Literal
 
 from pydantic import Field
 
+from recworld.lunar import timeutil
 from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.llm import StructuredLLM
-from recworld.lunar.schemas import CATEGORIES, Affinity, Category, Lifestyle, Profile
+from recworld.lunar.schemas import CATEGORIES, Affinity, BehaviourRecord, Category, Lifestyle, Profile
 from recworld.records import Draft
 
 PROFILE_TOKENS = 320  # reply cap of the profile call
@@ -35,6 +49,70 @@ class ProfileDraft(Draft):
     lifestyle: LifestyleDraft
 
 
+# Descriptive fields summarised per domain (most common values): what the records are about.
+SUMMARY_FIELDS = ("genres", "genre", "category", "categories", "cuisine", "style", "format")
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def _descriptors(records: Sequence[BehaviourRecord]) -> list[str]:
+    counts: Counter[str] = Counter()
+    for r in records:
+        for key, value in r.fields.items():
+            if key.lower() in SUMMARY_FIELDS and isinstance(value, str):
+                counts.update(v.strip() for v in value.replace("|", ",").split(",") if v.strip())
+    return [f"{v} {n}" for v, n in counts.most_common(4)]
+
+
+def _numbers(records: Sequence[BehaviourRecord], keys: tuple[str, ...]) -> list[float]:
+    return [
+        float(v)
+        for r in records
+        for k, v in r.fields.items()
+        if k.lower() in keys and isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+
+
+def records_summary(user: AnchorUser) -> str:
+    """The user's own real records in aggregate: no item, merchant, place, date or id.
+
+    Part of the profile prompt, so users without a demographic record still get a profile of
+    their own (two users with the same domains differ in what, how much, how rated, when).
+    """
+    records = user.records
+    if not records:
+        return "no real records"
+    zone = user.zone
+    days = {timeutil.iso_date(r.timestamp, zone) for r in records}
+    weeks = (max(r.timestamp for r in records) - min(r.timestamp for r in records)) // timeutil.WEEK_S + 1
+    lines = [f"{len(records)} real records on {len(days)} days over {weeks} weeks."]
+    for domain in sorted({r.domain for r in records}, key=lambda d: d.value):
+        mine = [r for r in records if r.domain is domain]
+        kinds = Counter(r.type.value for r in mine)
+        parts = [f"{domain.value}: {len(mine)} ({', '.join(f'{k} {n}' for k, n in kinds.most_common())})"]
+        if about := _descriptors(mine):
+            parts.append("about " + ", ".join(about))
+        if ratings := _numbers(mine, ("rating", "stars", "overall", "score")):
+            parts.append(f"mean rating {mean(ratings):.1f} of {len(ratings)}")
+        if amounts := _numbers(mine, ("amount", "price", "total", "cost")):
+            parts.append(f"spent {sum(amounts):.2f} in total, {mean(amounts):.2f} on average")
+        lines.append("- " + "; ".join(parts))
+    weekdays = Counter(WEEKDAYS[timeutil.weekday(r.timestamp, zone)] for r in records)
+    lines.append("Busiest weekdays: " + ", ".join(f"{d} {n}" for d, n in weekdays.most_common(3)) + ".")
+    timed = user.timed()
+    if timed:
+        hours = Counter(_part(timeutil.hour(r.timestamp, zone)) for r in timed)
+        lines.append("Time of day: " + ", ".join(f"{p} {n}" for p, n in hours.most_common()) + ".")
+    if len(timed) < len(records):
+        lines.append(
+            f"The source records only the date of {len(records) - len(timed)} of them (no time of day)."
+        )
+    return "\n".join(lines)
+
+
+def _part(hour: int) -> str:
+    return "night" if hour < 6 else "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
+
+
 def profile_prompt(user: AnchorUser, use_anchors: bool) -> str:
     categories = ", ".join(c.value for c in CATEGORIES)
     lines = [
@@ -48,6 +126,8 @@ def profile_prompt(user: AnchorUser, use_anchors: bool) -> str:
     if use_anchors and user.records:
         active = ", ".join(sorted({r.domain.value for r in user.records}))
         lines.append(f"Real logs show this person is active in: {active}; include those categories.")
+        lines.append(f"Their real records, summarised (person {user.user_id}):\n{records_summary(user)}")
+        lines.append("Write the profile this person's records imply; name no real item, merchant or place.")
     lines.append(
         'JSON shape: {"affinities": [{"category": ..., "score": 4, "preferences": [...]}], '
         '"lifestyle": {"clothing": ..., "food": ..., "housing": ..., "mobility": ..., "spending": ...}}'
@@ -66,13 +146,13 @@ def _dedupe(draft: ProfileDraft) -> list[Affinity]:
 
 
 def _anchor_affinity(user: AnchorUser, category: Category) -> Affinity:
-    """An affinity the real logs prove but the model left out (the profile must cover real behaviour)."""
-    titles = Counter(
-        str(r.fields.get("genres") or r.fields.get("title") or category.value)
-        for r in user.records
-        if r.domain is category
-    )
-    prefs = [t.split(",")[0].strip() for t, _ in titles.most_common(3)] or [category.value]
+    """An affinity the real logs prove but the model left out (the profile must cover real behaviour).
+
+    Its preferences are the records' categories or genres, never their titles: a real title
+    would only come out of the release as a redaction token.
+    """
+    about = [d.rsplit(" ", 1)[0] for d in _descriptors([r for r in user.records if r.domain is category])]
+    prefs = about[:3] or [category.value.replace("_", " ")]
     return Affinity(category=category, score=0.5, preferences=list(dict.fromkeys(prefs)))
 
 

@@ -1,7 +1,9 @@
 """Stage 3, Record Instantiation: each slot plan becomes concrete behaviour records.
 
 Real records inside a slot's window are shown verbatim as hard anchors so the
-new records follow their timing, category and place; they are never kept.
+new records follow their timing, category and kind of place; they are never kept, and
+the prompt asks for new names, titles, merchants, places and references. Records known
+only to the day (``AnchorUser.day_only``) are never hard anchors: they have no slot.
 :func:`~recworld.lunar.synth.copies.remove_anchors` drops anchor records and any
 synthetic record that copies an anchor's content (records that only share its time stay).
 """
@@ -80,8 +82,8 @@ def _prompt(
     ]
     if anchors:
         lines.append(
-            "Real records in this window (hard anchors: match their timing, category and place; "
-            "do not copy them):"
+            "Real records in this window (hard anchors: match their timing, category and kind of place; "
+            "invent new names, titles, merchants, places, references and amounts; copy no value from them):"
         )
         lines += [f"- {a}" for a in anchors]
     # The example's time is the slot start: small models copy the example, and a fixed
@@ -133,7 +135,8 @@ async def instantiate_week(
         for n, slot in enumerate(day.slots):
             lo = day_start + hhmm_minutes(slot.start) * 60
             hi = day_start + hhmm_minutes(slot.end) * 60
-            anchors = [_anchor_json(r, day_start) for r in user.within(lo, hi + 60)] if use_anchors else []
+            real = user.timed_within(lo, hi + 60) if use_anchors else []
+            anchors = [_anchor_json(r, day_start) for r in real]
             key = f"{profile.user_id}/w{week.index}/d{d}/s{n}"
             jobs.append(
                 llm.structured(

@@ -1,10 +1,16 @@
-"""What synthesis produced, before it is written: per user, the profile, trajectory, records and anchors."""
+"""What synthesis produced, before it is written: per user, the profile, trajectory, records and anchors.
+
+Synthesis runs on pseudonymised anchors (``user-NNN``, prompt-safe demographics:
+:func:`~recworld.lunar.anchors.user.pseudonymised`); ``sources`` keeps the anchors as they
+were read, which only the leak scanner reads (``scanner``, built from them).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from recworld.lunar.anchors import AnchorUser
+from recworld.lunar.leaks import Scanner
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory
 
 
@@ -14,10 +20,14 @@ class UserResult:
     trajectory: Trajectory
     records: list[BehaviourRecord]
     anchors_used: list[BehaviourRecord]
+    # Synthetic records removed as copies of this user's anchors, with the kind of value copied.
+    copies: list[tuple[BehaviourRecord, str]] = field(default_factory=list)
 
 
 @dataclass
 class SynthResult:
     users: list[UserResult] = field(default_factory=list)
-    anchors: list[AnchorUser] = field(default_factory=list)
+    anchors: list[AnchorUser] = field(default_factory=list)  # what synthesis ran on (pseudonymised)
     dropped_users: list[str] = field(default_factory=list)
+    sources: list[AnchorUser] = field(default_factory=list)  # the anchors as read (source ids, raw records)
+    scanner: Scanner | None = None

@@ -5,13 +5,17 @@ one granularity only. Real data anchors two levels: the week prompt sees
 aggregate statistics of the user's real events in that week (counts per
 domain and type, amounts, time-of-day spread); each day prompt sees that day's
 real events in time order.
+
+Records known only to the day (Amazon 2018, date-only exports: ``AnchorUser.day_only``)
+count in the week and anchor their day, but the time-of-day spread skips them and says
+so, and a day's list shows them as ``(time unknown)`` rather than an invented hour.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, tzinfo
 
 from pydantic import Field
@@ -79,12 +83,19 @@ def _part_of_day(ts: int, tz: tzinfo = UTC) -> str:
     return "night" if hour < 6 else "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
 
 
-def week_statistics(records: Sequence[BehaviourRecord], tz: tzinfo = UTC) -> str:
-    """Aggregated real statistics of one week: the anchor of its theme."""
+def week_statistics(
+    records: Sequence[BehaviourRecord], tz: tzinfo = UTC, day_only: Collection[str] = ()
+) -> str:
+    """Aggregated real statistics of one week: the anchor of its theme.
+
+    ``day_only`` holds the ids of records whose time of day is unknown: the time-of-day
+    spread leaves them out and says how many it left out.
+    """
     if not records:
         return "no real events this week"
     kinds = Counter(f"{r.domain.value}/{r.type.value}" for r in records)
-    parts = Counter(_part_of_day(r.timestamp, tz) for r in records)
+    timed = [r for r in records if r.record_id not in day_only]
+    parts = Counter(_part_of_day(r.timestamp, tz) for r in timed)
     amount = sum(
         float(v)
         for r in records
@@ -92,23 +103,29 @@ def week_statistics(records: Sequence[BehaviourRecord], tz: tzinfo = UTC) -> str
         if k in ("amount", "price") and isinstance(v, int | float)
     )
     out = [f"{len(records)} real events", "by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common())]
-    out.append(
-        "time of day: "
-        + ", ".join(f"{p} {parts.get(p, 0)}" for p in ("morning", "afternoon", "evening", "night"))
-    )
+    if timed:
+        out.append(
+            "time of day: "
+            + ", ".join(f"{p} {parts.get(p, 0)}" for p in ("morning", "afternoon", "evening", "night"))
+        )
+    if len(timed) < len(records):
+        out.append(f"time of day unknown for {len(records) - len(timed)} (the source records dates only)")
     if amount:
         out.append(f"total amount {amount:.2f}")
     return "; ".join(out)
 
 
-def day_events(records: Sequence[BehaviourRecord], limit: int = 12, tz: tzinfo = UTC) -> str:
-    """A day's real events in time order (the day plan's anchors)."""
+def day_events(
+    records: Sequence[BehaviourRecord], limit: int = 12, tz: tzinfo = UTC, day_only: Collection[str] = ()
+) -> str:
+    """A day's real events in time order (the day plan's anchors); day-only ones without an hour."""
     if not records:
         return "none"
     lines = []
     for r in sorted(records, key=lambda r: r.timestamp)[:limit]:
         what = r.fields.get("title") or r.fields.get("name") or ""
-        lines.append(f"{timeutil.hhmm(r.timestamp, tz)} {r.domain.value}/{r.type.value} {what}".rstrip())
+        when = "(time unknown)" if r.record_id in day_only else timeutil.hhmm(r.timestamp, tz)
+        lines.append(f"{when} {r.domain.value}/{r.type.value} {what}".rstrip())
     more = len(records) - limit
     return "; ".join(lines) + (f"; and {more} more" if more > 0 else "")
 
@@ -210,7 +227,7 @@ async def plan_week(
     week_start = start_ts + index * WEEK_S
     key = f"{profile.user_id}/w{index}/r{variant}"
     real_week = user.within(week_start, week_start + WEEK_S) if use_anchors else None
-    stats = week_statistics(real_week, user.zone) if real_week is not None else None
+    stats = week_statistics(real_week, user.zone, user.day_only) if real_week is not None else None
     week = await llm.structured(
         _week_prompt(profile, stats, previous_themes, index, variant, feedback),
         WeekDraft,
@@ -226,7 +243,11 @@ async def plan_week(
         if use_anchors
         else None
     )
-    anchors_text = [day_events(r, tz=user.zone) for r in real_days] if real_days is not None else None
+    anchors_text = (
+        [day_events(r, tz=user.zone, day_only=user.day_only) for r in real_days]
+        if real_days is not None
+        else None
+    )
     days = await llm.structured(
         _days_prompt(profile, week, anchors_text, dates), DaysDraft, stage="days", key=key, max_tokens=240
     )
