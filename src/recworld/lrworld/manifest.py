@@ -2,8 +2,12 @@
 
 ``recworld.manifest/2`` adds the image roots the build was given (the
 ``describe+image`` variant resolves item images against them at eval time)
-and the count of item images the build refused. A ``/1`` manifest still reads:
-its suite allows images from ``SUITE/dataset`` only.
+and the count of item images the build refused. ``/3`` adds what the build
+checked and left out: ``gates`` (ground-truth gates and what they skipped),
+``filters`` (per measure: tied windows never asked, questions dropped by
+reason) and ``shortcuts`` (the shortcut battery). Older manifests still read:
+a ``/1`` suite allows images from ``SUITE/dataset`` only, and ``/1``/``/2``
+suites have no gates, filters or shortcuts recorded.
 
 ``config`` is the :class:`~recworld.lrworld.config.BuildConfig` itself, so a
 suite's config reads back as the object it was built with (fields added to the
@@ -25,7 +29,7 @@ from recworld.lrworld.config import BuildConfig
 from recworld.records import FrozenRecord
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_SCHEMA: Literal["recworld.manifest/2"] = "recworld.manifest/2"
+MANIFEST_SCHEMA: Literal["recworld.manifest/3"] = "recworld.manifest/3"
 
 
 class UsersSkipped(FrozenRecord):
@@ -155,7 +159,7 @@ class ShortcutReport(FrozenRecord):
 class SuiteManifest(FrozenRecord):
     """One suite's build record: data identity, config, counts, skips, hashes and timings."""
 
-    schema_id: Literal["recworld.manifest/1", "recworld.manifest/2"] = Field(
+    schema_id: Literal["recworld.manifest/1", "recworld.manifest/2", "recworld.manifest/3"] = Field(
         default=MANIFEST_SCHEMA, alias="schema"
     )
     dataset: str
