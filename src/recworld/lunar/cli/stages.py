@@ -9,7 +9,7 @@ the registered context settings, read when the app is built.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -91,7 +91,7 @@ def add_ablate(app: typer.Typer) -> None:
         """Evidence ablations: Full-E vs Single-E on multi-domain queries, and k-scaling (Table 5, Fig. 3)."""
         config, run = given.build(AblateConfig, root=root), given.run
         runs = show.tracked("ablate", run.progress, lambda: api.ablate(config))
-        show.eval_done("ablate", runs, as_json=run.as_json)
+        show.ablate_done(root, runs, as_json=run.as_json)
 
 
 def add_report(app: typer.Typer) -> None:
@@ -104,13 +104,9 @@ def add_report(app: typer.Typer) -> None:
         given: Given,
         run: Given,
     ) -> None:
-        """Write report.md / report.csv / quality.json: models × contexts, plus data-quality figures."""
+        """Write report.html (tables, figures, a sample viewer), report.md, two CSVs and quality.json."""
         written = api.build_report(build(ReportConfig, {"root": root, **given.nested()}))
-        if build(RunOptions, run.nested()).as_json:
-            rows: list[dict[str, Any]] = [r.flat() for r in written.rows]
-            show.emit(True, {"command": "report", "root": str(root), "rows": rows}, [])
-        else:
-            typer.echo((root / "report.md").read_text(encoding="utf-8"))
+        show.report_done(root, written, as_json=build(RunOptions, run.nested()).as_json)
 
 
 def add_stage_commands(app: typer.Typer) -> None:
