@@ -50,6 +50,7 @@ ABLATE_DIR = "ablate"
 ABLATE_RUN = "ablate_run.json"
 SINGLE_DOMAIN, MULTI_FULL, MULTI_SINGLE = "single-domain", "multi-full", "multi-single"
 K_SCALING = "k-scaling"  # the k0 .. k_max variants, skipped or run together
+PARTS = (SINGLE_DOMAIN, MULTI_FULL, MULTI_SINGLE, K_SCALING)
 
 
 Pairs = list[tuple[Query, Rubric]]
@@ -106,6 +107,12 @@ class AblateRun(Record):
     k_max: int
     ran: dict[str, int]  # variant -> queries it was run on
     skipped: dict[str, str]  # single-domain, multi-full, multi-single or k-scaling -> why not
+
+    def reasons(self) -> list[tuple[str, str]]:
+        """(part, why) of every part not run, in :data:`PARTS` order."""
+        return sorted(
+            self.skipped.items(), key=lambda kv: PARTS.index(kv[0]) if kv[0] in PARTS else len(PARTS)
+        )
 
     @classmethod
     def of(cls, root: Path) -> AblateRun | None:

@@ -97,7 +97,7 @@ def ablate_done(root: Path, named: Mapping[str, EvalRun], *, as_json: bool) -> N
         emit(True, data, [])
         return
     eval_done("ablate", named, as_json=False)
-    for part, why in skipped.items():
+    for part, why in record.reasons() if record is not None else []:
         typer.echo(f"not run: {part}: {why}")
 
 

@@ -106,7 +106,7 @@ def _table(cells: Mapping[str, Mapping[str, MetricCell]]) -> Table:
 def _skipped_notes(ablation: Ablation) -> list[str]:
     if ablation.record is None:
         return []
-    return [f"Not run: {PARTS.get(part, part)}. {why}." for part, why in ablation.record.skipped.items()]
+    return [f"Not run: {PARTS.get(part, part)}. {why}." for part, why in ablation.record.reasons()]
 
 
 def _figure(cells: Mapping[str, Mapping[str, MetricCell]]) -> Figure | None:
