@@ -20,11 +20,26 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
-def tracked(command: str, progress: bool, call: Callable[[], R]) -> R:
-    """Run one stage with its progress display and Ctrl-C's ``k/N pieces answered``."""
-    from recworld.lunar.llm.tracking import tracking
+def tracked(
+    command: str,
+    progress: bool,
+    call: Callable[[], R],
+    plan: Callable[[], Mapping[str, PlannedStage]] | None = None,
+) -> R:
+    """Run one stage with its progress (a display on a terminal, plain lines elsewhere) and Ctrl-C's k/N.
 
-    with tracking(command, progress=progress):
+    ``plan`` (the command's dry run) feeds the lines' total and a local model's cost estimate.
+    """
+    import sys
+
+    from recworld.lunar.cli.progress import BackgroundPlan, CostEstimate, PieceLines
+    from recworld.lunar.llm.tracking import Sink, tracking
+
+    background = BackgroundPlan(plan) if plan is not None else None
+    sinks: list[Sink] = [CostEstimate(command, background)] if background is not None else []
+    if progress and not sys.stderr.isatty():
+        sinks.append(PieceLines(command, background))
+    with tracking(command, progress=progress, sinks=sinks):
         return call()
 
 

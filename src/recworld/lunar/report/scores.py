@@ -131,7 +131,7 @@ def _table(rows: Sequence[ScoreRow], prefix: str = "") -> Table:
 def _figure(rows: Sequence[ScoreRow]) -> Figure | None:
     contexts = list(dict.fromkeys(r.context for r in rows))
     models = list(dict.fromkeys(r.model for r in rows))
-    if not rows:
+    if all(r.avg.mean is None for r in rows):
         return None
     by = {(r.model, r.context): r.avg for r in rows}
     series = {
@@ -166,7 +166,7 @@ def _notes(evals: Sequence[EvalData], rows: Sequence[ScoreRow]) -> list[str]:
                 "its scores are the floor (1), not a judge's opinion. The errors are in run.json."
             )
         elif r.judged == 0:
-            notes.append(f"{r.model} / {r.context}: no judgment succeeded ({r.judge_errors} judge errors).")
+            notes.append(f"{r.model} / {r.context}: no judgment succeeded (judge errors: {r.judge_errors}).")
     return notes
 
 
