@@ -252,7 +252,7 @@ def test_ablation_table_curve_and_what_could_not_run(tmp_path: Path) -> None:
     (row,) = page.table("ablation")
     assert row["Avg by k"] == "k0=2.00 k1=3.00 k2=4.00" and row["multi-domain Full-E"] == "–"
     assert (
-        "Not run: multi-domain Full-E. no multi-domain query: all 2 queries' evidence spans one domain."
+        "Not run: multi-domain Full-E. No multi-domain query: all 2 queries' evidence spans one domain."
         in page.notes
     )
     assert "fig-k-scaling" in page.figures

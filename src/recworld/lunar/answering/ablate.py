@@ -108,11 +108,13 @@ class AblateRun(Record):
     ran: dict[str, int]  # variant -> queries it was run on
     skipped: dict[str, str]  # single-domain, multi-full, multi-single or k-scaling -> why not
 
-    def reasons(self) -> list[tuple[str, str]]:
-        """(part, why) of every part not run, in :data:`PARTS` order."""
-        return sorted(
-            self.skipped.items(), key=lambda kv: PARTS.index(kv[0]) if kv[0] in PARTS else len(PARTS)
-        )
+    def reasons(self) -> list[tuple[list[str], str]]:
+        """(parts, why) of the parts not run, those with the same reason together, in :data:`PARTS` order."""
+        order = sorted(self.skipped, key=lambda p: PARTS.index(p) if p in PARTS else len(PARTS))
+        grouped: dict[str, list[str]] = {}
+        for part in order:
+            grouped.setdefault(self.skipped[part], []).append(part)
+        return [(parts, why) for why, parts in grouped.items()]
 
     @classmethod
     def of(cls, root: Path) -> AblateRun | None:

@@ -112,8 +112,8 @@ def ablate_done(root: Path, named: Mapping[str, EvalRun], *, as_json: bool) -> N
         emit(True, data, [])
         return
     eval_done("ablate", named, as_json=False)
-    for part, why in record.reasons() if record is not None else []:
-        typer.echo(f"not run: {part}: {why}")
+    for parts, why in record.reasons() if record is not None else []:
+        typer.echo(f"not run: {', '.join(parts)}: {why}")
 
 
 def report_done(root: Path, written: ReportResult, *, as_json: bool) -> None:

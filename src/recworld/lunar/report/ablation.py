@@ -106,7 +106,10 @@ def _table(cells: Mapping[str, Mapping[str, MetricCell]]) -> Table:
 def _skipped_notes(ablation: Ablation) -> list[str]:
     if ablation.record is None:
         return []
-    return [f"Not run: {PARTS.get(part, part)}. {why}." for part, why in ablation.record.reasons()]
+    return [
+        f"Not run: {', '.join(PARTS.get(p, p) for p in parts)}. {why[:1].upper()}{why[1:]}."
+        for parts, why in ablation.record.reasons()
+    ]
 
 
 def _figure(cells: Mapping[str, Mapping[str, MetricCell]]) -> Figure | None:
