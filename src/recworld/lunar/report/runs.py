@@ -78,10 +78,6 @@ class Inputs:
     queries: dict[str, Query]
     rubrics: dict[str, Rubric]
 
-    @property
-    def multi_domain(self) -> int:
-        return sum(len(set(r.evidence.domains)) > 1 for r in self.rubrics.values())
-
 
 def load_inputs(root: Path) -> Inputs:
     queries: Sequence[Query] = store.queries(root) if (root / "queries.jsonl").exists() else []
