@@ -15,8 +15,16 @@ from typer.testing import CliRunner
 
 from recworld.chat import Request
 from recworld.cli import app
-from recworld.lunar.answering.ablate import MULTI_FULL, MULTI_SINGLE, SINGLE_DOMAIN, variants
-from recworld.lunar.report.ablation import ablation_cells
+from recworld.lunar.answering.ablate import (
+    K_SCALING,
+    MULTI_FULL,
+    MULTI_SINGLE,
+    SINGLE_DOMAIN,
+    AblateRun,
+    skipped_variants,
+    variants,
+)
+from recworld.lunar.report.ablation import load_ablation
 from recworld.lunar.schemas import (
     BehaviourRecord,
     BehaviourType,
@@ -25,6 +33,7 @@ from recworld.lunar.schemas import (
     Query,
     Rubric,
 )
+from recworld.lunar.store import dataset as store
 
 COUNT = re.compile(r"EVIDENCE-COUNT=(\d)")
 RECORD_LINE = re.compile(r"^\[", flags=re.M)
@@ -66,6 +75,25 @@ def test_variants_split_queries_and_vary_evidence() -> None:
     assert variants([multi, single], records, seed=3) == table  # seeded
     # The judge keeps the full rubric: facts and points are untouched.
     assert all(r.points == ["p"] for _, r in table["k0"])
+
+
+def test_skipped_parts_say_why() -> None:
+    records = [_rec(f"d{i}", Category.DINING) for i in range(3)] + [_rec("m0", Category.MOVIES)]
+    single = [_pair(f"s{i}", ["d0"], [Category.DINING]) for i in range(3)]
+    table = variants(single, records, k_max=4)
+    why = skipped_variants(table, single, 4)
+    assert set(why) == {MULTI_FULL, MULTI_SINGLE, K_SCALING}
+    assert why[MULTI_FULL].startswith("no multi-domain query: all 3 queries' evidence spans one domain")
+    assert why[MULTI_FULL] == why[K_SCALING]  # one reason, said once on the terminal and in the report
+    assert "--min-domains 2" in why[MULTI_FULL]
+    # Multi-domain queries, but none with k_max records: only the k-curve is skipped, and the counts are said.
+    multi = [_pair("m", ["d0", "m0"], [Category.DINING, Category.MOVIES]), *single]
+    why = skipped_variants(variants(multi, records, k_max=4), multi, 4)
+    assert list(why) == [K_SCALING] and "(their evidence counts: 2)" in why[K_SCALING]
+    only_multi = multi[:1]
+    why = skipped_variants(variants(only_multi, records, k_max=2), only_multi, 2)
+    assert list(why) == [SINGLE_DOMAIN]
+    assert skipped_variants(variants([], records), [], 4)[MULTI_FULL].startswith("no queries")
 
 
 def _counting(base: Callable[[Request], str]) -> Callable[[Request], str]:
@@ -112,15 +140,21 @@ def ablated(tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], 
 
 @pytest.mark.slow
 def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
-    cells = ablation_cells(ablated)["openai:a"]
+    cells = load_ablation(ablated).cells(seed=0)["openai:a"]
     # Scores follow the evidence shown: 1 + k, so the curve rises by one per record.
-    assert [cells[f"k{k}"][0] for k in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
-    full, single = cells[MULTI_FULL][0], cells[MULTI_SINGLE][0]
+    assert [cells[f"k{k}"].mean for k in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    full, single = cells[MULTI_FULL].mean, cells[MULTI_SINGLE].mean
     assert full is not None and single is not None and full > single
     answers = ablated / "ablate" / "k2" / "eval" / "openai_a" / "curated" / "answers.jsonl"
     assert all("EVIDENCE-COUNT=2" in json.loads(x)["answer"] for x in answers.read_text().splitlines())
     md = (ablated / "report.md").read_text()
     assert "## Evidence ablations" in md and "k0=1.00 k1=2.00 k2=3.00 k3=4.00 k4=5.00" in md
+    record = AblateRun.of(ablated)
+    multi = [q for q in store.queries(ablated) if q.multi_domain]
+    assert record is not None and record.ran[MULTI_FULL] == len(multi) == len(store.queries(ablated))
+    # Every query is multi-domain here: the single-domain column could not run, and the report says why.
+    assert list(record.skipped) == [SINGLE_DOMAIN]
+    assert "Not run: single-domain queries. No single-domain query: all 6 queries' evidence spans" in md
 
 
 @pytest.mark.slow
@@ -131,9 +165,8 @@ def test_ablation_section_renders_in_chromium(
     url = (ablated / "report.html").resolve().as_uri()
     dom = chromium("--dump-dom", url)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert '<table id="ablation-table"' in dom.stdout and 'id="k-scaling"' in dom.stdout
+    assert '<table id="ablation">' in dom.stdout and 'id="fig-k-scaling"' in dom.stdout
     assert "Evidence scaling on multi-domain queries" in dom.stdout  # chart text stays text
-    assert "<script" not in dom.stdout
     shot = tmp_path / "report.png"
     res = chromium(f"--screenshot={shot}", "--window-size=1200,4000", url)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -142,3 +175,18 @@ def test_ablation_section_renders_in_chromium(
     image = np.asarray(Image.open(shot).convert("L"), dtype=np.float64)
     assert image.std() > 5  # not blank (a tall page, mostly white)
     assert (image < 100).any(axis=1).sum() > 200  # ink on many rows: tables and the chart drew
+
+
+def test_ablate_says_on_the_terminal_what_it_could_not_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recworld.lunar.cli.output import ablate_done
+
+    why = {MULTI_FULL: "no multi-domain query", K_SCALING: "no multi-domain query"}
+    AblateRun(model="m", judge="j", k_max=4, ran={SINGLE_DOMAIN: 2}, skipped=why).write(
+        tmp_path / "ablate" / "ablate_run.json"
+    )
+    ablate_done(tmp_path, {}, as_json=False)
+    assert capsys.readouterr().out.splitlines() == ["not run: multi-full, k-scaling: no multi-domain query"]
+    ablate_done(tmp_path, {}, as_json=True)
+    assert json.loads(capsys.readouterr().out)["skipped"] == why

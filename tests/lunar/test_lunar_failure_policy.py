@@ -102,7 +102,7 @@ def test_failed_answers_are_counted_shown_and_never_scored(folder: Path) -> None
     assert len(floor) == 1 and (floor[0].pc, floor[0].pd, floor[0].avg) == (1, 1, 1.0)
     assert row.avg.mean == pytest.approx(sum(j.avg or 0 for j in judged) / 4)
     md = (folder / "report.md").read_text()
-    assert "| scripted:a | none | 4 / 4 | 1 | 0 |" in md
+    assert "| scripted:a | none | scripted:j | 4 / 4 | 1 | 0 |" in md
 
 
 def test_too_many_errors_write_what_finished_then_exit_3(folder: Path) -> None:

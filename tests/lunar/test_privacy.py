@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,9 +13,9 @@ from recworld.chat import Request
 from recworld.lunar.judges.personalization import JudgeItem
 from recworld.lunar.judges.privacy import PrivacyJudge, PrivacyJudgment, privacy_prompt
 from recworld.lunar.llm import StructuredLLM
-from recworld.lunar.report.page import html_page
-from recworld.lunar.report.privacy import Point, Truncation, pareto_front, privacy_section
-from recworld.lunar.report.privacy import render_html as privacy_render_html
+from recworld.lunar.report.estimates import MetricCell, share
+from recworld.lunar.report.privacy import ModelPoint, pareto_front, privacy_section
+from recworld.lunar.report.runs import load_evals
 from recworld.lunar.schemas import Category, EvidenceSet, Query, Rubric
 
 
@@ -106,38 +104,38 @@ def lunar_eval_folder(tmp_path: Path) -> Path:
     return run_small_eval(tmp_path, lunar_responder())
 
 
-def _point(model: str, pers: float, priv: float) -> Point:
-    return Point(model, "full", pers, priv, scored=3, privacy_errors=0, failed_answers=0, offences={})
+def _point(model: str, pers: float, priv: float) -> ModelPoint:
+    def cell(mean: float) -> MetricCell:
+        return MetricCell(mean=mean, low=None, high=None, n=3)
+
+    return ModelPoint(
+        model=model,
+        context="full",
+        personalisation=cell(pers),
+        privacy=cell(priv),
+        offended=share(0, 3),
+        offences={},
+        privacy_errors=0,
+        failed_answers=0,
+    )
 
 
 def test_pareto_front_and_regions() -> None:
     points = [_point("a", 4.0, 2.0), _point("b", 3.5, 3.5), _point("c", 2.0, 4.5), _point("d", 3.0, 3.0)]
     assert [p.model for p in pareto_front(points)] == ["c", "b", "a"]  # d is beaten by b on both axes
     assert [p.region for p in points] == ["aggressive", "balanced", "conservative", "balanced"]
+    # A tie on both axes: neither beats the other, both stay on the front.
+    assert [p.model for p in pareto_front([_point("x", 3.0, 3.0), _point("y", 3.0, 3.0)])] == ["x", "y"]
 
 
 def test_privacy_section_from_an_eval_folder(tmp_path: Path) -> None:
     root = run_small_eval(tmp_path, lunar_responder())
-    markdown, page = privacy_section(root)
-    assert "## Privacy x personalisation" in markdown
-    assert "| scripted:a | full |" in markdown and "| scripted:a | none |" in markdown
-    assert "## Truncated logs" in markdown and "| full | 2 | 0 of 2 |" in markdown  # 40 records fit 4096
-    assert page.count("<svg") == 1 and 'id="lunar-privacy"' in page
-
-
-@pytest.mark.browser
-def test_privacy_section_renders_in_chromium(
-    tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]
-) -> None:
-    points = [_point("m$1", 4.0, 2.0), _point("m2", 2.5, 4.5)]
-    trunc = [
-        Truncation("m2", context="full", answers=4, truncated=3, shown=120, total=400, counter="tokenizer:m2")
-    ]
-    page = tmp_path / "report.html"
-    page.write_text(html_page("# LUNAR report", [privacy_render_html(points, trunc)]), encoding="utf-8")
-    dom = chromium("--dump-dom", page.as_uri())
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    assert 'id="lunar-privacy"' in dom.stdout and "<svg" in dom.stdout
-    assert "Pareto front" in dom.stdout and "Balanced" in dom.stdout  # chart text stays text
-    assert "m$1 / full" in dom.stdout  # the dollar did not turn into mathtext
-    assert "3 of 4" in dom.stdout and "70.0%" in dom.stdout
+    section = privacy_section(load_evals(root))
+    figure, points, contexts, truncation = (
+        section.figures[0],
+        *(section.tables[i] for i in range(3)),
+    )
+    assert figure.key == "privacy-quadrant" and figure.svg.count("<svg") == 1
+    assert points.column("model") == ["scripted:a"]  # one point per model: the full context's
+    assert contexts.column("context") == ["none", "full"]  # every judged setting in the table
+    assert truncation.key == "truncation" and truncation.rows[0][3].text == "0 of 2"  # 40 records fit 4096

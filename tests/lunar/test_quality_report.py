@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lunar_helpers import CHICAGO_MONDAY, FakeOpenAIServer, lunar_responder, tiny_run
+from report_folders import read_page
 from typer.testing import CliRunner
 
 from recworld.chat import Request
@@ -22,8 +22,8 @@ from recworld.lunar.quality.records import (
     RatingSummary,
 )
 from recworld.lunar.quality.stats import on_synthesised_days
-from recworld.lunar.report.page import html_page
-from recworld.lunar.report.validation import quality_section, render_html, render_markdown
+from recworld.lunar.report import validation
+from recworld.lunar.report.validation import quality_section
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import StageCounts
@@ -120,30 +120,41 @@ def _section(root: Path) -> Any:
     return quality_section(root)
 
 
-def test_section_tables_in_markdown_and_html(tmp_path: Path) -> None:
+def test_section_tables_and_reasons(tmp_path: Path) -> None:
     root = tiny_run(tmp_path, users=1)
-    assert render_markdown(quality_section(root)) == "" and render_html(quality_section(root)) == ""
+    empty = quality_section(root)
+    assert (empty.ratings, empty.agreement, empty.external) == (None, None, None)
     section = _section(root)
-    md = render_markdown(section)
-    assert "| log plausibility (mean of 3) | 4.670 | 30 |" in md
-    assert "| scenario_realism | ann1 / llm:judge | human-LLM | 100 | 81.5% | 100.0% | 0.770 |" in md
-    assert "query quality" not in md  # no query was rated: no invented row
+    assert section.ratings is not None and section.agreement is not None
+    ratings = validation.ratings_table(section.ratings)
+    assert [c.text for c in ratings.rows[0]] == ["log plausibility (mean of 3)", "4.670", "30"]
+    assert "query quality (mean of 2)" not in ratings.column("figure")  # no query was rated: no invented row
+    (row,) = validation.agreement_table(section.agreement).rows
+    assert [c.text for c in row] == [
+        "scenario_realism",
+        "ann1 / llm:judge",
+        "human-LLM",
+        "100",
+        "82/100 (82%) [73%, 89%]",
+        "100/100 (100%) [96%, 100%]",
+        "0.770",
+    ]
 
 
-@pytest.mark.browser
-def test_report_html_section_renders_in_chromium(
-    tmp_path: Path, chromium: Callable[..., subprocess.CompletedProcess[str]]
-) -> None:
-    root = tiny_run(tmp_path / "run", users=1)
-    section = _section(root)
-    page = root / "report.html"
-    page.write_text(html_page("# LUNAR report\n| a | b |", [render_html(section)]))
-    dom = chromium("--dump-dom", page.as_uri())
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    html = dom.stdout
-    assert '<section id="lunar-quality-validation">' in html
-    assert html.count("<table>") == 2 and "Gwet AC1" in html and "<td>0.770</td>" in html
-    assert "<script" not in html
+def test_a_small_n_agreement_is_flagged(tmp_path: Path) -> None:
+    row = PairAgreement(
+        dimension="realism",
+        rater_a="h1",
+        rater_b="h2",
+        kind="human-human",
+        n=2,
+        exact=0.5,
+        within_one=1.0,
+        ac1=-0.143,
+    )
+    (cells,) = validation.agreement_table(AgreementReport(sources=["a.csv"], llm_raters=[], rows=[row])).rows
+    assert cells[-1].text == "-0.143 (n=2, n too small)" and cells[-1].css == "warn"
+    assert cells[4].text == "1/2 (50%) [1%, 99%]"
 
 
 @pytest.mark.slow
@@ -209,13 +220,12 @@ def test_cli_synth_rate_agreement_report(
     )
     assert r.exit_code == 0, r.output
     md = (out / "report.md").read_text()
-    assert (
-        "### LLM-rated data quality" in md
-        and "### Rater agreement" in md
-        and "### JSD to an external dataset" in md
-    )
-    html = (out / "report.html").read_text()
-    assert 'id="lunar-quality-validation"' in html
+    assert "**LLM-rated data quality (1–5; rater openai:x)**" in md and "**Rater agreement**" in md
+    page = read_page(out / "report.html")
+    assert {"quality-ratings", "agreement", "jsd"} <= set(page.tables)
+    (header, *_rows) = page.tables["jsd"]
+    assert header == ["dimension", "with anchors", f"external: {anchors}"]  # Table 3's two comparisons
+    assert "fig-quality-ratings-chart" in page.figures and "fig-jsd" in page.figures
     validation = json.loads((out / "quality.json").read_text())["validation"]
     assert validation["ratings"]["overall"]["plausibility"] == pytest.approx(14 / 3)
     assert validation["agreement"]["rows"][0]["exact"] == 0.5

@@ -18,14 +18,21 @@ k0 .. k4        multi-domain queries with at least ``k_max`` evidence records: a
 
 Each variant is written like an eval setting under
 ``RUN/ablate/<variant>/eval/<model>/curated/``; the report section is
-:mod:`recworld.lunar.report.ablation`.
+:mod:`recworld.lunar.report.ablation`. A variant the queries cannot fill (no
+multi-domain query, none with ``k_max`` evidence records) is not run; why is said
+in ``RUN/ablate/ablate_run.json`` (:class:`AblateRun`), on the terminal and in the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
+from pydantic import Field
+
+from recworld.errors import DataError
 from recworld.lunar.answering.run import Judges, context_env, evaluate_setting
 from recworld.lunar.config import AblateConfig, LunarEvalConfig
 from recworld.lunar.contexts import CuratedContext
@@ -34,10 +41,16 @@ from recworld.lunar.llm.session import open_llm
 from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import EvalRun
+from recworld.records import Record
 from recworld.seeding import rng
 
+_log = logging.getLogger(__name__)
+
 ABLATE_DIR = "ablate"
+ABLATE_RUN = "ablate_run.json"
 SINGLE_DOMAIN, MULTI_FULL, MULTI_SINGLE = "single-domain", "multi-full", "multi-single"
+K_SCALING = "k-scaling"  # the k0 .. k_max variants, skipped or run together
+PARTS = (SINGLE_DOMAIN, MULTI_FULL, MULTI_SINGLE, K_SCALING)
 
 
 Pairs = list[tuple[Query, Rubric]]
@@ -83,6 +96,63 @@ def variants(
     return out
 
 
+class AblateRun(Record):
+    """``RUN/ablate/ablate_run.json``: what the last ``lunar ablate`` ran, what it could not run, and why."""
+
+    schema_id: Literal["recworld.lunar.ablate_run/1"] = Field(
+        default="recworld.lunar.ablate_run/1", alias="schema"
+    )
+    model: str
+    judge: str
+    k_max: int
+    ran: dict[str, int]  # variant -> queries it was run on
+    skipped: dict[str, str]  # single-domain, multi-full, multi-single or k-scaling -> why not
+
+    def reasons(self) -> list[tuple[list[str], str]]:
+        """(parts, why) of the parts not run, those with the same reason together, in :data:`PARTS` order."""
+        order = sorted(self.skipped, key=lambda p: PARTS.index(p) if p in PARTS else len(PARTS))
+        grouped: dict[str, list[str]] = {}
+        for part in order:
+            grouped.setdefault(self.skipped[part], []).append(part)
+        return [(parts, why) for why, parts in grouped.items()]
+
+    @classmethod
+    def of(cls, root: Path) -> AblateRun | None:
+        path = root / ABLATE_DIR / ABLATE_RUN
+        return cls.read(path) if path.is_file() else None
+
+
+MULTI_HINT = (
+    "Full-E and Single-E need queries whose evidence spans two or more domains "
+    "(lunar synth --min-domains 2 draws users active in several domains)"
+)
+
+
+def skipped_variants(
+    table: Mapping[str, Pairs], pairs: Sequence[tuple[Query, Rubric]], k_max: int
+) -> dict[str, str]:
+    """Why each empty part of ``table`` (from :func:`variants`) could not run, by part name."""
+    multi = [r for _, r in pairs if _is_multi(r)]
+    out: dict[str, str] = {}
+    if not pairs:
+        reason = "no queries with rubrics (run lunar queries first)"
+        return dict.fromkeys((SINGLE_DOMAIN, MULTI_FULL, MULTI_SINGLE, K_SCALING), reason)
+    if not table[SINGLE_DOMAIN]:
+        out[SINGLE_DOMAIN] = (
+            f"no single-domain query: all {len(pairs)} queries' evidence spans several domains"
+        )
+    if not multi:
+        why = f"no multi-domain query: all {len(pairs)} queries' evidence spans one domain; {MULTI_HINT}"
+        out |= {MULTI_FULL: why, MULTI_SINGLE: why, K_SCALING: why}
+    elif not any(table.get(f"k{k}") for k in range(k_max + 1)):
+        counts = ", ".join(str(n) for n in sorted({len(r.evidence.record_ids) for r in multi}))
+        out[K_SCALING] = (
+            f"no multi-domain query has the {k_max} evidence records k = 0..{k_max} needs "
+            f"(their evidence counts: {counts}); try a smaller --k-max"
+        )
+    return out
+
+
 def variant_root(root: Path, variant: str) -> Path:
     return root / ABLATE_DIR / variant
 
@@ -105,6 +175,9 @@ async def ablate_async(config: AblateConfig) -> dict[str, EvalRun]:
     """Answer and judge every non-empty variant; returns each variant's run record."""
     inputs = store.load_eval_inputs(config.root)
     table = variants(inputs.pairs, store.records(config.root), k_max=config.k_max, seed=config.seed)
+    skipped = skipped_variants(table, inputs.pairs, config.k_max)
+    for part, why in skipped.items():
+        _log.info("lunar ablate: not running %s: %s", part, why)
     runs: dict[str, EvalRun] = {}
     async with (
         open_llm(config.answer, config.root) as answer_llm,
@@ -120,6 +193,16 @@ async def ablate_async(config: AblateConfig) -> dict[str, EvalRun]:
             )
             curated = CuratedContext.from_options(eval_config.options_of(CuratedContext.name))
             runs[name] = await evaluate_setting(curated, env, judges, eval_config)
+    AblateRun(
+        model=config.answer.name,
+        judge=config.judge.name,
+        k_max=config.k_max,
+        ran={name: len(table[name]) for name in runs},
+        skipped=skipped,
+    ).write(config.root / ABLATE_DIR / ABLATE_RUN)
+    if not runs:
+        why = "; ".join(f"{part}: {reason}" for part, reason in skipped.items())
+        raise DataError(f"lunar ablate could not run any variant ({why})", path=config.root / "rubrics.jsonl")
     asked = sum(r.counts.asked for r in runs.values())
     check_failures("ablate", asked, [f for r in runs.values() for f in r.failures], config.fail_on_error)
     return runs

@@ -9,7 +9,8 @@ command show on the command line, once for all commands:
   server, key variable, window, backend options), ``--model`` and ``--judge``;
 * :data:`SHARED`: the settings every model of a command shares (``--concurrency``,
   ``--timeout``, ``--attempts``, ...), typed once and applied to each model;
-* :class:`RunOptions`: ``--dry-run``, ``--prices``, ``--progress``, ``--json``.
+* :class:`RunOptions`: ``--dry-run``, ``--prices``, ``--progress``, ``--json``, ``--smoke``
+  (:mod:`.smoke`: a preset under what was typed).
 
 :func:`lunar_options` generates a command's options from its stage config with
 :func:`recworld.console.options.with_options` and hands the command a
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
+import typer
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 from recworld.console.options import (
@@ -111,13 +113,18 @@ class RunOptions(FrozenRecord):
     ] = None
     progress: Annotated[
         bool,
-        Field(description="Show progress on stderr (only on a terminal)."),
+        Field(description="Show progress on stderr: live on a terminal, else a line at least every 30 s."),
         Flag("--progress/--no-progress"),
     ] = True
     as_json: Annotated[
         bool,
         Field(description="Print machine-readable JSON on stdout (nothing else goes there)."),
         Flag("--json"),
+    ] = False
+    smoke: Annotated[
+        bool,
+        Field(description="A tiny preset (1 user, 1 week, 1 record, 1 query, the full context); flags win."),
+        Flag("--smoke"),
     ] = False
 
 
@@ -190,6 +197,8 @@ class LunarCommand(Generic[C]):
                 f"options were generated for {self.layout.config.__name__}, not {config.__name__}"
             )
         values = self.stage.nested()
+        if self.run.smoke:
+            values = layered(values, self._smoke(config))
         self._share(values)
         if self.contexts is not None:  # each setting's options on their own, so an error has its flag
             values["options"] = {}
@@ -202,6 +211,16 @@ class LunarCommand(Generic[C]):
             return config.model_validate(layered(fixed, values))
         except ValidationError as exc:
             raise self._named(exc) from None
+
+    def _smoke(self, config: type[BaseModel]) -> dict[str, Any]:
+        """The ``--smoke`` preset under what was typed, said on stderr (stdout stays for results)."""
+        from recworld.lunar.cli.smoke import described, preset
+
+        typed = self.stage.values
+        shown = described(config, typed, self.flags, self.hidden)
+        if shown:
+            typer.echo(f"recworld: smoke preset: {shown} (a flag you type wins)", err=True)
+        return preset(config, typed)
 
     def _named(self, exc: ValidationError, prefix: tuple[str, ...] = ()) -> ConfigError:
         """``invalid value for --flag: ...``; a setting copied to another model is named by its own flag."""

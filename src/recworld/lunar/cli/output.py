@@ -14,16 +14,32 @@ import typer
 
 if TYPE_CHECKING:
     from recworld.lunar.llm.plan import PlannedStage
+    from recworld.lunar.report.document import ReportResult
     from recworld.lunar.store.outputs import EvalRun, QueriesRun, StageCounts, SynthManifest
 
 R = TypeVar("R")
 
 
-def tracked(command: str, progress: bool, call: Callable[[], R]) -> R:
-    """Run one stage with its progress display and Ctrl-C's ``k/N pieces answered``."""
-    from recworld.lunar.llm.tracking import tracking
+def tracked(
+    command: str,
+    progress: bool,
+    call: Callable[[], R],
+    plan: Callable[[], Mapping[str, PlannedStage]] | None = None,
+) -> R:
+    """Run one stage with its progress (a display on a terminal, plain lines elsewhere) and Ctrl-C's k/N.
 
-    with tracking(command, progress=progress):
+    ``plan`` (the command's dry run) feeds the lines' total and a local model's cost estimate.
+    """
+    import sys
+
+    from recworld.lunar.cli.progress import BackgroundPlan, CostEstimate, PieceLines
+    from recworld.lunar.llm.tracking import Sink, tracking
+
+    background = BackgroundPlan(plan) if plan is not None else None
+    sinks: list[Sink] = [CostEstimate(command, background)] if background is not None else []
+    if progress and not sys.stderr.isatty():
+        sinks.append(PieceLines(command, background))
+    with tracking(command, progress=progress, sinks=sinks):
         return call()
 
 
@@ -71,6 +87,46 @@ def eval_done(command: str, named: Mapping[str, EvalRun], *, as_json: bool) -> N
         ],
     }
     emit(as_json, data, lines)
+
+
+def ablate_done(root: Path, named: Mapping[str, EvalRun], *, as_json: bool) -> None:
+    """One line per variant run, then one per part the queries could not fill, with why."""
+    from recworld.lunar.answering.ablate import AblateRun
+
+    record = AblateRun.of(root)
+    skipped = record.skipped if record is not None else {}
+    if as_json:
+        data = {
+            "command": "ablate",
+            "runs": [
+                {
+                    "model": r.model,
+                    "judge": r.judge,
+                    "setting": name,
+                    "counts": r.counts.model_dump(mode="json"),
+                }
+                for name, r in named.items()
+            ],
+            "skipped": skipped,
+        }
+        emit(True, data, [])
+        return
+    eval_done("ablate", named, as_json=False)
+    for parts, why in record.reasons() if record is not None else []:
+        typer.echo(f"not run: {', '.join(parts)}: {why}")
+
+
+def report_done(root: Path, written: ReportResult, *, as_json: bool) -> None:
+    """The files written (as ``recworld report`` prints), or the rows and Figure 4's points as JSON."""
+    if as_json:
+        rows = [r.flat() for r in written.rows]
+        points = [
+            {"model": p.model, "personalisation": p.personalisation.mean, "privacy": p.privacy.mean}
+            for p in written.points
+        ]
+        emit(True, {"command": "report", "root": str(root), "rows": rows, "privacy_points": points}, [])
+        return
+    emit(False, {}, [str(path) for path in written.written])
 
 
 def _money(value: float | None) -> str:

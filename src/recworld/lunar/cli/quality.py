@@ -33,8 +33,12 @@ def add_rate(app: typer.Typer) -> None:
         given: LunarCommand[RateConfig],
     ) -> None:
         """LLM-rated log plausibility and profile consistency (paper Tables 1, 9), plus query quality."""
+        from recworld.lunar.cli.plans import plan_rate
+
         config, options = given.build(RateConfig, root=root), given.run
-        run = show.tracked("rate", options.progress, lambda: api.rate_quality(config))
+        run = show.tracked(
+            "rate", options.progress, lambda: api.rate_quality(config), lambda: plan_rate(config)
+        )
         overall = run.summary.overall
         text = (
             f"rated {root}: plausibility {_fmt(overall.get('plausibility'))}, profile consistency "
@@ -52,7 +56,7 @@ def add_rate(app: typer.Typer) -> None:
 
 def add_annotate(app: typer.Typer) -> None:
     @app.command("annotate")
-    @with_options(RunOptions, exclude=["dry_run", "prices", "progress"], given="run")
+    @with_options(RunOptions, exclude=["dry_run", "prices", "progress", "smoke"], given="run")
     def annotate(
         root: Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder.")],
         out: Annotated[
@@ -89,7 +93,7 @@ def add_annotate(app: typer.Typer) -> None:
 
 def add_agreement(app: typer.Typer) -> None:
     @app.command("agreement")
-    @with_options(RunOptions, exclude=["dry_run", "prices", "progress"], given="run")
+    @with_options(RunOptions, exclude=["dry_run", "prices", "progress", "smoke"], given="run")
     def agreement(
         ratings: Annotated[
             list[Path], typer.Argument(help="Long-format CSVs: item_id,rater,dimension,score.")

@@ -9,7 +9,7 @@ the registered context settings, read when the app is built.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -31,13 +31,15 @@ def add_synth(app: typer.Typer) -> None:
     @lunar_options(SynthConfig, roles=session_roles(judge=False), flags=SYNTH_EMBEDDER, dry_run=True)
     def synth(given: LunarCommand[SynthConfig]) -> None:
         """Synthesise profiles, trajectories and records anchored on real users."""
+        from recworld.lunar.synth.plan import plan_synth
+
         config, run = given.build(SynthConfig), given.run
         if run.dry_run:
-            from recworld.lunar.synth.plan import plan_synth
-
             show.dry_run("synth", plan_synth(config), run.prices, as_json=run.as_json)
             return
-        manifest = show.tracked("synth", run.progress, lambda: api.synthesize(config))
+        manifest = show.tracked(
+            "synth", run.progress, lambda: api.synthesize(config), lambda: plan_synth(config)
+        )
         show.synth_done(config.out_dir, manifest, as_json=run.as_json)
 
 
@@ -52,13 +54,15 @@ def add_queries(app: typer.Typer) -> None:
     )
     def queries(root: Root, given: LunarCommand[QueriesConfig]) -> None:
         """Generate queries (seed exemplars) and build their rubrics and evidence sets."""
+        from recworld.lunar.queries.plan import plan_queries
+
         config, run = given.build(QueriesConfig, root=root), given.run
         if run.dry_run:
-            from recworld.lunar.queries.plan import plan_queries
-
             show.dry_run("queries", plan_queries(config), run.prices, as_json=run.as_json)
             return
-        result = show.tracked("queries", run.progress, lambda: api.make_queries(config))
+        result = show.tracked(
+            "queries", run.progress, lambda: api.make_queries(config), lambda: plan_queries(config)
+        )
         show.queries_done(root, result, as_json=run.as_json)
 
 
@@ -74,13 +78,15 @@ def add_eval(app: typer.Typer) -> None:
     )
     def eval_command(root: Root, given: LunarCommand[LunarEvalConfig]) -> None:
         """Answer every query under each context setting and judge it against the generic baseline."""
+        from recworld.lunar.answering.plan import plan_eval
+
         config, run = given.build(LunarEvalConfig, root=root), given.run
         if run.dry_run:
-            from recworld.lunar.answering.plan import plan_eval
-
             show.dry_run("eval", plan_eval(config), run.prices, as_json=run.as_json)
             return
-        runs = show.tracked("eval", run.progress, lambda: api.evaluate_contexts(config))
+        runs = show.tracked(
+            "eval", run.progress, lambda: api.evaluate_contexts(config), lambda: plan_eval(config)
+        )
         show.eval_done("eval", {r.context: r for r in runs}, as_json=run.as_json)
 
 
@@ -89,28 +95,26 @@ def add_ablate(app: typer.Typer) -> None:
     @lunar_options(AblateConfig, roles=session_roles(judge=True), exclude=["root"])
     def ablate(root: Root, given: LunarCommand[AblateConfig]) -> None:
         """Evidence ablations: Full-E vs Single-E on multi-domain queries, and k-scaling (Table 5, Fig. 3)."""
+        from recworld.lunar.cli.plans import plan_ablate
+
         config, run = given.build(AblateConfig, root=root), given.run
-        runs = show.tracked("ablate", run.progress, lambda: api.ablate(config))
-        show.eval_done("ablate", runs, as_json=run.as_json)
+        runs = show.tracked("ablate", run.progress, lambda: api.ablate(config), lambda: plan_ablate(config))
+        show.ablate_done(root, runs, as_json=run.as_json)
 
 
 def add_report(app: typer.Typer) -> None:
     @app.command("report")
     @with_options(ReportConfig, exclude=["root"])
-    @with_options(RunOptions, exclude=["dry_run", "prices", "progress"], given="run")
+    @with_options(RunOptions, exclude=["dry_run", "prices", "progress", "smoke"], given="run")
     def report(
         root: Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder.")],
         *,
         given: Given,
         run: Given,
     ) -> None:
-        """Write report.md / report.csv / quality.json: models × contexts, plus data-quality figures."""
+        """Write report.html (tables, figures, a sample viewer), report.md, two CSVs and quality.json."""
         written = api.build_report(build(ReportConfig, {"root": root, **given.nested()}))
-        if build(RunOptions, run.nested()).as_json:
-            rows: list[dict[str, Any]] = [r.flat() for r in written.rows]
-            show.emit(True, {"command": "report", "root": str(root), "rows": rows}, [])
-        else:
-            typer.echo((root / "report.md").read_text(encoding="utf-8"))
+        show.report_done(root, written, as_json=build(RunOptions, run.nested()).as_json)
 
 
 def add_stage_commands(app: typer.Typer) -> None:

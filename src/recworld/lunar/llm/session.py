@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from recworld.chat import AnswerMode, Request, Response
+from recworld.lunar.llm import tracking
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.llm.embed import CachedEmbedder, Embedder, load_embedder
 from recworld.lunar.llm.fresh import FreshRunner
 from recworld.lunar.llm.structured import StructuredLLM
-from recworld.models import Model, resolve_model
+from recworld.models import Model, max_concurrency, resolve_model
 from recworld.runner import ResponseCache, Runner
 
 CACHE_FILE = "cache.sqlite"
@@ -59,6 +60,8 @@ class _Borrowed:
 async def open_llm(config: SessionConfig, root: Path) -> AsyncIterator[StructuredLLM]:
     """The model of ``config`` behind a runner whose cache lives in ``root``."""
     model, owned = resolve_model(config.model, config.backend)
+    if (tracker := tracking.current()) is not None:  # progress lines and the cost estimate
+        tracker.opened(max_concurrency(model), config.runner.concurrency)
     root.mkdir(parents=True, exist_ok=True)
     cache = ResponseCache(root / CACHE_FILE)
     runner = Runner(model if owned else _Borrowed(model), config.runner, cache)

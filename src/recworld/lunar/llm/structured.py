@@ -171,8 +171,13 @@ class StructuredLLM:
         request = self._request(prompt, schema, max_tokens)
         if fresh:
             complete_fresh: Callable[[Request], Awaitable[CompletionLike]] = self.completer.complete_fresh  # type: ignore[attr-defined]
-            return await complete_fresh(request)
-        return await self.completer.complete(request)
+            completion = await complete_fresh(request)
+        else:
+            completion = await self.completer.complete(request)
+        if (tracker := tracking.current()) is not None:  # the measured speed of the cost estimate
+            latency = float(getattr(completion, "latency_s", 0.0) or 0.0)
+            tracker.completed(latency, cache_hit=bool(getattr(completion, "cache_hit", False)))
+        return completion
 
     def _can_refresh(self, completion: CompletionLike) -> bool:
         return (

@@ -6,14 +6,20 @@ reports each piece here instead, through a context variable the command sets wit
 :func:`tracking`; a library caller that sets nothing pays nothing. The same counts
 feed the Ctrl-C line (``interrupted: 12/40 pieces answered; rerun the same command to
 resume``): answered pieces are in the cache, so a rerun picks up there.
+
+A command adds sinks (:class:`Sink`) for what the terminal display cannot carry: plain
+progress lines when stderr is not a terminal, and the cost estimate of a local
+model (:mod:`recworld.lunar.cli.progress`). Besides the pieces, a sink hears of
+each model the command opens (its concurrency bound) and of each completion the
+runner returns (its latency, and whether the cache answered it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from recworld.console import Resume
@@ -23,13 +29,32 @@ NOUN = "pieces answered"
 HINT = "answered pieces are cached; rerun the same command to resume"
 
 
+class Sink(Protocol):
+    """Something that follows a command's pieces besides the terminal display."""
+
+    def asked(self, tracker: Tracker, stage: str) -> None: ...
+
+    def answered(self, tracker: Tracker, stage: str, *, failed: bool) -> None: ...
+
+    def opened(self, tracker: Tracker, bound: int | None, concurrency: int) -> None: ...
+
+    def completed(self, tracker: Tracker, latency_s: float, *, cache_hit: bool) -> None: ...
+
+
 class Tracker:
     """Counts of one command's pieces, drawn as ``lunar STAGE k/N`` plus the stage now asking."""
 
-    def __init__(self, command: str, view: StageProgress | None = None, note: Resume | None = None) -> None:
+    def __init__(
+        self,
+        command: str,
+        view: StageProgress | None = None,
+        note: Resume | None = None,
+        sinks: Sequence[Sink] = (),
+    ) -> None:
         self.command = command
         self.view = view
         self.note = note
+        self.sinks = list(sinks)
         self.total = 0
         self.done = 0
         self.failed = 0
@@ -39,12 +64,26 @@ class Tracker:
         self.total += 1
         self.stages.setdefault(stage, [0, 0])[1] += 1
         self._draw(stage)
+        for sink in self.sinks:
+            sink.asked(self, stage)
 
     def answered(self, stage: str, *, failed: bool) -> None:
         self.done += 1
         self.failed += int(failed)
         self.stages.setdefault(stage, [0, 0])[0] += 1
         self._draw(stage)
+        for sink in self.sinks:
+            sink.answered(self, stage, failed=failed)
+
+    def opened(self, bound: int | None, concurrency: int) -> None:
+        """A model was opened: it serves ``bound`` requests at once (None: no bound), sent ``concurrency``."""
+        for sink in self.sinks:
+            sink.opened(self, bound, concurrency)
+
+    def completed(self, latency_s: float, *, cache_hit: bool) -> None:
+        """The runner returned one completion (an attempt of a piece)."""
+        for sink in self.sinks:
+            sink.completed(self, latency_s, cache_hit=cache_hit)
 
     def _draw(self, stage: str) -> None:
         if self.note is not None:
@@ -65,13 +104,23 @@ def current() -> Tracker | None:
 
 
 @contextmanager
-def tracking(command: str, *, progress: bool) -> Iterator[Tracker]:
-    """Track ``lunar COMMAND``'s pieces: drawn on a terminal (when ``progress``), and Ctrl-C's k/N."""
+def tracking(
+    command: str, *, progress: bool, sinks: Sequence[Sink | AbstractContextManager[Sink]] = ()
+) -> Iterator[Tracker]:
+    """Track ``lunar COMMAND``'s pieces: drawn on a terminal (when ``progress``), and Ctrl-C's k/N.
+
+    ``sinks`` hear every piece too; one that is a context manager is entered for the command.
+    """
     from recworld.console import resumable
     from recworld.console.progress import StageProgress
 
-    with resumable(total=None, noun=NOUN, hint=HINT) as note, StageProgress(enabled=progress) as view:
-        tracker = Tracker(command, view if view.enabled else None, note)
+    with (
+        resumable(total=None, noun=NOUN, hint=HINT) as note,
+        StageProgress(enabled=progress) as view,
+        ExitStack() as stack,
+    ):
+        entered = [stack.enter_context(s) if isinstance(s, AbstractContextManager) else s for s in sinks]
+        tracker = Tracker(command, view if view.enabled else None, note, entered)
         token = _current.set(tracker)
         try:
             yield tracker

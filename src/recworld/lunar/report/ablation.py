@@ -1,154 +1,159 @@
-"""The evidence-ablation section of the LUNAR report: Table 5 (Full-E vs Single-E) and the k-scaling curve.
+"""The evidence-ablation section of the LUNAR report: Table 5 (Full-E vs Single-E) and the k-curve (Fig. 3).
 
-Reads what :mod:`recworld.lunar.answering.ablate` wrote under ``RUN/ablate/``. Scores are
-the personalisation judge's Avg ((PC+PD)/2); a failed answer counts as the
-judge module scores it, a failed judgment is left out and counted.
+Reads what :mod:`recworld.lunar.answering.ablate` wrote under ``RUN/ablate/``: each
+variant's evaluation runs, and ``ablate_run.json`` for the parts it could not run
+and why. Scores are the personalisation judge's Avg ((PC+PD)/2) with the report's
+intervals; a failed answer counts at the floor, a failed judgment is left out.
 """
 
 from __future__ import annotations
 
-import html
-import io
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+from recworld.lunar.answering.ablate import (
+    ABLATE_DIR,
+    K_SCALING,
+    MULTI_FULL,
+    MULTI_SINGLE,
+    SINGLE_DOMAIN,
+    AblateRun,
+)
+from recworld.lunar.report.estimates import MetricCell, mean_cell
+from recworld.lunar.report.figures import Bar, k_curve
+from recworld.lunar.report.parts import Cell, Figure, Section, Table
+from recworld.lunar.report.runs import EvalData, load_evals
+from recworld.lunar.report.viewer import ViewerData, view_key
 
-from recworld.lunar.answering.ablate import ABLATE_DIR, MULTI_FULL, MULTI_SINGLE, SINGLE_DOMAIN
-from recworld.lunar.judges.personalization import Judgment
-from recworld.lunar.store import dataset as store
-from recworld.lunar.store.outputs import EvalRun
+__all__ = ["Ablation", "ablation_section", "load_ablation"]
 
-# Avg per (model, variant): (mean or None, scored n, judge errors)
-Cell = tuple[float | None, int, int]
-_RC: Any = {"svg.fonttype": "none", "svg.hashsalt": "recworld", "text.parse_math": False, "font.size": 9}
-_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
-
-
-def ablation_cells(root: Path) -> dict[str, dict[str, Cell]]:
-    """model -> variant -> (mean Avg, scored, judge errors) for every ablation run under ``root``."""
-    out: dict[str, dict[str, Cell]] = {}
-    for run_path in sorted((root / ABLATE_DIR).glob("*/eval/*/curated/run.json")):
-        variant = run_path.parents[3].name
-        run = EvalRun.read(run_path)
-        judged = store.read_jsonl(run_path.parent / "judgments.jsonl", Judgment)
-        values = [float(j.avg) for j in judged if j.avg is not None]
-        cell = (float(np.mean(values)) if values else None, len(values), len(judged) - len(values))
-        out.setdefault(run.model, {})[variant] = cell
-    return out
+PARTS = {
+    SINGLE_DOMAIN: "single-domain queries",
+    MULTI_FULL: "multi-domain Full-E",
+    MULTI_SINGLE: "multi-domain Single-E",
+    K_SCALING: "k-scaling curve",
+}
 
 
-def _k_values(cells: Mapping[str, Cell]) -> list[tuple[int, float]]:
+@dataclass(frozen=True)
+class Ablation:
+    """Every variant's evaluation runs, and the last ``lunar ablate``'s record (None: written before it)."""
+
+    runs: dict[str, list[EvalData]]  # variant -> its runs (one per answer model)
+    record: AblateRun | None
+
+    def cells(self, seed: int) -> dict[str, dict[str, MetricCell]]:
+        """model -> variant -> mean Avg with its interval."""
+        out: dict[str, dict[str, MetricCell]] = {}
+        for variant, evals in self.runs.items():
+            for e in evals:
+                values = [float(j.avg or 0) for j in e.scored()]
+                out.setdefault(e.model, {})[variant] = mean_cell(values, seed, "ablate", e.model, variant)
+        return out
+
+
+def load_ablation(root: Path) -> Ablation:
+    base = root / ABLATE_DIR
+    variants = sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    runs = {v: found for v in variants if (found := load_evals(base / v))}
+    return Ablation(runs, AblateRun.of(root))
+
+
+def k_points(cells: Mapping[str, MetricCell]) -> list[tuple[int, MetricCell]]:
     ks = sorted(int(v[1:]) for v in cells if re.fullmatch(r"k\d+", v))
-    return [(k, m) for k in ks if (m := cells[f"k{k}"][0]) is not None]
+    return [(k, cells[f"k{k}"]) for k in ks if cells[f"k{k}"].mean is not None]
 
 
-def _fmt(cell: Cell | None) -> str:
-    if cell is None or cell[0] is None:
-        return "–"
-    return f"{cell[0]:.2f} (n={cell[1]}{f', {cell[2]} judge errors' if cell[2] else ''})"
-
-
-def _drop(cells: Mapping[str, Cell]) -> str:
+def _drop(cells: Mapping[str, MetricCell]) -> str:
     full, single = cells.get(MULTI_FULL), cells.get(MULTI_SINGLE)
-    if not full or not single or full[0] is None or single[0] is None:
+    if full is None or single is None or full.mean is None or single.mean is None:
         return "–"
-    return f"{full[0] - single[0]:+.2f}"
+    return f"{full.mean - single.mean:+.2f}"
 
 
-def _rows(cells: Mapping[str, Mapping[str, Cell]]) -> list[list[str]]:
+def _cell(cells: Mapping[str, MetricCell], variant: str, model: str) -> Cell:
+    found = cells.get(variant)
+    if found is None:
+        return Cell("–")
+    return Cell(found.text(), view=view_key(variant, model, "curated"))
+
+
+def _table(cells: Mapping[str, Mapping[str, MetricCell]]) -> Table:
     rows = []
     for model, by in sorted(cells.items()):
-        curve = " ".join(f"k{k}={m:.2f}" for k, m in _k_values(by)) or "–"
+        curve = " ".join(f"k{k}={c.mean:.2f}" for k, c in k_points(by)) or "–"
         rows.append(
             [
-                model,
-                _fmt(by.get(SINGLE_DOMAIN)),
-                _fmt(by.get(MULTI_FULL)),
-                _fmt(by.get(MULTI_SINGLE)),
-                _drop(by),
-                curve,
+                Cell(model),
+                *(_cell(by, v, model) for v in (SINGLE_DOMAIN, MULTI_FULL, MULTI_SINGLE)),
+                Cell(_drop(by)),
+                Cell(curve),
             ]
         )
-    return rows
+    columns = ["model", *(PARTS[v] for v in (SINGLE_DOMAIN, MULTI_FULL, MULTI_SINGLE))]
+    return Table(
+        key="ablation",
+        title="Evidence ablations (Table 5)",
+        columns=[*columns, "Full-E − Single-E", "Avg by k"],
+        rows=rows,
+        caption="Mean Avg of the curated context under each evidence set, with 95% intervals.",
+        left=1,
+    )
 
 
-HEADER = [
-    "model",
-    "single-domain queries",
-    "multi-domain Full-E",
-    "multi-domain Single-E",
-    "Full-E − Single-E",
-    "Avg by k",
-]
-
-
-def render_markdown(cells: Mapping[str, Mapping[str, Cell]]) -> str:
-    if not cells:
-        return ""
-    lines = [
-        "",
-        "## Evidence ablations (Table 5, Fig. 3; Avg = (PC+PD)/2 against the generic answer)",
-        "",
-        "| " + " | ".join(HEADER) + " |",
-        "| " + " | ".join("---" for _ in HEADER) + " |",
+def _skipped_notes(ablation: Ablation) -> list[str]:
+    if ablation.record is None:
+        return []
+    return [
+        f"Not run: {', '.join(PARTS.get(p, p) for p in parts)}. {why[:1].upper()}{why[1:]}."
+        for parts, why in ablation.record.reasons()
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in _rows(cells)]
-    return "\n".join(lines) + "\n"
 
 
-def k_scaling_svg(cells: Mapping[str, Mapping[str, Cell]]) -> str | None:
-    """One line per model: mean Avg against the number of evidence records shown."""
-    curves = {m: _k_values(by) for m, by in sorted(cells.items()) if _k_values(by)}
+def _figure(cells: Mapping[str, Mapping[str, MetricCell]]) -> Figure | None:
+    curves = {
+        m: [(k, Bar(c.mean, c.low, c.high)) for k, c in points]
+        for m, by in sorted(cells.items())
+        if (points := k_points(by))
+    }
     if not curves:
         return None
-    import matplotlib
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(5.5, 3.2))
-        FigureCanvasSVG(fig)
-        ax = fig.add_subplot()
-        for i, (model, points) in enumerate(curves.items()):
-            ks, means = zip(*points, strict=True)
-            ax.plot(ks, means, marker="o", color=_PALETTE[i % len(_PALETTE)], label=model.replace("$", r"\$"))
-        ax.set_xlabel("evidence records shown (k)")
-        ax.set_ylabel("mean Avg (1–5)")
-        ax.set_title("Evidence scaling on multi-domain queries")
-        ax.set_xticks(sorted({k for p in curves.values() for k, _ in p}))
-        ax.legend(fontsize=7, frameon=False)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    text = buf.getvalue()
-    text = text[text.index("<svg") :]
-    text = re.sub(r'\bid="([^"]+)"', r'id="kscale-\1"', text)
-    text = re.sub(r"url\(#([^)]+)\)", r"url(#kscale-\1)", text)
-    text = re.sub(r'href="#([^"]+)"', r'href="#kscale-\1"', text)
-    return text.replace("<svg ", '<svg class="chart" id="k-scaling" ', 1)
+    caption = "Mean Avg by the number of evidence records shown (k), one record added at a time."
+    return Figure("k-scaling", k_curve("k-scaling", curves), caption)
 
 
-def render_html(cells: Mapping[str, Mapping[str, Cell]]) -> str:
-    if not cells:
-        return ""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in _rows(cells)
+def add_views(ablation: Ablation, viewer: ViewerData) -> None:
+    for variant, evals in ablation.runs.items():
+        for e in evals:
+            viewer.add(view_key(variant, e.model, "curated"), f"{e.model} · ablation {variant}", e)
+
+
+def ablation_section(ablation: Ablation, seed: int = 0) -> Section:
+    title = "Evidence ablations (Table 5, Figure 3)"
+    intro = (
+        "The curated context under changed evidence: single-domain queries, multi-domain queries with "
+        "evidence from every relevant domain (Full-E) or one (Single-E), and the first k of k_max "
+        "evidence records. The judge always sees the full rubric."
     )
-    svg = (
-        k_scaling_svg(cells)
-        or "<p>No multi-domain query has enough evidence records for the k-scaling curve.</p>"
+    if not ablation.runs:
+        empty = (
+            "`lunar ablate` has not run on this folder: run `recworld lunar ablate ROOT --model M --judge J`."
+        )
+        if ablation.record is not None:
+            empty = "`lunar ablate` ran but could not run any variant."
+        return Section("ablation", title, intro=intro, notes=_skipped_notes(ablation), empty=empty)
+    cells = ablation.cells(seed)
+    figure = _figure(cells)
+    notes = _skipped_notes(ablation)
+    if figure is None and K_SCALING not in (ablation.record.skipped if ablation.record else {}):
+        notes.append("No k-scaling variant has a scored answer, so there is no k-curve.")
+    return Section(
+        "ablation",
+        title,
+        intro=intro,
+        notes=notes,
+        tables=[_table(cells)],
+        figures=[figure] if figure is not None else [],
     )
-    return (
-        '<section id="evidence-ablations"><h2>Evidence ablations (Table 5, Fig. 3)</h2>'
-        f'<table id="ablation-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-        f"<figure>{svg}<figcaption>Mean Avg by number of evidence records (k)</figcaption></figure></section>"
-    )
-
-
-def ablation_section(root: Path) -> tuple[str, str]:
-    """(markdown, html) of this section; empty strings when ``lunar ablate`` has not run."""
-    cells = ablation_cells(root)
-    return render_markdown(cells), render_html(cells)

@@ -1,57 +1,106 @@
-"""Report section: privacy x personalisation (Fig. 4 of the paper) and truncated contexts.
+"""Report section: privacy against personalisation (the paper's Fig. 4), per-context privacy, truncation.
 
-One point per (model, context): x is the mean personalisation Avg (failed answers at
-the floor, judge errors left out), y the mean privacy score (answers the privacy
-judge scored). Both axes are cut at 3.0 into four regions; the Pareto front is the
-set of points no other point beats on both axes. The chart is an SVG drawn by
-matplotlib with mathtext off, embedded inline, so the page stays static.
+The figure has **one point per model**: x is the mean personalisation Avg of that
+model's Full-context answers (failed answers at the floor, judge errors left out),
+y the mean privacy score of the same answers (those the privacy judge scored). The
+paper's privacy evaluation is over Full-context answers, so only the ``full``
+context makes a point; a model judged under other contexts too
+(``--privacy-contexts``) has those in the per-context table, never in the figure,
+and the Pareto front is over models, so a ``none`` answer can never join it. Both
+axes are cut at 3.0 into the paper's four regions.
 """
 
 from __future__ import annotations
 
-import html
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
+from recworld.lunar.report.estimates import MIN_N, MetricCell, Share, mean_cell, share
+from recworld.lunar.report.figures import Point, quadrant
+from recworld.lunar.report.parts import Cell, Figure, Section, Table, cells
+from recworld.lunar.report.runs import EvalData
+from recworld.lunar.report.viewer import view_key
 
-from recworld.lunar.contexts.base import report_order
-from recworld.lunar.judges.personalization import Judgment
-from recworld.lunar.judges.privacy import PrivacyJudgment
-from recworld.lunar.store import dataset as store
-from recworld.lunar.store.outputs import AnswerRecord, EvalRun
+__all__ = [
+    "CUT",
+    "FIGURE_CONTEXT",
+    "ModelPoint",
+    "Truncation",
+    "model_points",
+    "pareto_front",
+    "privacy_section",
+    "truncation_rows",
+]
 
 CUT = 3.0
+FIGURE_CONTEXT = "full"
 REGIONS = {
     (True, True): "balanced",
     (True, False): "aggressive",
     (False, True): "conservative",
     (False, False): "ineffective",
 }
+EVAL_HINT = "recworld lunar eval ROOT --context full --model M --judge J"
 
 
 @dataclass(frozen=True)
-class Point:
+class ModelPoint:
+    """One model's privacy and personalisation over the answers of one context (the figure: ``full``)."""
+
     model: str
     context: str
-    personalisation: float | None
-    privacy: float | None
-    scored: int
+    personalisation: MetricCell
+    privacy: MetricCell
+    offended: Share  # privacy-scored answers with at least one offence item
+    offences: dict[str, int]
     privacy_errors: int
     failed_answers: int
-    offences: dict[str, int]
 
     @property
-    def label(self) -> str:
-        return f"{self.model} / {self.context}"
+    def drawn(self) -> bool:
+        return self.personalisation.mean is not None and self.privacy.mean is not None
 
     @property
     def region(self) -> str | None:
-        if self.personalisation is None or self.privacy is None:
-            return None
-        return REGIONS[(self.personalisation >= CUT, self.privacy >= CUT)]
+        x, y = self.personalisation.mean, self.privacy.mean
+        return None if x is None or y is None else REGIONS[(x >= CUT, y >= CUT)]
+
+
+def point_of(data: EvalData, seed: int) -> ModelPoint:
+    scored = data.privacy_scored()
+    offences: dict[str, int] = {}
+    for p in scored:
+        for o in p.offences:
+            offences[o.kind] = offences.get(o.kind, 0) + 1
+    keys = (data.model, data.context)
+    return ModelPoint(
+        model=data.model,
+        context=data.context,
+        personalisation=mean_cell([float(j.avg or 0) for j in data.scored()], seed, *keys, "avg"),
+        privacy=mean_cell([float(p.score or 0) for p in scored], seed, *keys, "privacy"),
+        offended=share(sum(bool(p.offences) for p in scored), len(scored)),
+        offences=offences,
+        privacy_errors=sum(p.error is not None and not p.answer_failed for p in data.privacy or []),
+        failed_answers=sum(p.answer_failed for p in data.privacy or []),
+    )
+
+
+def model_points(evals: Sequence[EvalData], seed: int = 0) -> list[ModelPoint]:
+    """The figure's points: one per model with privacy judgments of its Full-context answers."""
+    return [point_of(e, seed) for e in evals if e.context == FIGURE_CONTEXT and e.privacy is not None]
+
+
+def _beats(a: ModelPoint, b: ModelPoint) -> bool:
+    ax, ay, bx, by = a.personalisation.mean, a.privacy.mean, b.personalisation.mean, b.privacy.mean
+    assert ax is not None and ay is not None and bx is not None and by is not None
+    return ax >= bx and ay >= by and (ax > bx or ay > by)
+
+
+def pareto_front(points: Sequence[ModelPoint]) -> list[ModelPoint]:
+    """The models no other model beats on both axes, by ascending personalisation."""
+    drawn = [p for p in points if p.drawn]
+    front = [p for p in drawn if not any(_beats(q, p) for q in drawn)]
+    return sorted(front, key=lambda p: (p.personalisation.mean or 0.0, p.model))
 
 
 @dataclass(frozen=True)
@@ -69,215 +118,163 @@ class Truncation:
         return 1 - self.shown / self.total if self.total else 0.0
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return float(np.mean(values)) if values else None
-
-
-def privacy_points(root: Path) -> list[Point]:
-    points = []
-    for run_path in sorted((root / "eval").glob("*/*/run.json")):
-        path = run_path.parent / "privacy.jsonl"
-        if not path.exists():
-            continue
-        run = EvalRun.read(run_path)
-        privacy = store.read_jsonl(path, PrivacyJudgment)
-        judged = store.read_jsonl(run_path.parent / "judgments.jsonl", Judgment)
-        offences: dict[str, int] = {}
-        for p in privacy:
-            for o in p.offences:
-                offences[o.kind] = offences.get(o.kind, 0) + 1
-        points.append(
-            Point(
-                model=run.model,
-                context=run.context,
-                personalisation=_mean([j.avg for j in judged if j.error is None and j.avg is not None]),
-                privacy=_mean([float(p.score) for p in privacy if p.score is not None]),
-                scored=sum(p.score is not None for p in privacy),
-                privacy_errors=sum(p.error is not None and not p.answer_failed for p in privacy),
-                failed_answers=sum(p.answer_failed for p in privacy),
-                offences=offences,
-            )
-        )
-    return points
-
-
-def pareto_front(points: Sequence[Point]) -> list[Point]:
-    """Points not dominated on (personalisation, privacy), by ascending personalisation."""
-    full = [p for p in points if p.personalisation is not None and p.privacy is not None]
-
-    def beats(a: Point, b: Point) -> bool:
-        assert a.personalisation is not None and a.privacy is not None
-        assert b.personalisation is not None and b.privacy is not None
-        ge = a.personalisation >= b.personalisation and a.privacy >= b.privacy
-        return ge and (a.personalisation > b.personalisation or a.privacy > b.privacy)
-
-    front = [p for p in full if not any(beats(q, p) for q in full)]
-    return sorted(front, key=lambda p: (p.personalisation, p.label))
-
-
-def truncation_rows(root: Path) -> list[Truncation]:
-    """Per (model, context) whose answers record coverage (a setting that may truncate, e.g. ``full``)."""
+def truncation_rows(evals: Sequence[EvalData]) -> list[Truncation]:
+    """Per run whose answers record coverage (a setting that may truncate the log, e.g. ``full``)."""
     rows = []
-    for path in sorted((root / "eval").glob("*/*/answers.jsonl")):
-        answers = [a for a in store.read_jsonl(path, AnswerRecord) if a.context_total is not None]
+    for e in evals:
+        answers = [a for a in e.answers if a.context_total is not None]
         if not answers:
             continue
         shown = sum(a.context_shown or 0 for a in answers)
         total = sum(a.context_total or 0 for a in answers)
         cut = sum((a.context_shown or 0) < (a.context_total or 0) for a in answers)
-        counters = sorted({a.token_counter or "?" for a in answers})
-        first = answers[0]
+        counters = ", ".join(sorted({a.token_counter or "?" for a in answers}))
+        rows.append(Truncation(e.model, e.context, len(answers), cut, shown, total, counters))
+    return rows
+
+
+def _offences(p: ModelPoint) -> str:
+    return ", ".join(f"{k} {n}" for k, n in sorted(p.offences.items())) or "none"
+
+
+def _models_table(points: Sequence[ModelPoint], front: Sequence[ModelPoint]) -> Table:
+    on = {p.model for p in front}
+    rows = [
+        [
+            Cell(p.model),
+            Cell(p.personalisation.text(), view=view_key("", p.model, p.context)),
+            Cell(p.privacy.text(), view=view_key("", p.model, p.context)),
+            Cell(p.offended.text(), title="answers with at least one offence item; exact 95% interval"),
+            Cell(p.region or "–"),
+            Cell("yes" if p.model in on else ""),
+        ]
+        for p in points
+    ]
+    return Table(
+        key="privacy-models",
+        title="Figure 4's points: one per model, Full-context answers",
+        columns=["model", "personalisation Avg", "privacy", "answers with an offence", "region", "Pareto"],
+        rows=rows,
+        caption=f"Means 1–5 with 95% intervals (below {MIN_N} scored answers: n too small). "
+        f"Regions cut at {CUT} on both axes.",
+        left=1,
+    )
+
+
+def _contexts_table(points: Sequence[ModelPoint]) -> Table:
+    rows = []
+    for p in points:
+        judged = f"{p.privacy.n} ({p.privacy_errors} judge errors, {p.failed_answers} no answer)"
         rows.append(
-            Truncation(first.model, first.context, len(answers), cut, shown, total, ", ".join(counters))
+            [
+                *cells(p.model, p.context),
+                Cell(p.privacy.text(), view=view_key("", p.model, p.context)),
+                Cell(judged, css="warn" if p.privacy_errors else ""),
+                *cells(p.offended.text(), _offences(p)),
+            ]
         )
-    return sorted(rows, key=lambda t: (t.model, report_order(t.context)))
+    return Table(
+        key="privacy-contexts",
+        title="Privacy by model and context",
+        columns=["model", "context", "privacy", "privacy scored", "answers with an offence", "offences"],
+        rows=rows,
+        caption="Every setting the privacy judge scored. Offences by kind: profiling (severe), "
+        "surveillance (moderate), condescension (mild).",
+    )
 
 
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
-
-
-def _point_cells(p: Point, front: set[str]) -> list[str]:
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(p.offences.items())) or "none"
-    return [
-        p.model,
-        p.context,
-        _num(p.personalisation),
-        _num(p.privacy),
-        f"{p.scored} ({p.privacy_errors} errors, {p.failed_answers} no answer)",
-        p.region or "–",
-        "yes" if p.label in front else "",
-        kinds,
+def _truncation_table(rows: Sequence[Truncation]) -> Table:
+    body = [
+        cells(
+            t.model,
+            t.context,
+            str(t.answers),
+            f"{t.truncated} of {t.answers}",
+            f"{t.shown} / {t.total}",
+            f"{t.dropped_share:.1%}",
+            t.counter,
+        )
+        for t in rows
     ]
+    return Table(
+        key="truncation",
+        title="Truncated logs",
+        columns=[
+            "model",
+            "context",
+            "answers",
+            "truncated logs",
+            "records shown / total",
+            "dropped",
+            "counter",
+        ],
+        rows=body,
+        caption="A log that does not fit the answer model's window keeps its newest records.",
+    )
 
 
-POINT_HEADER = [
-    "model",
-    "context",
-    "personalisation Avg",
-    "privacy",
-    "privacy scored",
-    "region",
-    "Pareto",
-    "offences",
-]
-TRUNC_HEADER = [
-    "model",
-    "context",
-    "answers",
-    "truncated logs",
-    "records shown / total",
-    "dropped",
-    "token counter",
-]
+def _why_empty(evals: Sequence[EvalData]) -> str:
+    if not evals:
+        return f"No evaluations yet: run `{EVAL_HINT}`."
+    if all(not e.run.config.privacy for e in evals):
+        return (
+            "No privacy judgments: every evaluation here ran with --no-privacy. The privacy judge scores "
+            f"Full-context answers; run `{EVAL_HINT}` (privacy judging is on by default)."
+        )
+    if not any(e.context == FIGURE_CONTEXT for e in evals):
+        return (
+            "No privacy judgments: the privacy judge scores Full-context answers, and no evaluation here "
+            f"used the full context; run `{EVAL_HINT}`."
+        )
+    return "No privacy judgments were written (no privacy.jsonl under eval/)."
 
 
-def _trunc_cells(t: Truncation) -> list[str]:
-    return [
-        t.model,
-        t.context,
-        str(t.answers),
-        f"{t.truncated} of {t.answers}",
-        f"{t.shown} / {t.total}",
-        f"{t.dropped_share:.1%}",
-        t.counter,
-    ]
-
-
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    return out + ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
-
-
-def render_markdown(points: Sequence[Point], truncation: Sequence[Truncation]) -> str:
-    if not points and not truncation:
-        return ""
-    front = {p.label for p in pareto_front(points)}
-    lines = ["", "## Privacy x personalisation", ""]
-    lines.append(f"Privacy 1–5 (5 = no offence); regions cut at {CUT} on both axes.")
-    lines += ["", *_md_table(POINT_HEADER, [_point_cells(p, front) for p in points])]
-    if truncation:
-        lines += ["", "## Truncated logs", ""]
-        lines.append("A log that does not fit the answer model's window keeps its newest records.")
-        lines += ["", *_md_table(TRUNC_HEADER, [_trunc_cells(t) for t in truncation])]
-    return "\n".join(lines) + "\n"
-
-
-def _xy(points: Sequence[Point]) -> tuple[list[float], list[float]]:
-    return [p.personalisation or 0.0 for p in points], [p.privacy or 0.0 for p in points]
-
-
-def quadrant_svg(points: Sequence[Point]) -> str:
-    """The scatter with the 3.0 cuts, region names and the Pareto front, as inline SVG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    shown = [p for p in points if p.personalisation is not None and p.privacy is not None]
-    front = pareto_front(shown)
-    with plt.rc_context({"text.usetex": False, "svg.fonttype": "none"}):
-        fig, ax = plt.subplots(figsize=(7, 5.5))
-        ax.set_xlim(1, 5)
-        ax.set_ylim(1, 5)
-        ax.axvline(CUT, color="#888", lw=1, ls="--")
-        ax.axhline(CUT, color="#888", lw=1, ls="--")
-        for (x, y), name in {
-            (4.0, 4.8): "Balanced",
-            (4.0, 1.2): "Aggressive",
-            (2.0, 4.8): "Conservative",
-            (2.0, 1.2): "Ineffective",
-        }.items():
-            ax.text(x, y, name, ha="center", color="#666", parse_math=False)
-        ax.scatter(*_xy(shown), color="#1f77b4", zorder=3)
-        for p in shown:
-            ax.annotate(
-                p.label.replace("$", r"\$"),
-                (p.personalisation or 0, p.privacy or 0),
-                fontsize=7,
-                xytext=(4, 4),
-                textcoords="offset points",
+def _figure_notes(points: Sequence[ModelPoint], judged_elsewhere: bool) -> list[str]:
+    notes = []
+    if not points and judged_elsewhere:
+        notes.append(
+            "No Full-context privacy judgments, so Figure 4 has no point: the paper's figure is over "
+            f"Full-context answers; run `{EVAL_HINT}`. The other contexts' judgments are in the table."
+        )
+    for p in points:
+        if not p.drawn:
+            notes.append(
+                f"{p.model}: no Full-context answer has both a privacy score and a personalisation score "
+                f"({p.privacy_errors} privacy judge errors, {p.failed_answers} answers failed); not drawn."
             )
-        if front:
-            ax.plot(
-                *_xy(front),
-                color="#d62728",
-                lw=1.5,
-                label="Pareto front",
-            )
-            ax.legend(loc="lower left")
-        ax.set_xlabel("personalisation (mean Avg of PC, PD)")
-        ax.set_ylabel("privacy (1-5, 5 = no offence)")
-        ax.set_title("Privacy vs personalisation")
-        buffer = io.StringIO()
-        fig.savefig(buffer, format="svg")
-        plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg") :]
+    if sum(p.drawn for p in points) == 1:
+        notes.append("One model: the Pareto front compares models, so here it is that model alone.")
+    return notes
 
 
-def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def render_html(points: Sequence[Point], truncation: Sequence[Truncation]) -> str:
-    if not points and not truncation:
-        return ""
-    front = {p.label for p in pareto_front(points)}
-    parts = ['<section id="lunar-privacy"><h2>Privacy x personalisation</h2>']
-    if points:
-        parts.append(f'<div class="chart">{quadrant_svg(points)}</div>')
-        parts.append(_html_table(POINT_HEADER, [_point_cells(p, front) for p in points]))
-    if truncation:
-        parts.append("<h3>Truncated logs</h3>")
-        parts.append(_html_table(TRUNC_HEADER, [_trunc_cells(t) for t in truncation]))
-    parts.append("</section>")
-    return "".join(parts)
-
-
-def privacy_section(root: Path) -> tuple[str, str]:
-    """(markdown, html) of this section for report.md and report.html; empty when nothing was judged."""
-    points, truncation = privacy_points(root), truncation_rows(root)
-    return render_markdown(points, truncation), render_html(points, truncation)
+def privacy_section(evals: Sequence[EvalData], seed: int = 0) -> Section:
+    judged = [point_of(e, seed) for e in evals if e.privacy is not None]
+    points = model_points(evals, seed)
+    truncation = truncation_rows(evals)
+    tables = [_truncation_table(truncation)] if truncation else []
+    title = "Privacy and personalisation (Figure 4)"
+    intro = (
+        "The privacy judge scores one answer at a time, 1–5 (5 = no offence). The figure has one point "
+        "per model, over its Full-context answers as in the paper; the Pareto front is over models."
+    )
+    if not judged:
+        return Section("privacy", title, intro=intro, tables=tables, empty=_why_empty(evals))
+    front = pareto_front(points)
+    figures = []
+    if any(p.drawn for p in points):
+        drawn = [
+            Point(p.model, p.personalisation.mean or 0.0, p.privacy.mean or 0.0) for p in points if p.drawn
+        ]
+        shown = [Point(p.model, p.personalisation.mean or 0.0, p.privacy.mean or 0.0) for p in front]
+        caption = f"One point per model (Full-context answers); regions cut at {CUT}; line: the Pareto front."
+        figures.append(Figure("privacy-quadrant", quadrant("privacy-quadrant", drawn, shown, CUT), caption))
+    model_tables = [_models_table(points, front)] if points else []
+    return Section(
+        "privacy",
+        title,
+        intro=intro,
+        notes=_figure_notes(points, judged_elsewhere=bool(judged)),
+        tables=[*model_tables, _contexts_table(judged), *tables],
+        figures=figures,
+        figures_first=True,
+    )

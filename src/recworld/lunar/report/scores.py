@@ -1,46 +1,37 @@
-"""The personalisation rows of the report: one per (model, context), means over judged answers with CIs."""
+"""The personalisation rows of the report (Table 4): one per (model, context), PC, PD and Avg.
+
+A failed answer scores the scale's floor (1 on PC and PD) and stays in the mean; a
+failed judgment is left out and counted. Each mean carries its interval
+(:mod:`.estimates`). The rows are the one computation behind the HTML table, the
+Markdown table, ``report.csv`` and ``lunar report --json``.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
-from pathlib import Path
 
-import numpy as np
-
-from recworld.lunar.contexts.base import report_order
-from recworld.lunar.judges.personalization import Judgment
-from recworld.lunar.store import dataset as store
-from recworld.lunar.store.outputs import EvalRun
+from recworld.csvsafe import csv_text
+from recworld.lunar.report.estimates import MIN_N, MetricCell, mean_cell
+from recworld.lunar.report.figures import Bar, bars
+from recworld.lunar.report.parts import Cell, Figure, Section, Table
+from recworld.lunar.report.runs import EvalData
+from recworld.lunar.report.viewer import view_key
 from recworld.records import FrozenRecord
-from recworld.scoring import bootstrap_ci as shared_bootstrap_ci
-from recworld.seeding import rng
+
+__all__ = ["CSV_COLUMNS", "METRICS", "MetricCell", "ScoreRow", "render_csv", "score_rows", "scores_section"]
 
 METRICS = ("pc", "pd", "avg")
-
-
-def bootstrap_ci(values: Sequence[float], *, seed: int = 0) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean (the shared recworld.scoring helper)."""
-    return shared_bootstrap_ci(values, rng(seed, "lunar", "bootstrap"))
-
-
-class MetricCell(FrozenRecord):
-    """A mean over judged answers and its 95% bootstrap interval (all None when nothing was judged)."""
-
-    mean: float | None
-    low: float | None
-    high: float | None
+LABELS = {"pc": "PC", "pd": "PD", "avg": "Avg"}
 
 
 class ScoreRow(FrozenRecord):
-    """One row of report.md / report.csv: a model under one context, errors counted beside the means."""
+    """One row of the personalisation table: a model under one context, errors counted beside the means."""
 
     model: str
     context: str
     judge: str
     n: int
-    judged: int
+    judged: int  # scored rows: judged answers plus failed answers at the floor
     answer_errors: int
     judge_errors: int
     pc: MetricCell
@@ -68,43 +59,135 @@ class ScoreRow(FrozenRecord):
         return out
 
 
-def _cell(values: Sequence[float], seed: int) -> MetricCell:
-    ci = bootstrap_ci(values, seed=seed)
-    low, high = ci if ci is not None else (None, None)
-    return MetricCell(mean=float(np.mean(values)) if values else None, low=low, high=high)
+def score_row(data: EvalData, seed: int) -> ScoreRow:
+    scored = data.scored()
+    run = data.run
+    cells = {
+        m: mean_cell([float(getattr(j, m)) for j in scored], seed, run.model, run.context, m) for m in METRICS
+    }
+    return ScoreRow(
+        model=run.model,
+        context=run.context,
+        judge=run.judge,
+        n=run.counts.queries,
+        judged=len(scored),
+        answer_errors=run.counts.answer_errors,
+        judge_errors=run.counts.judge_errors,
+        **cells,
+    )
 
 
-def score_rows(root: Path, seed: int = 0) -> list[ScoreRow]:
-    """One row per (model, context), in report order (the registered settings' ``order``)."""
-    rows = []
-    for run_path in sorted((root / "eval").glob("*/*/run.json")):
-        run = EvalRun.read(run_path)
-        judged = [
-            j for j in store.read_jsonl(run_path.parent / "judgments.jsonl", Judgment) if j.error is None
-        ]
-        cells = {m: _cell([float(getattr(j, m)) for j in judged], seed) for m in METRICS}
-        rows.append(
-            ScoreRow(
-                model=run.model,
-                context=run.context,
-                judge=run.judge,
-                n=run.counts.queries,
-                judged=len(judged),
-                answer_errors=run.counts.answer_errors,
-                judge_errors=run.counts.judge_errors,
-                **cells,
-            )
-        )
-    return sorted(rows, key=lambda r: (r.model, report_order(r.context)))
+def score_rows(evals: Sequence[EvalData], seed: int = 0) -> list[ScoreRow]:
+    """One row per evaluation run, in the order :func:`~.runs.load_evals` gives (model, report order)."""
+    return [score_row(e, seed) for e in evals]
+
+
+CSV_COLUMNS = ["model", "context", "judge", "n", "judged", "answer_errors", "judge_errors"]
+CSV_COLUMNS += [f"{m}{s}" for m in METRICS for s in ("", "_low", "_high")]
 
 
 def render_csv(rows: Sequence[ScoreRow]) -> str:
-    """report.csv: the rows flat (:meth:`ScoreRow.flat`); empty cells for None."""
-    columns = ["model", "context", "judge", "n", "judged", "answer_errors", "judge_errors"]
-    columns += [f"{m}{s}" for m in METRICS for s in ("", "_low", "_high")]
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
+    """report.csv: the rows flat (:meth:`ScoreRow.flat`); empty cells for None (no interval below min n)."""
+    return csv_text([CSV_COLUMNS, *([r.flat()[c] for c in CSV_COLUMNS] for r in rows)])
+
+
+def _table(rows: Sequence[ScoreRow], prefix: str = "") -> Table:
+    out = []
     for r in rows:
-        writer.writerow({k: "" if v is None else v for k, v in r.flat().items()})
-    return buffer.getvalue()
+        view = view_key(prefix, r.model, r.context)
+        scores = [Cell(r.cell(m).text(), view=view) for m in METRICS]
+        out.append(
+            [
+                Cell(r.model),
+                Cell(r.context),
+                Cell(r.judge),
+                Cell(f"{r.judged} / {r.n}"),
+                Cell(str(r.answer_errors), css="warn" if r.answer_errors else ""),
+                Cell(str(r.judge_errors), css="warn" if r.judge_errors else ""),
+                *scores,
+            ]
+        )
+    return Table(
+        key="personalisation",
+        title="Personalisation against the generic answer (Table 4)",
+        columns=[
+            "model",
+            "context",
+            "judge",
+            "scored / n",
+            "answer errors",
+            "judge errors",
+            "PC",
+            "PD",
+            "Avg",
+        ],
+        rows=out,
+        caption=f"Mean judge score 1–5 with a 95% interval (below {MIN_N} scored answers: n too small); "
+        "click a score to read the answers behind it.",
+        left=3,
+    )
+
+
+def _figure(rows: Sequence[ScoreRow]) -> Figure | None:
+    contexts = list(dict.fromkeys(r.context for r in rows))
+    models = list(dict.fromkeys(r.model for r in rows))
+    if all(r.avg.mean is None for r in rows):
+        return None
+    by = {(r.model, r.context): r.avg for r in rows}
+    series = {
+        m: [
+            Bar(c.mean, c.low, c.high) if (c := by.get((m, ctx))) is not None else Bar(None)
+            for ctx in contexts
+        ]
+        for m in models
+    }
+    svg = bars(
+        "avg-by-context",
+        "Personalisation (Avg) by context",
+        contexts,
+        series,
+        ylabel="mean Avg (1–5)",
+        ylim=(1, 5),
+        reference=2.0,
+    )
+    caption = (
+        "Mean Avg per model and context; whiskers: 95% intervals (none below the minimum n). "
+        "Dashed: 2, the score of a generic answer."
+    )
+    return Figure("avg-by-context", svg, caption)
+
+
+def _notes(evals: Sequence[EvalData], rows: Sequence[ScoreRow]) -> list[str]:
+    notes = []
+    for e, r in zip(evals, rows, strict=True):
+        if e.all_answers_failed:
+            notes.append(
+                f"{e.model} / {e.context}: every answer failed ({len(e.answers)} of {len(e.answers)}); "
+                "its scores are the floor (1), not a judge's opinion. The errors are in run.json."
+            )
+        elif r.judged == 0:
+            notes.append(f"{r.model} / {r.context}: no judgment succeeded (judge errors: {r.judge_errors}).")
+    return notes
+
+
+def scores_section(evals: Sequence[EvalData], rows: Sequence[ScoreRow]) -> Section:
+    if not rows:
+        return Section(
+            "personalisation",
+            "Personalisation",
+            empty="No evaluations yet: run `recworld lunar eval ROOT --model M --judge J` "
+            "(it writes eval/<model>/<context>/).",
+        )
+    figure = _figure(rows)
+    return Section(
+        "personalisation",
+        "Personalisation",
+        intro=(
+            "Each answer is judged pairwise against the query's generic answer on personalisation coverage "
+            "(PC) and depth (PD); Avg = (PC + PD) / 2. A failed answer scores 1 on both (wrong or missing) "
+            "and stays in the mean; a failed judgment is left out and counted."
+        ),
+        notes=_notes(evals, rows),
+        tables=[_table(rows)],
+        figures=[figure] if figure is not None else [],
+    )

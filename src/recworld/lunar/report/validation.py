@@ -10,12 +10,12 @@
   through the domain table, or its ``type`` column) or a LUNAR-format events file/folder.
 
 Both files are read back with their record classes (:mod:`recworld.lunar.quality.records`).
-Each part is shown only when its input exists, so the section never invents numbers.
+Each part is shown only when its input exists, so the section never invents numbers;
+:mod:`recworld.lunar.report.quality` says which command would fill a missing part.
 """
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
@@ -30,8 +30,10 @@ from recworld.lunar.anchors import (
     with_default_zone,
 )
 from recworld.lunar.quality import dims
-from recworld.lunar.quality.records import AgreementReport, Kind, QualityRatingsRun
+from recworld.lunar.quality.records import AgreementReport, Kind, PairAgreement, QualityRatingsRun
 from recworld.lunar.quality.stats import distribution_counts, fidelity
+from recworld.lunar.report.estimates import MIN_N, TOO_SMALL, share
+from recworld.lunar.report.parts import Cell, Table, cells
 from recworld.lunar.store import dataset as store
 
 DIMS = ("type", "hour", "weekday")
@@ -121,13 +123,9 @@ def quality_section(
     return ValidationSection(QualityRatingsRun.of(root), AgreementReport.of(root), external)
 
 
-def _num(value: Any, pct: bool = False) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.1%}" if pct else f"{value:.3f}"
+def _num(value: Any) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
-
-Table = tuple[str, list[str], list[list[str]]]
 
 # (label, key in "overall" and "rated") of the headline rows of the ratings table.
 _HEADLINES: tuple[tuple[str, Kind], ...] = (
@@ -137,83 +135,49 @@ _HEADLINES: tuple[tuple[str, Kind], ...] = (
 )
 
 
-def tables(section: ValidationSection) -> list[Table]:
-    """(title, header, rows) of every table the section has data for; both renderers use this."""
-    found = (
-        _ratings_table(section.ratings),
-        _agreement_table(section.agreement),
-        _external_table(section.external),
-    )
-    return [table for table in found if table is not None]
-
-
-def _ratings_table(run: QualityRatingsRun | None) -> Table | None:
-    if run is None:
-        return None
+def ratings_table(run: QualityRatingsRun) -> Table:
+    """Tables 1 and 9: the rater's headline means, then each dimension's."""
     ratings = run.summary
     rows = [
-        [label, _num(ratings.overall.get(key)), str(ratings.rated.get(key, 0))]
+        cells(label, _num(ratings.overall.get(key)), str(ratings.rated.get(key, 0)))
         for label, key in _HEADLINES
         if key != "query" or ratings.rated.get("query")
     ]
     for dim in (*dims.HISTORY, *dims.QUERY):
         value = ratings.dimensions.get(dim)
         if value is not None:
-            rows.append([f"  {dim}", _num(value), ""])
-    return f"LLM-rated data quality (1–5; rater {run.model})", ["figure", "mean", "rated"], rows
-
-
-def _agreement_table(agreement: AgreementReport | None) -> Table | None:
-    if agreement is None:
-        return None
-    rows = [
-        [
-            r.dimension,
-            f"{r.rater_a} / {r.rater_b}",
-            r.kind,
-            str(r.n),
-            _num(r.exact, True),
-            _num(r.within_one, True),
-            _num(r.ac1),
-        ]
-        for r in agreement.rows
-    ]
-    return "Rater agreement", ["dimension", "raters", "kind", "n", "exact", "within one", "Gwet AC1"], rows
-
-
-def _external_table(ext: ExternalJsd | None) -> Table | None:
-    if ext is None:
-        return None
-    rows = [[dim, _num(ext.jsd[dim])] for dim in DIMS]
-    return (
-        f"JSD to an external dataset ({ext.reference}; bits, lower is closer)",
-        ["dimension", "JSD"],
-        rows,
+            rows.append(cells(f"  {dim}", _num(value), ""))
+    return Table(
+        key="quality-ratings",
+        title=f"LLM-rated data quality (1–5; rater {run.model})",
+        columns=["figure", "mean", "rated"],
+        rows=rows,
+        left=1,
     )
 
 
-def render_markdown(section: ValidationSection) -> str:
-    found = tables(section)
-    if not found:
-        return ""
-    lines = ["", "## Data-quality validation", ""]
-    for title, header, rows in found:
-        lines += [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-        lines.append("")
-    return "\n".join(lines)
+def _ac1(row: PairAgreement) -> Cell:
+    if row.n < MIN_N:
+        return Cell(f"{row.ac1:.3f} (n={row.n}, {TOO_SMALL})", css="warn")
+    return Cell(f"{row.ac1:.3f}")
 
 
-def render_html(section: ValidationSection) -> str:
-    found = tables(section)
-    if not found:
-        return ""
-    parts = ['<section id="lunar-quality-validation"><h2>Data-quality validation</h2>']
-    for title, header, rows in found:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-        parts.append(
-            f"<h3>{html.escape(title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        )
-    parts.append("</section>")
-    return "".join(parts)
+def agreement_table(agreement: AgreementReport) -> Table:
+    """Tables 2 and 10: exact and within-one agreement (exact 95% intervals) and Gwet's AC1."""
+    rows = [
+        [
+            *cells(r.dimension, f"{r.rater_a} / {r.rater_b}", r.kind, str(r.n)),
+            Cell(share(round(r.exact * r.n), r.n).text()),
+            Cell(share(round(r.within_one * r.n), r.n).text()),
+            _ac1(r),
+        ]
+        for r in agreement.rows
+    ]
+    return Table(
+        key="agreement",
+        title="Rater agreement",
+        columns=["dimension", "raters", "kind", "n", "exact", "within one", "Gwet AC1"],
+        rows=rows,
+        caption=f"Agreement shares with exact 95% intervals; an AC1 over fewer than {MIN_N} shared items "
+        "is marked n too small.",
+    )
