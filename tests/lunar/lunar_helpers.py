@@ -25,7 +25,6 @@ from recworld.lunar.answering.run import evaluate_settings
 from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.llm.config import SessionConfig
-from recworld.lunar.llm.embed import normalise
 from recworld.lunar.schemas import (
     Affinity,
     BehaviourRecord,
@@ -39,6 +38,7 @@ from recworld.lunar.schemas import (
     Rubric,
     UserData,
 )
+from recworld.models import EmbedderBase, normalise
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import ResponseCache, Runner, RunnerConfig
 
@@ -279,12 +279,13 @@ def session(model: ScriptedModel | str, **settings: Any) -> SessionConfig:
     return SessionConfig.model_validate({"model": model, **settings})
 
 
-class HashEmbedder:
+class HashEmbedder(EmbedderBase):
     """A deterministic bag-of-words embedder (an embedder object handed to LUNAR from Python)."""
 
-    identity = "test-hash"
+    def __init__(self) -> None:
+        self._identity = {"backend": "test", "model": "hash"}
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), 16), dtype=np.float32)
         for i, t in enumerate(texts):
             for word in t.lower().split():

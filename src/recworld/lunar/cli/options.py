@@ -57,7 +57,9 @@ MODEL: dict[str, Flag] = {
     "model": Flag("--model", metavar="SPEC", help=f"Model spec. Forms: {SPECS}."),
     "backend.base_url": Flag("--base-url", help="OpenAI-compatible server URL of --model."),
     "backend.api_key_env": Flag("--api-key-env", help="Name of the env var holding --model's API key."),
-    "backend.n_ctx": Flag("--n-ctx", help="Context window of --model if it is local (llamacpp, vllm)."),
+    "backend.n_ctx": Flag(
+        "--n-ctx", help="Context window a local --model is loaded with (llamacpp, vllm); else assumed."
+    ),
     "backend.options": _key_values(
         "--model-option", "A backend option of --model, e.g. n_gpu_layers=0 (repeatable)."
     ),
@@ -68,6 +70,23 @@ JUDGE: dict[str, Flag] = {
     "backend.api_key_env": Flag("--judge-api-key-env", help="Name of the env var holding --judge's API key."),
     "backend.options": _key_values("--judge-model-option", "A backend option of --judge (repeatable)."),
 }
+# The memory context's own model (lunar eval): optional, given only when the memory context runs.
+MEMORY: dict[str, Flag] = {
+    "model": Flag(
+        "--memory-model",
+        metavar="SPEC",
+        help="Model that manages the memory context (extracts facts; decides ADD/UPDATE/DELETE/NONE).",
+    ),
+    "backend.base_url": Flag("--memory-base-url", help="Server URL of --memory-model."),
+    "backend.api_key_env": Flag(
+        "--memory-api-key-env", help="Name of the env var holding --memory-model's API key."
+    ),
+    "backend.options": _key_values(
+        "--memory-model-option", "A backend option of --memory-model (repeatable)."
+    ),
+}
+# Optional models: a role here is left out of the config unless its model was given.
+OPTIONAL_ROLES = frozenset({"memory"})
 # Settings every model of a command shares: typed once (on the first model's paths), applied to each.
 # A runner setting's default is LUNAR's (LUNAR_RUNNER), not the Runner class's: the help says which.
 SHARED: dict[str, Flag] = {
@@ -96,6 +115,17 @@ EMBEDDER: dict[str, Flag] = {
         "--embed-api-key-env", help="Name of the env var holding --embedder's API key."
     ),
 }
+MEMORY_EMBEDDER: dict[str, Flag] = {
+    "memory_embedder.spec": Flag(
+        "--memory-embedder",
+        help="Embedder of the memory context, separate from --embedder (minilm, st:NAME...).",
+    ),
+    "memory_embedder.base_url": Flag("--memory-embed-base-url", help="Server URL of --memory-embedder."),
+    "memory_embedder.api_key_env": Flag(
+        "--memory-embed-api-key-env", help="Name of the env var holding --memory-embedder's API key."
+    ),
+}
+EMBEDDERS = ("embedder", "memory_embedder")
 
 
 class RunOptions(FrozenRecord):
@@ -164,11 +194,13 @@ class Layout:
         out |= {f"{self.primary}.{path}": flag for path, flag in shared.items()}
         if _has(self.config, "embedder"):
             out |= EMBEDDER
+        if _has(self.config, "memory_embedder"):
+            out |= MEMORY_EMBEDDER
         return out | dict(extra)
 
     def hidden(self, flags: Mapping[str, Flag]) -> list[str]:
         """Model and embedder settings without a flag here: not on this command line."""
-        roots = {*self.roles, "embedder"}
+        roots = {*self.roles, *EMBEDDERS}
         return [".".join(p) for p in leaf_paths(self.config) if p[0] in roots and ".".join(p) not in flags]
 
 
@@ -226,6 +258,16 @@ class LunarCommand(Generic[C]):
         shared = {p: typed[p] for p in (tuple(k.split(".")) for k in SHARED) if p in typed}
         seed = values.get("seed") if _has(layout.config, "seed") else typed.get(("backend", "seed"))
         for role in layout.roles:
+            if role in OPTIONAL_ROLES and (role, "model") not in self.stage.values:
+                given = sorted(
+                    str(f.name)
+                    for p, f in self.flags.items()
+                    if p.startswith(f"{role}.") and tuple(p.split(".")) in self.stage.values
+                )
+                if given:
+                    raise ConfigError(f"{given[0]} needs {self.flags[f'{role}.model'].name}")
+                values.pop(role, None)
+                continue
             node = values.setdefault(role, {})
             for path, value in shared.items():
                 _put(node, path, value)
@@ -242,6 +284,12 @@ class LunarCommand(Generic[C]):
         elif embedder is not None and ("backend", "allow_insecure_http") in typed:
             _put(
                 values.setdefault("embedder", {}),
+                ("allow_insecure_http",),
+                typed[("backend", "allow_insecure_http")],
+            )
+        if _has(layout.config, "memory_embedder") and ("backend", "allow_insecure_http") in typed:
+            _put(
+                values.setdefault("memory_embedder", {}),
                 ("allow_insecure_http",),
                 typed[("backend", "allow_insecure_http")],
             )
@@ -333,6 +381,11 @@ def lunar_options(
     return decorate
 
 
-def session_roles(*, judge: bool) -> dict[str, dict[str, Flag]]:
-    """``{"answer": MODEL, "judge": JUDGE}`` for a command with a judge; ``{"llm": MODEL}`` otherwise."""
-    return {"answer": MODEL, "judge": JUDGE} if judge else {"llm": MODEL}
+def session_roles(*, judge: bool, memory: bool = False) -> dict[str, dict[str, Flag]]:
+    """``{"answer": MODEL, "judge": JUDGE}`` for a command with a judge; ``{"llm": MODEL}`` otherwise.
+
+    ``memory`` adds the optional memory model (``--memory-model``, ``lunar eval``).
+    """
+    if not judge:
+        return {"llm": MODEL}
+    return {"answer": MODEL, "judge": JUDGE, **({"memory": MEMORY} if memory else {})}

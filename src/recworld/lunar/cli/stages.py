@@ -21,6 +21,11 @@ from recworld.lunar.config import AblateConfig, LunarEvalConfig, QueriesConfig, 
 
 Root = Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder (written by lunar synth).")]
 SYNTH_EMBEDDER = {"embedder.spec": Flag("--embedder", help="Add an embedding cosine to the backward check.")}
+CONTEXT_WINDOW = Flag(
+    "--context-window",
+    help="Context window of --model in tokens, when its backend cannot say (the Full context's budget).",
+    default_help="what the model or its server reports, else the known-model table, else --n-ctx",
+)
 QUERIES_EMBEDDER = {
     "embedder.spec": Flag("--embedder", help="Rank evidence candidates by embedding (default: word overlap).")
 }
@@ -66,8 +71,8 @@ def add_eval(app: typer.Typer) -> None:
     @app.command("eval")
     @lunar_options(
         LunarEvalConfig,
-        roles=session_roles(judge=True),
-        flags={"contexts": context_flag()},
+        roles=session_roles(judge=True, memory=True),
+        flags={"contexts": context_flag(), "answer.context_window": CONTEXT_WINDOW},
         exclude=["root"],
         dry_run=True,
         contexts=True,

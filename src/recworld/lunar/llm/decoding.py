@@ -92,19 +92,41 @@ def narrow_schema(schema: Mapping[str, Any], enums: Mapping[str, Sequence[str]])
     for path, values in enums.items():
         if not values:
             continue
-        node: dict[str, Any] = out
-        for name in path.split("."):
-            while node.get("type") == "array":
-                node = node["items"]
-            props = node.get("properties", {})
-            if name not in props:
-                raise KeyError(f"schema {schema.get('title')!r} has no field {path!r}")
-            node = props[name]
+        node = _at(out, path)
         while node.get("type") == "array":
             node = node["items"]
         if node.get("type") != "string":
             raise TypeError(f"field {path!r} is not a string or an array of strings")
         node["enum"] = list(dict.fromkeys(values))
+    return out
+
+
+def _at(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    """The node at a dotted path of property names; arrays on the way pass through to their items."""
+    node = schema
+    for name in path.split("."):
+        while node.get("type") == "array":
+            node = node["items"]
+        props = node.get("properties", {})
+        if name not in props:
+            raise KeyError(f"schema {schema.get('title')!r} has no field {path!r}")
+        node = props[name]
+    return node
+
+
+def fix_lengths(schema: Mapping[str, Any], lengths: Mapping[str, int]) -> dict[str, Any]:
+    """A copy of ``schema`` whose arrays at the given paths have exactly that many items.
+
+    A per-call count the reply must meet (one decision per new fact, one effect per
+    evidence record) is cheap for a grammar as an exact count, and kept by
+    :func:`compact_schema`; ranges are what the decoding schemas leave out.
+    """
+    out: dict[str, Any] = json.loads(json.dumps(schema))
+    for path, n in lengths.items():
+        node = _at(out, path)
+        if node.get("type") != "array":
+            raise TypeError(f"field {path!r} is not an array")
+        node["minItems"] = node["maxItems"] = max(int(n), 0)
     return out
 
 
