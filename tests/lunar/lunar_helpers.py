@@ -323,6 +323,9 @@ class FakeOpenAIServer:
         self.chat: list[dict[str, Any]] = []
         self.embeddings: list[dict[str, Any]] = []
         self.keys: set[str] = set()  # every Authorization header that reached this server
+        # GET /v1/models answers with these entries (vLLM: {"id": ..., "max_model_len": ...}); None: 404.
+        self.models: list[dict[str, Any]] | None = None
+        self.gets: list[str] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -398,6 +401,15 @@ class FakeOpenAIServer:
                     self._send(200, reply)
                 elif self.path == "/v1/embeddings":
                     self._send(200, server.embed_for(body))
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.keys.add(self.headers.get("Authorization", ""))
+                    server.gets.append(self.path)
+                if self.path == "/v1/models" and server.models is not None:
+                    self._send(200, {"object": "list", "data": server.models})
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 

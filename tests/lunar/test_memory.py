@@ -329,3 +329,19 @@ def test_memory_store_reset_starts_empty(tmp_path: Path) -> None:
     store.reset()
     assert store.search("u", np.ones(3, dtype=np.float32), 5) == []
     store.close()
+
+
+def test_a_run_record_of_the_old_distiller_reads_back_with_it_as_the_memory_model(tmp_path: Path) -> None:
+    from recworld.lunar.config import LunarEvalConfig
+
+    old = {
+        "root": str(tmp_path),
+        "answer": {"model": "openai:a"},
+        "judge": {"model": "openai:j"},
+        "contexts": ["memory"],
+        "options": {"memory": {"k": 7, "qdrant_url": None, "distiller": {"model": "openai:d"}}},
+    }
+    config = LunarEvalConfig.model_validate(old)
+    assert config.memory is not None and config.memory.name == "openai:d"
+    assert config.options_of("memory") == MemoryOptions(k=7)
+    assert LunarEvalConfig.model_validate_json(config.model_dump_json(by_alias=True)) == config

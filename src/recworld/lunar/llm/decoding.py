@@ -46,8 +46,11 @@ def inline_schema(model: type[BaseModel], *, for_decoding: bool = False) -> dict
 
 # One word of a compact string: letters, digits, apostrophes, slashes and hyphens (record ids
 # such as ``user-000/w0/d0/s0/r0`` fit). Underscores are left out on purpose: greedy SmolLM2
-# looped on identifiers like ``deli_restaurant_deli_...`` until the token cap.
-COMPACT_WORD = r"[A-Za-z0-9'/-]+"
+# looped on identifiers like ``deli_restaurant_deli_...`` until the token cap. A word has at
+# most WORD_CHARS characters: unbounded, SmolLM2 ran one word to the cap ("number-1222222...",
+# 1 of 12 query generations), and a short character-class repetition keeps the grammar flat.
+WORD_CHARS = 24
+COMPACT_WORD = rf"[A-Za-z0-9'/-]{{1,{WORD_CHARS}}}"
 COMPACT_WORDS = 4
 _CONSTRAINED = frozenset({"enum", "const", "pattern", "format"})
 
@@ -59,7 +62,8 @@ def compact_schema(schema: Any, *, words: int = COMPACT_WORDS) -> Any:
     until the token cap. llama.cpp makes ranges expensive (``{0,60}`` nests a rule
     per step; 153 s vs 19 s measured), but exact counts and a few optional words
     stay flat and cheap. So every free string becomes at most ``words`` words of
-    :data:`COMPACT_WORD` (the ``?`` groups are flat), and every array gets exactly
+    :data:`COMPACT_WORD` (at most :data:`WORD_CHARS` characters each; the ``?`` groups are
+    flat), and every array gets exactly
     ``max(minItems, 1)`` items, capped by ``maxItems``. The decoded language is a
     subset of what the pydantic model accepts; the reply is still validated
     against the full model.
