@@ -124,3 +124,30 @@ def test_answers_record_the_window_in_their_file(tmp_path: Path, openai_server: 
     _eval(root, "openai:big", server.base_url)
     row = json.loads((root / "eval/openai_big/full/answers.jsonl").read_text())
     assert row["context_window"] == 65536 and row["token_counter"] == "estimate:chars/4"
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
+def test_both_transports_ask_the_server_once(openai_server: Server, transport: str) -> None:
+    server = openai_server(lunar_responder())
+    server.models = [{"id": "big", "max_model_len": 8192}]
+    model = load_model("openai:big", ModelConfig(base_url=server.base_url, options={"transport": transport}))
+
+    async def ask() -> tuple[int | None, int | None]:
+        try:
+            return await model.discover_context_window(), await model.discover_context_window()  # type: ignore[attr-defined]
+        finally:
+            await model.aclose()
+
+    assert asyncio.run(ask()) == (8192, 8192) and server.gets == ["/v1/models"]
+    server.models = None  # a server without the endpoint (404): the table, else unknown
+    bare = load_model(
+        "openai:mystery", ModelConfig(base_url=server.base_url, options={"transport": transport})
+    )
+
+    async def ask_bare() -> int | None:
+        try:
+            return await bare.discover_context_window()  # type: ignore[attr-defined,no-any-return]
+        finally:
+            await bare.aclose()
+
+    assert asyncio.run(ask_bare()) is None

@@ -117,10 +117,15 @@ class MemoryOptions(FrozenRecord):
     ] = None
 
 
-def collection_name(root: Path, memory_model: str, embedder: str, size: int) -> str:
-    """One collection per run folder (a Qdrant server may hold several runs) and memory setup."""
-    key = f"{root.resolve()}\0{memory_model}\0{embedder}\0{size}\0{NEIGHBOURS}\0{PROMPT_VERSION}"
+def collection_name(memory_model: str, embedder: str, size: int) -> str:
+    """The memory setup's name: its folder under ``RUN/memory/`` and its embedded Qdrant collection."""
+    key = f"{memory_model}\0{embedder}\0{size}\0{NEIGHBOURS}\0{PROMPT_VERSION}"
     return "memory_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def server_collection(name: str, root: Path) -> str:
+    """On a Qdrant server, which may hold several runs: the setup's name and the run folder's."""
+    return f"{name}_{hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]}"
 
 
 def open_memory_embedder(config: EmbedderConfig) -> ModelsEmbedder:
@@ -186,10 +191,13 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         )
         embed = EmbeddingRunner(embedder, runner_config, cache)
         try:
-            name = collection_name(env.root, model.name, identity_name(embedder), self.size)
+            name = collection_name(model.name, identity_name(embedder), self.size)
             if self._store is None:
                 url = self.options.qdrant_url
-                self._store = MemoryStore(name, path=None if url else env.root / "memory" / "qdrant", url=url)
+                if url is None:
+                    self._store = MemoryStore(name, path=env.root / "memory" / "qdrant", url=None)
+                else:
+                    self._store = MemoryStore(server_collection(name, env.root), path=None, url=url)
             self._store.reset()
             async with open_llm(model, env.root) as llm:
                 users = await MemoryLoop(llm, embed, self._store, size=self.size).run(env.inputs.users)
