@@ -25,7 +25,6 @@ from recworld.lunar.answering.run import evaluate_settings
 from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.llm.config import SessionConfig
-from recworld.lunar.llm.embed import normalise
 from recworld.lunar.schemas import (
     Affinity,
     BehaviourRecord,
@@ -39,6 +38,7 @@ from recworld.lunar.schemas import (
     Rubric,
     UserData,
 )
+from recworld.models import EmbedderBase, normalise
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import ResponseCache, Runner, RunnerConfig
 
@@ -319,12 +319,13 @@ def session(model: ScriptedModel | str, **settings: Any) -> SessionConfig:
     return SessionConfig.model_validate({"model": model, **settings})
 
 
-class HashEmbedder:
+class HashEmbedder(EmbedderBase):
     """A deterministic bag-of-words embedder (an embedder object handed to LUNAR from Python)."""
 
-    identity = "test-hash"
+    def __init__(self) -> None:
+        self._identity = {"backend": "test", "model": "hash"}
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), 16), dtype=np.float32)
         for i, t in enumerate(texts):
             for word in t.lower().split():
@@ -362,6 +363,9 @@ class FakeOpenAIServer:
         self.chat: list[dict[str, Any]] = []
         self.embeddings: list[dict[str, Any]] = []
         self.keys: set[str] = set()  # every Authorization header that reached this server
+        # GET /v1/models answers with these entries (vLLM: {"id": ..., "max_model_len": ...}); None: 404.
+        self.models: list[dict[str, Any]] | None = None
+        self.gets: list[str] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -437,6 +441,15 @@ class FakeOpenAIServer:
                     self._send(200, reply)
                 elif self.path == "/v1/embeddings":
                     self._send(200, server.embed_for(body))
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.keys.add(self.headers.get("Authorization", ""))
+                    server.gets.append(self.path)
+                if self.path == "/v1/models" and server.models is not None:
+                    self._send(200, {"object": "list", "data": server.models})
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 

@@ -58,6 +58,19 @@ def _pair(qid: str, ids: list[str], domains: list[Category]) -> tuple[Query, Rub
     return query, rubric
 
 
+def test_k_scaling_takes_only_queries_with_exactly_k_max_records() -> None:
+    records = [_rec(f"d{i}", Category.DINING) for i in range(4)] + [
+        _rec(f"m{i}", Category.MOVIES) for i in range(2)
+    ]
+    doms = [Category.DINING, Category.MOVIES]
+    five = _pair("five", ["d0", "d1", "d2", "m0", "m1"], doms)
+    four = _pair("four", ["d0", "d1", "m0", "m1"], doms)
+    three = _pair("three", ["d0", "m0", "m1"], doms)
+    table = variants([five, four, three], records, k_max=4, seed=0)
+    assert {q.query_id for k in range(5) for q, _ in table[f"k{k}"]} == {"four"}
+    assert [q.query_id for q, _ in table[MULTI_FULL]] == ["five", "four", "three"]  # Full-E takes all
+
+
 def test_variants_split_queries_and_vary_evidence() -> None:
     records = [_rec(f"d{i}", Category.DINING) for i in range(3)] + [_rec("m0", Category.MOVIES)]
     multi = _pair("multi", ["d0", "d1", "m0", "d2"], [Category.DINING, Category.MOVIES])
@@ -127,7 +140,8 @@ def ablated(tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], 
     steps = [
         ["synth", "--anchors", "lunar-demo", "--min-domains", "2", "--users", "3", "--weeks", "2"],
         ["queries", str(out), "--model", "openai:g", "--base-url", url, "--per-user", "2"],
-        ["ablate", str(out), "--model", "openai:a", "--base-url", url, "--judge", "openai:j"],
+        # k-scaling takes the multi-domain queries with exactly k_max evidence records: here 6.
+        ["ablate", str(out), "--model", "openai:a", "--base-url", url, "--judge", "openai:j", "--k-max", "6"],
         ["report", str(out)],
     ]
     steps[0] += ["--model", "openai:g", "--base-url", url, "--out", str(out), "--max-slots", "1"]
@@ -141,14 +155,16 @@ def ablated(tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], 
 @pytest.mark.slow
 def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
     cells = load_ablation(ablated).cells(seed=0)["openai:a"]
-    # Scores follow the evidence shown: 1 + k, so the curve rises by one per record.
-    assert [cells[f"k{k}"].mean for k in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    # Scores follow the evidence shown: 1 + k (at most 5), so the curve rises by one per record.
+    assert [cells[f"k{k}"].mean for k in range(7)] == [1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 5.0]
+    k_queries = ablated / "ablate" / "k0" / "eval" / "openai_a" / "curated" / "answers.jsonl"
+    assert len(k_queries.read_text().splitlines()) == 4  # the four with exactly 6, not the two with 8
     full, single = cells[MULTI_FULL].mean, cells[MULTI_SINGLE].mean
     assert full is not None and single is not None and full > single
     answers = ablated / "ablate" / "k2" / "eval" / "openai_a" / "curated" / "answers.jsonl"
     assert all("EVIDENCE-COUNT=2" in json.loads(x)["answer"] for x in answers.read_text().splitlines())
     md = (ablated / "report.md").read_text()
-    assert "## Evidence ablations" in md and "k0=1.00 k1=2.00 k2=3.00 k3=4.00 k4=5.00" in md
+    assert "## Evidence ablations" in md and "k0=1.00 k1=2.00 k2=3.00 k3=4.00 k4=5.00 k5=5.00 k6=5.00" in md
     record = AblateRun.of(ablated)
     multi = [q for q in store.queries(ablated) if q.multi_domain]
     assert record is not None and record.ran[MULTI_FULL] == len(multi) == len(store.queries(ablated))

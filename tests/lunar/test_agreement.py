@@ -61,25 +61,49 @@ def test_ac1_matches_irrcac_on_random_skewed_ratings(seed: int, irrcac_raw: Modu
 
 def test_rows_per_dimension_pair_and_kind() -> None:
     ratings = [
-        Rating("i1", "alice", "realism", 5),
-        Rating("i2", "alice", "realism", 4),
-        Rating("i1", "bob", "realism", 5),
-        Rating("i2", "bob", "realism", 2),
-        Rating("i1", "llm:gpt", "realism", 4),
-        Rating("i1", "alice", "likeness", 3),
-        Rating("i1", "bob", "likeness", 3),
-        Rating("i9", "judge7", "likeness", 3),
+        Rating("i1", "alice", "scenario_realism", 5),
+        Rating("i2", "alice", "scenario_realism", 4),
+        Rating("i1", "bob", "scenario_realism", 5),
+        Rating("i2", "bob", "scenario_realism", 2),
+        Rating("i1", "llm:gpt", "scenario_realism", 4),
+        Rating("i1", "alice", "human_likeness", 3),
+        Rating("i1", "bob", "human_likeness", 3),
+        Rating("i9", "judge7", "human_likeness", 3),
     ]
     rows = agreement_rows(ratings, llm_raters={"judge7"})
     by = {(r.dimension, r.rater_a, r.rater_b): r for r in rows}
-    hh = by[("realism", "alice", "bob")]
+    hh = by[("scenario_realism", "alice", "bob")]
     assert (hh.kind, hh.n, hh.exact, hh.within_one) == ("human-human", 2, 0.5, 0.5)
-    assert by[("realism", "alice", "llm:gpt")].kind == "human-LLM"
-    assert by[("realism", "alice", "llm:gpt")].exact == 0.0
-    pooled = by[("(all)", "alice", "bob")]
+    assert by[("scenario_realism", "alice", "llm:gpt")].kind == "human-LLM"
+    assert by[("scenario_realism", "alice", "llm:gpt")].exact == 0.0
+    pooled = by[("(queries)", "alice", "bob")]
     assert (pooled.n, pooled.exact) == (3, pytest.approx(2 / 3))
-    assert ("likeness", "alice", "judge7") not in by  # no shared item: no row
-    assert ("(all)", "alice", "llm:gpt") not in by  # one shared dimension: no pooled row
+    assert ("human_likeness", "alice", "judge7") not in by  # no shared item: no row
+    assert ("(queries)", "alice", "llm:gpt") not in by  # one shared dimension: no pooled row
+
+
+def test_history_and_query_dimensions_pool_apart_never_together() -> None:
+    # alice and bob: two history dimensions and two query dimensions on the same items.
+    scores = {
+        "record_plausibility": ([5, 5], [5, 4]),
+        "affinity_coherence": ([4, 3], [4, 3]),
+        "scenario_realism": ([2, 1], [5, 5]),
+        "human_likeness": ([1, 2], [5, 5]),
+    }
+    ratings = [
+        Rating(f"i{k}", rater, dim, pair[j][k])
+        for dim, pair in scores.items()
+        for j, rater in enumerate(("alice", "bob"))
+        for k in range(2)
+    ]
+    by = {r.dimension: r for r in agreement_rows(ratings)}
+    assert "(all)" not in by and "(other)" not in by
+    histories, queries = by["(histories)"], by["(queries)"]
+    assert histories.n == 4 and queries.n == 4
+    # Histories: A = [5, 5, 4, 3], B = [5, 4, 4, 3]: the handbook-style check, AC1 = 0.700935.
+    assert histories.ac1 == pytest.approx(0.7009345794, abs=1e-9)
+    assert histories.exact == pytest.approx(0.75) and queries.exact == 0.0
+    assert queries.ac1 < 0 < histories.ac1  # pooled together they would hide the query disagreement
 
 
 def _write(path: Path, text: str) -> Path:

@@ -173,8 +173,9 @@ def test_library_api_with_model_objects_writes_configs_into_the_run(
     assert all((r.counts.answered, r.counts.judged, r.counts.failures) == (4, 4, 0) for r in runs)
     # The objects themselves were asked (repeated prompts come from the run's cache): answers, then judgments.
     assert answer.calls and all(c.json_schema is None for c in answer.calls)
-    assert {c.json_schema["title"] for c in judge.calls if c.json_schema} == {"PairDraft", "PrivacyDraft"}
+    # Privacy is judged on Full-context answers only (none of these contexts): no PrivacyDraft.
+    assert {c.json_schema["title"] for c in judge.calls if c.json_schema} == {"PairDraft"}
     written = EvalRun.read(out / "eval" / "scripted_a" / "rag" / "run.json")
-    assert written.config.answer.model == "scripted:a" and written.config.embedder.spec == "test-hash"
+    assert written.config.answer.model == "scripted:a" and written.config.embedder.spec == "test:hash"
     result = lunar.build_report(lunar.ReportConfig(root=out))
     assert [(row.context, row.judged) for row in result.rows] == [("none", 4), ("curated", 4), ("rag", 4)]

@@ -145,7 +145,7 @@ def test_a_sixth_setting_runs_end_to_end_from_one_registration(folder: Path) -> 
     (run_path,) = folder.glob("eval/*/recent/run.json")
     run = EvalRun.read(run_path)
     assert run.config.options_of("recent") == RecentOptions(n=2)
-    assert run.counts.asked == 4 + 4 + 4 + 2  # answers, judgments, privacy, and the 2 summaries
+    assert run.counts.asked == 4 + 4 + 2  # answers, judgments and the 2 summaries (privacy: Full only)
     assert run.counts.judged == 4 and run.counts.failures == 0
     answers = [AnswerRecord.model_validate_json(x) for x in (run_path.parent / "answers.jsonl").open()]
     assert all(a.context_shown == 2 and a.context_total and a.context_total > 2 for a in answers)
@@ -195,17 +195,24 @@ def test_an_incomplete_setting_is_refused_at_registration() -> None:
     assert missing_parts(dict) == ["a ContextSetting subclass"]
 
 
-def test_the_dry_run_counts_memorys_distillation(folder: Path) -> None:
-    """``--dry-run --context memory`` counts one distillation request per batch of 10 records per user."""
+def test_the_dry_run_counts_the_memory_loop(folder: Path) -> None:
+    """``--dry-run --context memory`` counts one extraction (and at most one decision) per batch of 10."""
     from recworld.lunar.store.dataset import load_eval_inputs
 
-    model = ["--model", f"scripted:{folder / 'm.json'}", "--judge", f"scripted:{folder / 'm.json'}"]
+    script = f"scripted:{folder / 'm.json'}"
+    model = ["--model", script, "--judge", script]
+    refused = CliRunner().invoke(
+        build_app(), ["eval", str(folder), *model, "--context", "memory", "--dry-run"]
+    )
+    assert refused.exit_code != 0 and "--memory-model" in str(refused.exception or refused.output)
+    memory = ["--memory-model", "scripted:memory.json"]
     plan = json.loads(
-        _invoke("eval", str(folder), *model, "--context", "memory", "--dry-run", "--json").output
+        _invoke("eval", str(folder), *model, *memory, "--context", "memory", "--dry-run", "--json").output
     )
     users = load_eval_inputs(folder).users.values()
     batches = sum(-(-len(u.records) // 10) for u in users)
-    stage = plan["stages"]["memory (memory)"]
-    assert batches > 0 and (stage["requests"], stage["exact"]) == (batches, True)
-    assert stage["model"] == f"scripted:{folder / 'm.json'}"  # the judge distils by default
-    assert plan["requests"] == batches + 4 + 4 + 4  # distillation, answers, judgments, privacy
+    extract, decide = plan["stages"]["memory-extract (memory)"], plan["stages"]["memory-decide (memory)"]
+    assert batches > 0 and (extract["requests"], extract["exact"]) == (batches, True)
+    assert (decide["requests"], decide["exact"]) == (batches, False)
+    assert extract["model"] == "scripted:memory.json"  # the memory model, never the judge
+    assert plan["requests"] == 2 * batches + 4 + 4  # the memory loop, answers, judgments (no privacy)

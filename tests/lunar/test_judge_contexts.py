@@ -135,7 +135,9 @@ def _user(n_records: int) -> UserData:
 def test_full_context_keeps_newest_records_within_budget() -> None:
     user = _user(40)
     chars4 = CharEstimate()
-    head_cost = chars4.count(f"User profile:\n{user.profile.describe()}\n\nBehaviour records:\n")
+    head_cost = chars4.count(
+        f"User profile:\n{user.profile.describe()}\n\nBehaviour records (the user's local time):\n"
+    )
     line_cost = chars4.count(user.records[-1].to_line()) + 1
     full = FullContext(FullOptions(budget_tokens=head_cost + 5 * line_cost))
     text = full.build(user, _query(0), _rubric(0))
@@ -173,7 +175,9 @@ def test_rag_returns_top_k_by_cosine() -> None:
     rag = RagContext(RagOptions(k=3), embedder=_AxisEmbedder())
     hits = rag.retrieve(list(user.records), "near shop12.3 please")
     assert [r.record_id for r in hits] == ["r12", "r13", "r11"]  # angular distance 0.03, 0.07, 0.13
-    assert rag.build(user, _query(0), _rubric(0)).startswith("Retrieved behaviour records:")
+    assert rag.build(user, _query(0), _rubric(0)).startswith(
+        "Retrieved behaviour records (the user's local time):"
+    )
 
 
 def test_unknown_contexts_are_refused_and_embedding_settings_need_an_embedder(tmp_path: Path) -> None:
@@ -192,7 +196,10 @@ def test_unknown_contexts_are_refused_and_embedding_settings_need_an_embedder(tm
         answer_max_tokens=256,
         embedder=None,
     )
-    for name in ("rag", "memory"):
-        assert context_setting(name).needs_embedder
-        with pytest.raises(ConfigError, match=f"the {name} context needs an embedder"):
-            asyncio.run(context_setting(name).from_options().prepare(env))
+    assert context_setting("rag").needs_embedder
+    with pytest.raises(ConfigError, match="the rag context needs an embedder"):
+        asyncio.run(context_setting("rag").from_options().prepare(env))
+    # Memory opens its own embedder (--memory-embedder), never RAG's; it needs its own model instead.
+    assert not context_setting("memory").needs_embedder
+    with pytest.raises(ConfigError, match="the memory context needs --memory-model"):
+        asyncio.run(context_setting("memory").from_options().prepare(env))

@@ -42,7 +42,9 @@ def test_failed_answer_scores_the_floor_and_privacy_reports_it_apart(tmp_path: P
             return ""  # an empty reply: the answer fails after its attempts
         return ok(request)
 
-    root = run_small_eval(tmp_path, respond, contexts=("none",), fail_on_error=1.0)
+    root = run_small_eval(
+        tmp_path, respond, contexts=("none",), privacy_contexts=("none",), fail_on_error=1.0
+    )
     judged = {
         j["query_id"]: j for j in map(json.loads, (root / "eval/scripted_a/none/judgments.jsonl").open())
     }

@@ -110,8 +110,10 @@ def test_too_many_errors_write_what_finished_then_exit_3(folder: Path) -> None:
     queries = lunar_store.queries(folder)
     marked = [q.model_copy(update={"text": f"{q.text} #{i}"}) for i, q in enumerate(queries)]
     (folder / "queries.jsonl").write_text("".join(json.dumps(q.to_json()) + "\n" for q in marked))
-    # 4 answers + 2 personalisation + 2 privacy judgments of the answered ones.
-    with pytest.raises(RunError, match=r"lunar eval: 2 of 8 pieces failed"):
+    # 4 answers + 2 personalisation judgments of the answered ones (privacy judges Full answers only).
+    with pytest.raises(
+        RunError, match=r"lunar eval 2 of 6 pieces failed \(33\.3%\), more than --fail-on-error"
+    ):
         lunar.evaluate_contexts(_eval_config(folder, _failing_on(ids, ModelError("content filter"))))
     run = EvalRun.model_validate_json((folder / "eval/scripted_a/none/run.json").read_text())
     assert run.counts.answer_errors == 2 and run.counts.judged == 2
@@ -209,13 +211,29 @@ def test_fail_on_error_threshold(failed: int, asked: int, raises: bool) -> None:
         check_failures("queries", asked, failures, 0.05)
 
 
-def test_openai_embedder_stops_on_401_and_refuses_remote_plain_http(monkeypatch: pytest.MonkeyPatch) -> None:
+def _non_loopback_address() -> str | None:
+    """An address of this machine that is not loopback (None when it has none)."""
+    import socket
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # TEST-NET-1: no packet is sent for a UDP connect
+        address = str(probe.getsockname()[0])
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if address.startswith("127.") else address
+
+
+def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_http(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from recworld.errors import ConfigError
     from recworld.lunar.llm.config import EmbedderConfig
-    from recworld.lunar.llm.embed import load_embedder
+    from recworld.lunar.llm.embed import open_embedder
 
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
@@ -236,18 +254,29 @@ def test_openai_embedder_stops_on_401_and_refuses_remote_plain_http(monkeypatch:
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    server = ThreadingHTTPServer(("0.0.0.0", 0), Refuse)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        url = f"http://127.0.0.1:{port}/v1"
         config = EmbedderConfig(spec="openai:e", base_url=url, api_key_env="EMBED_KEY", max_retries=3)
-        with pytest.raises(FatalModelError, match="refused"):
-            load_embedder(config).embed(["hello"])
+        with open_embedder(config, tmp_path) as embedder, pytest.raises(FatalModelError, match="401"):
+            embedder.embed(["hello"])
         assert seen == ["Bearer secret"]  # the key variable named for this embedder; 401 is not retried
+        # Plain http beyond loopback: the key is withheld (the placeholder goes), the 401 says why.
+        address = _non_loopback_address()
+        if address is not None:
+            remote = config.model_copy(update={"base_url": f"http://{address}:{port}/v1"})
+            with (
+                open_embedder(remote, tmp_path) as embedder,
+                pytest.raises(FatalModelError, match="not sent"),
+            ):
+                embedder.embed(["hello"])
+            assert seen[1:] == ["Bearer EMPTY"] and "secret" not in seen[1]
+            allowed = remote.model_copy(update={"allow_insecure_http": True})
+            with open_embedder(allowed, tmp_path) as embedder, pytest.raises(FatalModelError):
+                embedder.embed(["hello again"])
+            assert seen[2:] == ["Bearer secret"]  # --allow-insecure-http sends it
     finally:
         server.shutdown()
         server.server_close()
-    remote = EmbedderConfig(spec="openai:e", base_url="http://example.com/v1")
-    with pytest.raises(ConfigError, match="allow-insecure-http"):
-        load_embedder(remote)
-    load_embedder(remote.model_copy(update={"allow_insecure_http": True}))

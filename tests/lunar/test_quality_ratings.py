@@ -11,7 +11,7 @@ import pytest
 from lunar_helpers import scripted, session, tiny_run
 
 from recworld.chat import Request
-from recworld.errors import RunError
+from recworld.errors import ConfigError, RunError
 from recworld.io import atomic_write_jsonl
 from recworld.lunar import RateConfig, rate_quality
 from recworld.lunar.quality.annotate import export_sheet, read_key
@@ -87,10 +87,11 @@ def test_rate_writes_scores_and_paper_means(tmp_path: Path, rater: Rater) -> Non
     assert len(lines) == 8 and all(x["error"] is None for x in lines)
     assert json.loads((root / RUN_FILE).read_text())["model"] == "scripted:rater"
     prompts = rater.prompts
-    # Plausibility sees records in the user's local time; profile consistency sees no records.
-    assert "19:30" in prompts["PlausibilityScores"][0] and "Records (" in prompts["PlausibilityScores"][0]
-    assert "Records (" not in prompts["ProfileScores"][0]
-    assert "Weekly summaries" in prompts["ProfileScores"][0] and "routine week" in prompts["ProfileScores"][0]
+    # Both history calls see the same text: records in the user's local time, and the weekly summaries.
+    plaus, profile = prompts["PlausibilityScores"][0], prompts["ProfileScores"][0]
+    assert "19:30" in plaus and "Records (14 of 14" in plaus
+    assert plaus.split("\n\n", 2)[2] == profile.split("\n\n", 2)[2]  # after the dimension lists
+    assert "Weekly summaries" in profile and "routine week" in profile
 
 
 def test_failed_piece_is_recorded_and_fail_on_error_exits_3(tmp_path: Path, rater: Rater) -> None:
@@ -140,3 +141,28 @@ def test_thin_spreads_over_the_span(tmp_path: Path) -> None:
         records[6].record_id,
         records[-1].record_id,
     ]
+
+
+def test_the_llm_rates_exactly_what_the_human_sheet_shows(tmp_path: Path, rater: Rater) -> None:
+    root = tiny_run(tmp_path, users=3)
+    _queries(root)
+    export_sheet(root, histories=3, queries=2, seed=2, max_records=5)
+    rate_quality(_config(root, rater))  # no --max-records: the sheet's 5
+    sheet = (root / "annotation" / "form.html").read_text()
+    import html as html_lib
+
+    shown = {html_lib.unescape(b.split("</pre>")[0]) for b in sheet.split("<pre>")[1:]}
+    assert len(shown) == 5
+    for title, n in (("ProfileScores", 3), ("PlausibilityScores", 3), ("QueryScores", 2)):
+        prompts = rater.prompts[title]
+        assert len(prompts) == n
+        # Each prompt holds exactly one sheet item's content, word for word, and all are covered.
+        found = [[c for c in shown if c in p] for p in prompts]
+        assert all(len(f) == 1 for f in found), title
+        expected = {c for c in shown if c.startswith("Request:") == (title == "QueryScores")}
+        assert {f[0] for f in found} == expected, title
+    assert all("Records (5 of 14" in p for p in rater.prompts["ProfileScores"])
+    assert json.loads((root / RUN_FILE).read_text())["max_records"] == 5
+    # A different count than the sheet's would compare different inputs: refused.
+    with pytest.raises(ConfigError, match="showed 5 records per history"):
+        rate_quality(_config(root, rater, max_records=120))

@@ -55,18 +55,27 @@ def test_external_jsd_is_zero_for_the_same_local_behaviour(tmp_path: Path) -> No
     assert shifted["hour"] == pytest.approx(1.0) and shifted["type"] == pytest.approx(0.0)
 
 
-def test_external_jsd_against_a_recworld_dataset_honours_the_domain_map(
-    tmp_path: Path, ml100k_saved: Path
-) -> None:
+def test_external_jsd_leaves_out_the_dimensions_a_reference_lacks(tmp_path: Path, ml100k_small: Any) -> None:
     root = tiny_run(tmp_path / "run", users=1)
-    ext = quality_section(root, str(ml100k_saved), "America/Chicago").external
-    assert ext is not None and ext.jsd["type"] == pytest.approx(1.0)  # movies/watch vs dining/order: disjoint
+    saved = ml100k_small.save(tmp_path / "ml")
+    ext = quality_section(root, str(saved), "America/Chicago").external
+    # ML-100K has no type column: no constant stand-in type, so no type JSD at all.
+    assert ext is not None and ext.jsd["type"] is None
     assert 0.0 < (ext.jsd["hour"] or 0) < 1.0 and 0.0 < (ext.jsd["weekday"] or 0) < 1.0
-    # A domain table that maps the dataset's "movie" domain to dining orders makes the types agree.
+    # A domain table no longer invents a type either.
     table = tmp_path / "map.json"
     table.write_text(json.dumps({"movie": {"domain": "dining", "type": "order"}}))
-    mapped = quality_section(root, str(ml100k_saved), "America/Chicago", domain_map=table).external
-    assert mapped is not None and mapped.jsd["type"] == pytest.approx(0.0)
+    mapped = quality_section(root, str(saved), "America/Chicago", domain_map=table).external
+    assert mapped is not None and mapped.jsd["type"] is None
+    # Day-granular timestamps (a date at 00:00 UTC, as Amazon 2018): no hour of day either.
+    from recworld.data import Dataset
+
+    inter = ml100k_small.interactions.copy()
+    inter["timestamp"] = inter["timestamp"] // 86_400 * 86_400
+    days = Dataset.from_frames("days", "movie", inter, ml100k_small.items, ml100k_small.users)
+    daily = quality_section(root, str(days.save(tmp_path / "days")), "UTC").external
+    assert daily is not None and daily.jsd["type"] is None and daily.jsd["hour"] is None
+    assert daily.jsd["weekday"] is not None
 
 
 def test_real_reference_keeps_only_synthesised_days(tmp_path: Path) -> None:

@@ -30,7 +30,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC
 from pathlib import Path
 
 from recworld.console import log_to_file
@@ -38,7 +40,7 @@ from recworld.errors import DataError
 from recworld.io import atomic_write_jsonl, claim_output_dir, mark_output_dir
 from recworld.lunar.anchors import load_anchors, with_default_zone
 from recworld.lunar.answering import ablate as ablation
-from recworld.lunar.answering.run import evaluate_settings
+from recworld.lunar.answering.run import evaluate_settings, sessions_of
 from recworld.lunar.config import (
     AblateConfig,
     LunarEvalConfig,
@@ -47,11 +49,15 @@ from recworld.lunar.config import (
     ReportConfig,
     SynthConfig,
 )
-from recworld.lunar.contexts import context_setting
+from recworld.lunar.contexts import MemoryContext, context_setting
+from recworld.lunar.judges.tradeoff import PRIVACY_FIGURE_FILE, write_privacy_figure
 from recworld.lunar.leaks import masking_logs
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
+from recworld.lunar.llm.config import EmbedderConfig
+from recworld.lunar.llm.embed import Embedder, open_embedder
 from recworld.lunar.llm.policy import check_failures
-from recworld.lunar.llm.session import open_embedder, open_llm
+from recworld.lunar.llm.session import open_llm
+from recworld.lunar.localtime import user_zones
 from recworld.lunar.quality.ratings import rate_folder
 from recworld.lunar.quality.records import QualityRatingsRun
 from recworld.lunar.queries.evidence import keep_supported
@@ -138,10 +144,13 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
         config.timezone,
     )
     mark_output_dir(config.out_dir, RUN_KIND)
-    emb = open_embedder(config.embedder, config.out_dir) if config.embedder is not None else None
     # Every anchor string of the run: masked in failures, in the terminal and in recworld.log.
     scanner = pipeline.scanner_of(real)
-    with log_to_file(config.out_dir), masking_logs(scanner.mask):
+    with (
+        log_to_file(config.out_dir),
+        masking_logs(scanner.mask),
+        _embedder(config.embedder, config.out_dir) as emb,
+    ):
         async with open_llm(config.llm, config.out_dir) as llm:
             result = await pipeline.synthesize(llm, real, config.options, emb, scanner)
             manifest = pipeline.write_dataset(config.out_dir, result, llm, config, started)
@@ -201,10 +210,14 @@ async def _queries_with_rubrics(
 ) -> tuple[list[tuple[Query, Rubric]], int]:
     made = await generate_queries(llm, profiles, records, per_user=config.per_user, seed=config.seed)
     by_user = store.records_by_user(records)
-    emb = open_embedder(config.embedder, config.root) if config.embedder is not None else None
-    rubrics = await gather_or_cancel(
-        [build_rubric(llm, q, by_user.get(q.user_id, []), embedder=emb) for q in made]
-    )
+    zones = user_zones(profiles, config.timezone)
+    with _embedder(config.embedder, config.root) as emb:
+        rubrics = await gather_or_cancel(
+            [
+                build_rubric(llm, q, by_user.get(q.user_id, []), embedder=emb, zone=zones.get(q.user_id, UTC))
+                for q in made
+            ]
+        )
     # Queries are re-tagged from their evidence; those without evidence or points are dropped and counted.
     return keep_supported(list(zip(made, rubrics, strict=True)))
 
@@ -212,18 +225,21 @@ async def _queries_with_rubrics(
 async def evaluate_contexts_async(config: LunarEvalConfig) -> list[EvalRun]:
     """:func:`evaluate_contexts` for callers already inside an event loop."""
     root = config.root
-    inputs = store.load_eval_inputs(root)
+    inputs = store.load_eval_inputs(root, config.timezone)
     if not inputs.pairs:
         raise DataError(
             "no queries with rubrics to evaluate (rerun lunar queries)", path=root / "queries.jsonl"
         )
+    if "memory" in config.contexts:
+        MemoryContext.memory_model(sessions_of(config))  # a missing --memory-model fails before any call
     needs = any(context_setting(name).needs_embedder for name in config.contexts)
-    emb = open_embedder(config.embedder, root) if needs else None
-    with log_to_file(root):
+    with log_to_file(root), _embedder(config.embedder if needs else None, root) as emb:
         async with open_llm(config.answer, root) as answer_llm, open_llm(config.judge, root) as judge_llm:
             runs = await evaluate_settings(config, answer_llm, judge_llm, inputs, emb)
         for run in runs:
             _log.info("lunar eval %s / %s: %s", run.model, run.context, run.counts.model_dump_json())
+        figure = write_privacy_figure(root)
+        _log.info("lunar eval: privacy figure %s (%d points)", root / PRIVACY_FIGURE_FILE, len(figure.points))
         check_failures(
             "eval",
             sum(r.counts.asked for r in runs),
@@ -233,6 +249,16 @@ async def evaluate_contexts_async(config: LunarEvalConfig) -> list[EvalRun]:
             where=str(root / "eval" / "*" / "*" / "run.json"),
         )
     return runs
+
+
+@contextmanager
+def _embedder(config: EmbedderConfig | None, root: Path) -> Iterator[Embedder | None]:
+    """The embedder of ``config`` (None: none), opened for one stage and closed after it."""
+    if config is None:
+        yield None
+        return
+    with open_embedder(config, root) as opened:
+        yield opened
 
 
 async def ablate_async(config: AblateConfig) -> dict[str, EvalRun]:

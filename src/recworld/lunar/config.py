@@ -20,8 +20,14 @@ from typing import Annotated, Any
 
 from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
-from recworld.console.options import Flag
-from recworld.lunar.contexts.base import context_setting, default_contexts
+from recworld.console.options import Flag, comma_list
+from recworld.lunar.contexts.base import (
+    ASSISTANT_PROMPTS,
+    DEFAULT_ASSISTANT_PROMPT,
+    AssistantPrompt,
+    context_setting,
+    default_contexts,
+)
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.records import FrozenRecord, Record
 
@@ -39,6 +45,15 @@ FailOnError = Annotated[
 
 def _seed(what: str) -> Any:
     return Field(description=f"Seed of {what}, sampling and backoff jitter.")
+
+
+# The zone of users whose released profile records none (recworld.lunar.localtime): what a model
+# is shown of a record is local time.
+UserZone = Annotated[
+    str | None,
+    Field(description="IANA zone of users whose profile records none, e.g. America/Chicago."),
+    Flag("--timezone", default_help="each profile's own zone, else UTC"),
+]
 
 
 class SynthOptions(FrozenRecord):
@@ -110,6 +125,7 @@ class QueriesConfig(FrozenRecord):
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     # Ranks each domain's records by relevance to the query for evidence; None: word overlap.
     embedder: EmbedderConfig | None = None
+    timezone: UserZone = None
 
 
 def _options_of(name: str, value: Any) -> Record:
@@ -152,9 +168,28 @@ class LunarEvalConfig(FrozenRecord):
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     privacy: Annotated[
         bool,
-        Field(description="Also score every answer with the privacy judge."),
+        Field(description="Also score answers with the privacy judge (the contexts of --privacy-contexts)."),
         Flag("--privacy/--no-privacy"),
     ] = True
+    # The paper scores privacy on Full-context answers (its Fig. 4); other contexts on request.
+    privacy_contexts: Annotated[
+        tuple[str, ...],
+        Field(min_length=1, description="Context settings whose answers the privacy judge scores."),
+        Flag("--privacy-contexts", parse=comma_list, cli_type=str, default_help="full"),
+    ] = ("full",)
+    # The answering model's system prompt by name (contexts.base.ASSISTANT_PROMPTS): plain carries no
+    # privacy instruction; discreet adds "do not recite it" (its runs go to eval/<model>@discreet/).
+    assistant_prompt: Annotated[
+        AssistantPrompt,
+        Field(description="Answering system prompt: plain, or discreet (adds 'do not recite it')."),
+        Flag("--assistant-prompt"),
+    ] = DEFAULT_ASSISTANT_PROMPT
+    timezone: UserZone = None
+    # The model that manages the memory context (extracts facts, decides ADD/UPDATE/DELETE/NONE);
+    # its own model, never the judge. Needed only when the memory context runs.
+    memory: SessionConfig | None = None
+    # The memory context's own embedder, separate from RAG's --embedder (the paper: bge-m3).
+    memory_embedder: EmbedderConfig = EmbedderConfig()
 
     @model_validator(mode="before")
     @classmethod
@@ -164,6 +199,12 @@ class LunarEvalConfig(FrozenRecord):
             return data
         data = dict(data)
         options = dict(data.get("options") or {})
+        old_memory = dict(options.get("memory") or {})
+        if "distiller" in old_memory:  # eval/3 before the memory loop: the distiller was a memory option
+            distiller = old_memory.pop("distiller")
+            options["memory"] = old_memory
+            if distiller is not None and data.get("memory") is None:
+                data["memory"] = distiller
         for flat, name, key in _FLAT_KNOBS:  # run.json written before recworld.lunar.eval/3
             if flat in data:
                 value = data.pop(flat)
@@ -171,12 +212,21 @@ class LunarEvalConfig(FrozenRecord):
         data["options"] = {name: _options_of(name, value) for name, value in options.items()}
         return data
 
-    @field_validator("contexts")
+    @field_validator("contexts", "privacy_contexts")
     @classmethod
     def _registered(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for name in value:
             context_setting(name)  # an unknown name: a ConfigError naming the known ones
         return value
+
+    @property
+    def system_prompt(self) -> str:
+        """The answering model's system prompt (:data:`~recworld.lunar.contexts.base.ASSISTANT_PROMPTS`)."""
+        return ASSISTANT_PROMPTS[self.assistant_prompt]
+
+    def judges_privacy(self, context: str) -> bool:
+        """Whether the privacy judge scores the answers of ``context``."""
+        return self.privacy and context in self.privacy_contexts
 
     @model_validator(mode="after")
     def _with_defaults(self) -> LunarEvalConfig:
@@ -212,18 +262,35 @@ class AblateConfig(FrozenRecord):
     ] = 256
     seed: Annotated[int, _seed("the evidence draws, the judge order")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
+    timezone: UserZone = None
+
+
+# Records a rater sees per history, evenly spread: the LLM rater and the human sheet alike.
+HISTORY_RECORDS = 60
 
 
 class RateConfig(FrozenRecord):
-    """``recworld.lunar.rate_quality``: which folder, which rater model, how much of each log it sees."""
+    """``recworld.lunar.rate_quality``: which folder, which rater model, how much of each log it sees.
+
+    The LLM rates exactly what the human sheet shows: the same history text (profile,
+    weekly summaries and the same evenly spread records) for all seven history
+    dimensions. ``max_records`` None takes the annotation sheet's count when one was
+    exported (``lunar annotate``), else :data:`HISTORY_RECORDS`; a different count than
+    the sheet's is refused, since the agreement would then compare different inputs.
+    """
 
     root: Path
     llm: SessionConfig
-    max_records: Annotated[int, Field(ge=1, description="Records shown per user, evenly spread.")] = 120
+    max_records: Annotated[
+        int | None,
+        Field(ge=1, description="Records shown per history, evenly spread."),
+        Flag(default_help=f"the annotation sheet's, else {HISTORY_RECORDS}"),
+    ] = None
     queries: Annotated[bool, Field(description="Rate the queries too."), Flag("--queries/--no-queries")] = (
         True
     )
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
+    timezone: UserZone = None
 
 
 class ReportConfig(FrozenRecord):

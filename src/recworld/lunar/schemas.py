@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import UTC, tzinfo
 from enum import StrEnum
 from typing import Literal
 
@@ -246,9 +246,9 @@ class BehaviourRecord(Record):
         return f"[{self.record_id}] {when} {self.domain.value}/{self.type.value} {fields}".rstrip()
 
 
-def records_block(records: Sequence[BehaviourRecord]) -> str:
-    """Records one per line (:meth:`BehaviourRecord.to_line`), as contexts and prompts show them."""
-    return "\n".join(r.to_line() for r in records)
+def records_block(records: Sequence[BehaviourRecord], tz: tzinfo | None = None) -> str:
+    """Records one per line (:meth:`BehaviourRecord.to_line`) in zone ``tz``, as prompts show them."""
+    return "\n".join(r.to_line(tz) for r in records)
 
 
 # -- queries, evidence, rubrics --------------------------------------------------------------
@@ -307,10 +307,15 @@ class Rubric(Record):
 
 @dataclass(frozen=True)
 class UserData:
-    """One synthesised user as a context setting sees them: the profile and the records in the log."""
+    """One synthesised user as a context setting sees them: the profile, the records, the local zone.
+
+    ``zone`` is the user's own time zone: every record a model is shown is rendered in it
+    (:func:`records_block`), so a 13:00 lunch in Chicago reads 13:00, not 19:00 UTC.
+    """
 
     profile: Profile
     records: tuple[BehaviourRecord, ...]
+    zone: tzinfo = UTC
 
 
 @dataclass(frozen=True)

@@ -203,10 +203,19 @@ class AiohttpTransport:
                 close()
 
     async def post(self, path: str, args: dict[str, Any]) -> HTTPReply:
+        return await self._send("POST", path, _body(args))
+
+    async def get(self, path: str) -> HTTPReply:
+        """``GET`` a path under the base URL (``/models``), bounded and classified like a POST."""
+        return await self._send("GET", path, None)
+
+    async def _send(self, method: str, path: str, body: bytes | None) -> HTTPReply:
         aiohttp = self._aiohttp
         session = self._session_here()
         try:
-            async with session.post(self._base + path, data=_body(args), allow_redirects=False) as response:
+            async with session.request(
+                method, self._base + path, data=body, allow_redirects=False
+            ) as response:
                 chunks = response.content.iter_chunked(READ_CHUNK)
                 encoding = response.headers.get("Content-Encoding")
                 data = await read_bounded(chunks, encoding, response.content_length, self._cap)
@@ -257,8 +266,15 @@ class SDKTransport:
         self._redact = redact
 
     async def post(self, path: str, args: dict[str, Any]) -> HTTPReply:
+        return await self._send("POST", path, _body(args))
+
+    async def get(self, path: str) -> HTTPReply:
+        """``GET`` a path under the base URL (``/models``), bounded and classified like a POST."""
+        return await self._send("GET", path, None)
+
+    async def _send(self, method: str, path: str, content: bytes | None) -> HTTPReply:
         request = self._client.stream(
-            "POST", self._base + path, content=_body(args), headers=self._headers, follow_redirects=False
+            method, self._base + path, content=content, headers=self._headers, follow_redirects=False
         )
         try:
             async with request as response:

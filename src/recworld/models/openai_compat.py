@@ -37,6 +37,12 @@ option's tokens are found by their ``text_offset`` and their log-probabilities
 averaged. A server that does not echo them fails the sample with a
 :class:`ModelError` saying rank needs prompt logprobs.
 
+Context window (:attr:`OpenAICompatModel.context_window`, read by callers that budget
+prompts, such as LUNAR's Full context): what the server reports, once
+:meth:`~OpenAICompatModel.discover_context_window` asked its ``GET /models`` (vLLM's
+``max_model_len``; ``context_length`` or ``max_context_length`` elsewhere), else the
+dated table of API models (:mod:`recworld.models.windows`), else None (unknown).
+
 Transports (:mod:`recworld.models._transport`), option ``transport``:
 ``aiohttp`` (pooled keep-alive, the default for a ``base_url`` no proxy applies
 to; loopback never goes through a proxy) or ``sdk`` (the openai SDK's httpx
@@ -49,6 +55,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import math
 import mimetypes
 import os
@@ -73,8 +80,12 @@ from recworld.models._transport import AiohttpTransport, SDKTransport
 from recworld.models.base import ModelBase, TransientModelError
 from recworld.models.options import OpenAIOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
+from recworld.models.windows import known_context_window, known_model, served_window
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_log = logging.getLogger(__name__)
+
+
 TOP_LOGPROBS = 20
 # The SDK sends these from the environment when set; so does the sdk transport.
 SDK_HEADER_VARIABLES = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
@@ -128,6 +139,8 @@ class OpenAICompatModel(ModelBase):
         self._max_tokens_param = options.max_tokens_param
         # Only a server we were pointed at may echo prompt logprobs; OpenAI's chat models do not.
         self._can_rank = config.base_url is not None
+        self._served_window: int | None = None  # what GET /models reported (discover_context_window)
+        self._asked_window = False
         headers = {"Authorization": f"Bearer {self._key.token}"}
         self._http: AiohttpTransport | SDKTransport
         if self.transport == "aiohttp":
@@ -156,6 +169,36 @@ class OpenAICompatModel(ModelBase):
     @property
     def identity(self) -> Mapping[str, str]:
         return {"backend": "openai", "model": self._model, "base_url": self._base_url}
+
+    @property
+    def context_window(self) -> int | None:
+        """The server's reported window (once discovered), else the known table's, else None."""
+        return self._served_window or known_context_window(self._model)
+
+    @property
+    def context_window_source(self) -> str | None:
+        """Where :attr:`context_window` came from: ``server``, ``table (checked YYYY-MM)`` or None."""
+        if self._served_window is not None:
+            return f"server {self._base_url}/models"
+        found = known_model(self._model)
+        return f"known-model table (checked {found[1]})" if found else None
+
+    async def discover_context_window(self) -> int | None:
+        """Ask a server we were pointed at for its window (``GET /models``, once); :attr:`context_window`.
+
+        Best effort: a server without the endpoint, or one that reports no window,
+        leaves the table's value (or None); a failing server is reported by the
+        requests that follow, not here.
+        """
+        if self._can_rank and not self._asked_window:
+            self._asked_window = True
+            try:
+                reply = await self._http.get("/models")
+                if 200 <= reply.status < 300:
+                    self._served_window = served_window(parse_json(reply.body), self._model)
+            except (TransientModelError, ModelError, DataError) as exc:
+                _log.debug("%s: no context window from GET /models: %s", self._where, exc)
+        return self.context_window
 
     @property
     def supports(self) -> frozenset[AnswerMode]:

@@ -12,8 +12,9 @@ single-domain   queries whose evidence spans one domain, all of it (their Full-E
 multi-full      multi-domain queries, evidence from every relevant domain (Full-E)
 multi-single    multi-domain queries, evidence of one relevant domain drawn at
                 random (seeded per query) (Single-E)
-k0 .. k4        multi-domain queries with at least ``k_max`` evidence records: a
-                seeded order of ``k_max`` of them, the first k shown (k=0: none)
+k0 .. k4        multi-domain queries with exactly ``k_max`` evidence records (the
+                paper's 58 with exactly 4): a seeded order of them, the first k
+                shown (k=0: none)
 ==============  =================================================================
 
 Each variant is written like an eval setting under
@@ -89,8 +90,8 @@ def variants(
         single = [i for i in rubric.evidence.record_ids if i in index and index[i].domain == kept]
         out[MULTI_SINGLE].append((query, _with_evidence(rubric, single, index)))
         ids = [i for i in rubric.evidence.record_ids if i in index]
-        if len(ids) >= k_max:
-            order = [ids[int(j)] for j in gen.permutation(len(ids))[:k_max]]
+        if len(ids) == k_max:
+            order = [ids[int(j)] for j in gen.permutation(len(ids))]
             for k in range(k_max + 1):
                 out[f"k{k}"].append((query, _with_evidence(rubric, order[:k], index)))
     return out
@@ -168,12 +169,13 @@ def variant_config(config: AblateConfig, name: str) -> LunarEvalConfig:
         seed=config.seed,
         fail_on_error=config.fail_on_error,
         privacy=False,
+        timezone=config.timezone,
     )
 
 
 async def ablate_async(config: AblateConfig) -> dict[str, EvalRun]:
     """Answer and judge every non-empty variant; returns each variant's run record."""
-    inputs = store.load_eval_inputs(config.root)
+    inputs = store.load_eval_inputs(config.root, config.timezone)
     table = variants(inputs.pairs, store.records(config.root), k_max=config.k_max, seed=config.seed)
     skipped = skipped_variants(table, inputs.pairs, config.k_max)
     for part, why in skipped.items():

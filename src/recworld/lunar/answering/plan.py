@@ -9,10 +9,10 @@ without a change here.
 
 from __future__ import annotations
 
-from recworld.lunar.answering.run import open_settings
+from recworld.lunar.answering.run import open_settings, sessions_of
 from recworld.lunar.config import LunarEvalConfig
-from recworld.lunar.contexts import NoContext, Sessions
-from recworld.lunar.contexts.base import ASSISTANT_SYSTEM, answer_prompt
+from recworld.lunar.contexts import NoContext
+from recworld.lunar.contexts.base import answer_prompt
 from recworld.lunar.llm.plan import PlannedStage, check_spec, planned
 from recworld.lunar.store.dataset import load_eval_inputs
 
@@ -20,9 +20,11 @@ from recworld.lunar.store.dataset import load_eval_inputs
 def plan_eval(config: LunarEvalConfig) -> dict[str, PlannedStage]:
     """Requests per eval stage: each setting's build-up, an answer, a judgment (and privacy) per query."""
     check_spec(config.answer, config.judge)
-    inputs = load_eval_inputs(config.root)
+    if config.memory is not None:
+        check_spec(config.memory)
+    inputs = load_eval_inputs(config.root, config.timezone)
     pairs = inputs.pairs
-    sessions = Sessions(answer=config.answer, judge=config.judge)
+    sessions = sessions_of(config)
     stages: dict[str, PlannedStage] = {}
     for setting in open_settings(config):
         for stage, planned_stage in setting.plan(inputs, sessions).items():
@@ -34,10 +36,13 @@ def plan_eval(config: LunarEvalConfig) -> dict[str, PlannedStage]:
             config.answer_max_tokens,
             prompts,
             exact=True,
-            system=ASSISTANT_SYSTEM,
+            system=config.system_prompt,
         )
     n = len(pairs) * len(config.contexts)
     stages["judge"] = planned(config.judge.name, n, config.judge.max_tokens, exact=True)
-    if config.privacy:
-        stages["privacy"] = planned(config.judge.name, n, config.judge.max_tokens, exact=True)
+    judged = sum(config.judges_privacy(c) for c in config.contexts)
+    if judged:
+        stages["privacy"] = planned(
+            config.judge.name, len(pairs) * judged, config.judge.max_tokens, exact=True
+        )
     return stages

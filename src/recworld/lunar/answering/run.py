@@ -3,7 +3,10 @@
 Each folder holds ``answers.jsonl`` (:class:`~recworld.lunar.store.outputs.AnswerRecord`),
 ``judgments.jsonl`` (:class:`~recworld.lunar.judges.personalization.Judgment`),
 ``privacy.jsonl`` (:class:`~recworld.lunar.judges.privacy.PrivacyJudgment`, when privacy
-is on) and ``run.json`` (:class:`~recworld.lunar.store.outputs.EvalRun`). A failed answer
+is on for that context: by default only ``full``, as the paper's Fig. 4) and ``run.json``
+(:class:`~recworld.lunar.store.outputs.EvalRun`). Answers written under the ``discreet``
+system prompt go to ``DIR/eval/<model>@discreet/<context>/``, so both variants of one
+model can stand side by side (:func:`series_dir`). A failed answer
 is written with its error, is not sent to a judge, and gets the personalisation scale's
 floor (1) in a row flagged ``answer_failed``; its privacy row is reported apart (no
 score). A failed judgment is written with its error. All are counted in ``run.json``
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from recworld.io import atomic_write_jsonl
 from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.contexts import ContextEnv, Preparation, Sessions, context_setting
-from recworld.lunar.contexts.base import ASSISTANT_SYSTEM, AnySetting, answer_prompt
+from recworld.lunar.contexts.base import DEFAULT_ASSISTANT_PROMPT, AnySetting, answer_prompt
 from recworld.lunar.judges.personalization import (
     Judge,
     JudgeItem,
@@ -55,6 +58,18 @@ class Judges:
         return cls(PersonalizationJudge(llm), PrivacyJudge(llm) if privacy else None, llm)
 
 
+def series_dir(config: LunarEvalConfig) -> str:
+    """The model folder under ``eval/``: the model's slug, and ``@<prompt>`` for a non-default prompt."""
+    model = slug(config.answer.name)
+    return (
+        model if config.assistant_prompt == DEFAULT_ASSISTANT_PROMPT else f"{model}@{config.assistant_prompt}"
+    )
+
+
+def sessions_of(config: LunarEvalConfig) -> Sessions:
+    return Sessions(answer=config.answer, judge=config.judge, memory=config.memory)
+
+
 def context_env(
     config: LunarEvalConfig,
     answer_llm: StructuredLLM,
@@ -65,11 +80,13 @@ def context_env(
     return ContextEnv(
         root=config.root,
         inputs=inputs,
-        sessions=Sessions(answer=config.answer, judge=config.judge),
+        sessions=sessions_of(config),
         answer_llm=answer_llm,
         judge_llm=judge_llm,
         answer_max_tokens=config.answer_max_tokens,
         embedder=embedder,
+        system=config.system_prompt,
+        memory_embedder=config.memory_embedder,
     )
 
 
@@ -107,31 +124,35 @@ async def evaluate_setting(
     answers, records = await _answer(setting, env, config)
     pairs = env.inputs.pairs
     items = [JudgeItem(q, r, a) for (q, r), a in zip(pairs, answers, strict=True) if a is not None]
-    tag = f"{slug(model)}/{name}"
+    tag = f"{series_dir(config)}/{name}"
     judged = {j.query_id: j for j in await judges.personalization.judge(items, seed=config.seed, tag=tag)}
     judgments = [
         judged.get(q.query_id) or failed_answer_judgment(judges.personalization.name, q.query_id)
         for q, _ in pairs
     ]
     privacy: list[PrivacyJudgment] = []
-    if judges.privacy is not None:
-        scored = {p.query_id: p for p in await judges.privacy.judge(items, tag=tag)}
+    privacy_judge = judges.privacy if config.judges_privacy(name) else None
+    if privacy_judge is not None:
+        scored = {p.query_id: p for p in await privacy_judge.judge(items, tag=tag)}
         privacy = [scored.get(q.query_id) or failed_answer_privacy(q.query_id) for q, _ in pairs]
     calls = answer_llm.calls + judge_llm.calls - marks[2] + prepared.calls
     run = EvalRun(
         model=model,
         judge=config.judge.name,
         context=name,
+        assistant_prompt=config.assistant_prompt,
         config=config,
         counts=_counts(records, judgments, privacy, calls=calls, prepared=prepared),
         # In the order the old single mark gave: answers, then the judge LLM's (a build-up step's first).
         failures=[*answer_llm.failures[marks[0] :], *prepared.failures, *judge_llm.failures[marks[1] :]],
     )
-    out = config.root / "eval" / slug(model) / name
+    out = config.root / "eval" / series_dir(config) / name
     atomic_write_jsonl(out / "answers.jsonl", [r.to_json() for r in records])
     atomic_write_jsonl(out / "judgments.jsonl", [j.to_json() for j in judgments])
-    if judges.privacy is not None:
+    if privacy_judge is not None:
         atomic_write_jsonl(out / "privacy.jsonl", [p.to_json() for p in privacy])
+    else:
+        (out / "privacy.jsonl").unlink(missing_ok=True)  # a rerun without privacy for it leaves no stale file
     run.write(out / "run.json")
     return run
 
@@ -140,7 +161,7 @@ async def _answer(
     setting: AnySetting, env: ContextEnv, config: LunarEvalConfig
 ) -> tuple[list[str | None], list[AnswerRecord]]:
     stage = f"answer-{setting.name}"
-    llm = env.answer_llm.with_system(ASSISTANT_SYSTEM)
+    llm = env.answer_llm.with_system(env.system)
     pairs = env.inputs.pairs
     prompts = [answer_prompt(setting.build(env.inputs.users[q.user_id], q, r), q) for q, r in pairs]
     answers = await gather_or_cancel(
@@ -164,6 +185,8 @@ async def _answer(
                 context_total=cover.total if cover else None,
                 context_budget_tokens=cover.budget if cover else None,
                 token_counter=cover.counter if cover else None,
+                context_window=cover.window if cover else None,
+                context_window_source=cover.window_source if cover else None,
             )
         )
     return answers, records

@@ -2,15 +2,9 @@
 
 A setting's type, bounds, default and help live on its config field (the stage
 configs of :mod:`recworld.lunar.config`, :class:`~recworld.lunar.llm.config.SessionConfig`,
-a context setting's options). What is declared here is only how the models of a
-command show on the command line, once for all commands:
-
-* :data:`MODEL` and :data:`JUDGE`: the flags of one model's own settings (spec,
-  server, key variable, window, backend options), ``--model`` and ``--judge``;
-* :data:`SHARED`: the settings every model of a command shares (``--concurrency``,
-  ``--timeout``, ``--attempts``, ...), typed once and applied to each model;
-* :class:`RunOptions`: ``--dry-run``, ``--prices``, ``--progress``, ``--json``, ``--smoke``
-  (:mod:`.smoke`: a preset under what was typed).
+a context setting's options). How the models of a command show on the command line
+is declared once in :mod:`recworld.lunar.cli.flags` (``MODEL``, ``JUDGE``, ``MEMORY``,
+``SHARED``, the embedders, :class:`~recworld.lunar.cli.flags.RunOptions`).
 
 :func:`lunar_options` generates a command's options from its stage config with
 :func:`recworld.console.options.with_options` and hands the command a
@@ -25,8 +19,7 @@ import inspect
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
+from typing import Any, Generic, TypeVar, Union, get_args, get_origin
 
 import typer
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -36,97 +29,21 @@ from recworld.console.options import (
     Given,
     build,
     comma_list,
-    key_values,
     layered,
     option_fields,
     with_options,
 )
 from recworld.errors import ConfigError
+from recworld.lunar.cli.flags import (
+    EMBEDDER,
+    EMBEDDERS,
+    MEMORY_EMBEDDER,
+    OPTIONAL_ROLES,
+    SESSION_SEED,
+    SHARED,
+    RunOptions,
+)
 from recworld.lunar.contexts import context_setting, default_contexts, registered
-from recworld.lunar.llm.config import LUNAR_RUNNER
-from recworld.records import FrozenRecord
-
-SPECS = "openai:NAME, llamacpp:NAME, vllm:NAME, hf:ORG/NAME or scripted:FILE.json"
-
-
-def _key_values(flag: str, help: str) -> Flag:
-    """A repeatable ``KEY=VALUE`` option (backend options)."""
-    return Flag(flag, help=help, metavar="KEY=VALUE", parse=key_values, cli_type=list[str])
-
-
-# The flags of one model's own settings, by path inside its SessionConfig.
-MODEL: dict[str, Flag] = {
-    "model": Flag("--model", metavar="SPEC", help=f"Model spec. Forms: {SPECS}."),
-    "backend.base_url": Flag("--base-url", help="OpenAI-compatible server URL of --model."),
-    "backend.api_key_env": Flag("--api-key-env", help="Name of the env var holding --model's API key."),
-    "backend.n_ctx": Flag("--n-ctx", help="Context window of --model if it is local (llamacpp, vllm)."),
-    "backend.options": _key_values(
-        "--model-option", "A backend option of --model, e.g. n_gpu_layers=0 (repeatable)."
-    ),
-}
-JUDGE: dict[str, Flag] = {
-    "model": Flag("--judge", metavar="SPEC", help="Judge model spec (same forms as --model)."),
-    "backend.base_url": Flag("--judge-base-url", help="Server URL of --judge."),
-    "backend.api_key_env": Flag("--judge-api-key-env", help="Name of the env var holding --judge's API key."),
-    "backend.options": _key_values("--judge-model-option", "A backend option of --judge (repeatable)."),
-}
-# Settings every model of a command shares: typed once (on the first model's paths), applied to each.
-# A runner setting's default is LUNAR's (LUNAR_RUNNER), not the Runner class's: the help says which.
-SHARED: dict[str, Flag] = {
-    "max_attempts": Flag("--attempts"),
-    "runner.concurrency": Flag(
-        "--concurrency", help="Requests in flight per model.", default_help=str(LUNAR_RUNNER.concurrency)
-    ),
-    "runner.timeout_s": Flag(
-        "--timeout", help="Seconds per request attempt.", default_help=str(LUNAR_RUNNER.timeout_s)
-    ),
-    "runner.max_retries": Flag(
-        "--max-retries", help="Transport retries per request.", default_help=str(LUNAR_RUNNER.max_retries)
-    ),
-    "compact": Flag("--compact/--no-compact", default_help="on for llamacpp: models, off otherwise"),
-    "backend.allow_insecure_http": Flag(
-        "--allow-insecure-http", help="Allow sending API keys over plain http beyond loopback."
-    ),
-    "retry_failures": Flag("--retry-failures"),
-}
-# A command whose stage config has no seed of its own seeds its models with this flag.
-SESSION_SEED = {"backend.seed": Flag("--seed", help="Seed for sampling and backoff jitter.")}
-EMBEDDER: dict[str, Flag] = {
-    "embedder.spec": Flag("--embedder", help="minilm, st:NAME or openai:MODEL."),
-    "embedder.base_url": Flag("--embed-base-url", help="Server URL of --embedder."),
-    "embedder.api_key_env": Flag(
-        "--embed-api-key-env", help="Name of the env var holding --embedder's API key."
-    ),
-}
-
-
-class RunOptions(FrozenRecord):
-    """How a command runs, beside what it computes."""
-
-    dry_run: Annotated[
-        bool,
-        Field(description="Print request counts and the first prompt per stage; send and write nothing."),
-    ] = False
-    prices: Annotated[
-        Path | None,
-        Field(description="With --dry-run: JSON lines or CSV of model, input, output USD per 1M tokens."),
-    ] = None
-    progress: Annotated[
-        bool,
-        Field(description="Show progress on stderr: live on a terminal, else a line at least every 30 s."),
-        Flag("--progress/--no-progress"),
-    ] = True
-    as_json: Annotated[
-        bool,
-        Field(description="Print machine-readable JSON on stdout (nothing else goes there)."),
-        Flag("--json"),
-    ] = False
-    smoke: Annotated[
-        bool,
-        Field(description="A tiny preset (1 user, 1 week, 1 record, 1 query, the full context); flags win."),
-        Flag("--smoke"),
-    ] = False
-
 
 C = TypeVar("C", bound=BaseModel)
 Path_ = tuple[str, ...]
@@ -171,11 +88,13 @@ class Layout:
         out |= {f"{self.primary}.{path}": flag for path, flag in shared.items()}
         if _has(self.config, "embedder"):
             out |= EMBEDDER
+        if _has(self.config, "memory_embedder"):
+            out |= MEMORY_EMBEDDER
         return out | dict(extra)
 
     def hidden(self, flags: Mapping[str, Flag]) -> list[str]:
         """Model and embedder settings without a flag here: not on this command line."""
-        roots = {*self.roles, "embedder"}
+        roots = {*self.roles, *EMBEDDERS}
         return [".".join(p) for p in leaf_paths(self.config) if p[0] in roots and ".".join(p) not in flags]
 
 
@@ -245,6 +164,16 @@ class LunarCommand(Generic[C]):
         shared = {p: typed[p] for p in (tuple(k.split(".")) for k in SHARED) if p in typed}
         seed = values.get("seed") if _has(layout.config, "seed") else typed.get(("backend", "seed"))
         for role in layout.roles:
+            if role in OPTIONAL_ROLES and (role, "model") not in self.stage.values:
+                given = sorted(
+                    str(f.name)
+                    for p, f in self.flags.items()
+                    if p.startswith(f"{role}.") and tuple(p.split(".")) in self.stage.values
+                )
+                if given:
+                    raise ConfigError(f"{given[0]} needs {self.flags[f'{role}.model'].name}")
+                values.pop(role, None)
+                continue
             node = values.setdefault(role, {})
             for path, value in shared.items():
                 _put(node, path, value)
@@ -261,6 +190,12 @@ class LunarCommand(Generic[C]):
         elif embedder is not None and ("backend", "allow_insecure_http") in typed:
             _put(
                 values.setdefault("embedder", {}),
+                ("allow_insecure_http",),
+                typed[("backend", "allow_insecure_http")],
+            )
+        if _has(layout.config, "memory_embedder") and ("backend", "allow_insecure_http") in typed:
+            _put(
+                values.setdefault("memory_embedder", {}),
                 ("allow_insecure_http",),
                 typed[("backend", "allow_insecure_http")],
             )
@@ -350,8 +285,3 @@ def lunar_options(
         return wrapped
 
     return decorate
-
-
-def session_roles(*, judge: bool) -> dict[str, dict[str, Flag]]:
-    """``{"answer": MODEL, "judge": JUDGE}`` for a command with a judge; ``{"llm": MODEL}`` otherwise."""
-    return {"answer": MODEL, "judge": JUDGE} if judge else {"llm": MODEL}

@@ -15,8 +15,9 @@ import typer
 from recworld.console.options import Given, build, with_options
 from recworld.lunar import api
 from recworld.lunar.cli import output as show
-from recworld.lunar.cli.options import LunarCommand, RunOptions, lunar_options, session_roles
-from recworld.lunar.config import RateConfig
+from recworld.lunar.cli.flags import RunOptions, session_roles
+from recworld.lunar.cli.options import LunarCommand, lunar_options
+from recworld.lunar.config import HISTORY_RECORDS, RateConfig
 
 
 def _fmt(value: float | None) -> str:
@@ -65,9 +66,15 @@ def add_annotate(app: typer.Typer) -> None:
         histories: Annotated[int, typer.Option("--histories", min=0, help="Users to sample.")] = 30,
         queries: Annotated[int, typer.Option("--queries", min=0, help="Queries to sample.")] = 100,
         max_records: Annotated[
-            int, typer.Option("--max-records", min=1, help="Records shown per history.")
-        ] = 60,
+            int,
+            typer.Option(
+                "--max-records", min=1, help="Records shown per history (lunar rate shows the LLM the same)."
+            ),
+        ] = HISTORY_RECORDS,
         seed: Annotated[int, typer.Option("--seed", help="Seed of the sample and the item ids.")] = 0,
+        timezone: Annotated[
+            str | None, typer.Option("--timezone", help="IANA zone of users whose profile records none.")
+        ] = None,
         *,
         run: Given,
     ) -> None:
@@ -75,7 +82,13 @@ def add_annotate(app: typer.Typer) -> None:
         from recworld.lunar.quality.annotate import export_sheet
 
         done = export_sheet(
-            root, out, histories=histories, queries=queries, seed=seed, max_records=max_records
+            root,
+            out,
+            histories=histories,
+            queries=queries,
+            seed=seed,
+            max_records=max_records,
+            timezone=timezone,
         )
         text = (
             f"wrote {done.out}/sheet.csv and form.html ({done.histories} histories, "

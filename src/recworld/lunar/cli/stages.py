@@ -16,11 +16,17 @@ import typer
 from recworld.console.options import Flag, Given, build, with_options
 from recworld.lunar import api
 from recworld.lunar.cli import output as show
-from recworld.lunar.cli.options import LunarCommand, RunOptions, context_flag, lunar_options, session_roles
+from recworld.lunar.cli.flags import RunOptions, session_roles
+from recworld.lunar.cli.options import LunarCommand, context_flag, lunar_options
 from recworld.lunar.config import AblateConfig, LunarEvalConfig, QueriesConfig, ReportConfig, SynthConfig
 
 Root = Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder (written by lunar synth).")]
 SYNTH_EMBEDDER = {"embedder.spec": Flag("--embedder", help="Add an embedding cosine to the backward check.")}
+CONTEXT_WINDOW = Flag(
+    "--context-window",
+    help="Context window of --model in tokens, when its backend cannot say (the Full context's budget).",
+    default_help="what the model or its server reports, else the known-model table, else --n-ctx",
+)
 QUERIES_EMBEDDER = {
     "embedder.spec": Flag("--embedder", help="Rank evidence candidates by embedding (default: word overlap).")
 }
@@ -70,8 +76,8 @@ def add_eval(app: typer.Typer) -> None:
     @app.command("eval")
     @lunar_options(
         LunarEvalConfig,
-        roles=session_roles(judge=True),
-        flags={"contexts": context_flag()},
+        roles=session_roles(judge=True, memory=True),
+        flags={"contexts": context_flag(), "answer.context_window": CONTEXT_WINDOW},
         exclude=["root"],
         dry_run=True,
         contexts=True,

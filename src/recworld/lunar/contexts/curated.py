@@ -31,7 +31,8 @@ class CuratedContext(ContextSetting[NoOptions]):
     def build(self, user: UserData, query: Query, rubric: Rubric) -> str:
         wanted = set(rubric.evidence.record_ids)
         chosen = sorted((r for r in user.records if r.record_id in wanted), key=lambda r: r.timestamp)
-        return "Relevant behaviour records:\n" + records_block(chosen) if chosen else ""
+        head = "Relevant behaviour records (the user's local time):\n"
+        return head + records_block(chosen, user.zone) if chosen else ""
 
     def coverage(self, query_id: str) -> Coverage | None:
         return None

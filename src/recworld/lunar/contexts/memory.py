@@ -1,246 +1,260 @@
-"""Agentic memory context: atomic facts distilled from the log, stored in Qdrant, top-k by query.
+"""Agentic memory as Mem0 runs it (vector-only): a memory model extracts facts and consolidates them.
 
-The paper runs Mem0 in vector-only mode: an LLM distils batches of 10 records into
-atomic facts, the facts are embedded into Qdrant, and the top 50 facts are
-retrieved for each query. Mem0's ``Memory.add`` calls the LLM through its own
-provider clients, so its calls would bypass our Runner (no response cache, no
-retries or failure accounting, no resume) and it sends telemetry by default.
-This module is the same vector-only memory written on ``qdrant-client`` directly:
+For each user, the log is read in time order in batches of 10 records. Per batch:
 
-* distillation goes through :class:`~recworld.lunar.llm.StructuredLLM` (one call
-  per batch of 10 records, key ``<user>/b<batch>``), so the Runner's cache makes a
-  rerun send nothing and a failed batch is a counted failure, not a silent gap; the
-  judge distils unless ``MemoryOptions.distiller`` names another model (a spec, or a
-  Model object from Python);
-* facts are embedded with the run's embedder (:mod:`recworld.lunar.llm.embed`, cached)
-  and upserted with ids derived from their text, so reindexing is idempotent;
-* Qdrant is embedded (``QdrantClient(path=DIR/memory/qdrant)``) unless a server URL
-  is given; one collection per (distiller, embedder, batch size), filtered by user.
+1. **extract**: the memory model turns the batch into short facts about the user
+   (:class:`FactsDraft`, key ``USER/bNNNN/extract``);
+2. **retrieve**: for each new fact, the :data:`NEIGHBOURS` nearest memories the user
+   already has are looked up in Qdrant (Mem0 looks up 5);
+3. **decide**: the memory model sees those memories (under short ids ``m1``, ``m2``,
+   ... as Mem0 shows them, so no one has to copy a UUID) and the new facts, and
+   decides for each fact ADD, UPDATE (a shown memory, with the merged text), DELETE
+   (a shown memory the fact contradicts) or NONE (:class:`DecisionsDraft`, key
+   ``USER/bNNNN/decide``); the event and the ids are enums and the number of
+   decisions is fixed in the decoding schema, so a grammar enforces them;
+4. **apply**: the decisions change the user's memories in Qdrant, in order.
 
-The distilled facts are also written to ``DIR/memory/<collection>/facts.jsonl``.
+At answer time the top ``--memory-k`` (50) memories of the user by the query are shown.
+
+Every model call goes through a :class:`~recworld.lunar.llm.StructuredLLM` on the
+Runner (cache, retries, the failure policy): a batch whose extraction or decision
+failed is a counted failure and changes nothing. The memory model is its own
+session (``--memory-model``; the paper used Ling-2.6-1T), never the judge, and its
+embedder is its own too (``--memory-embedder``; the paper used bge-m3), separate from
+RAG's ``--embedder``. Qdrant is embedded at ``RUN/memory/qdrant`` unless
+``--qdrant-url`` names a server.
+
+The memory state depends on every earlier decision, so each eval rebuilds it from
+empty: a rerun replays the cached calls (nothing is sent) and ends in the same state,
+and memories of a re-synthesised folder never linger. What was built is written to
+``RUN/memory/<collection>/``: ``events.jsonl`` (:class:`MemoryEvent`, every
+decision), ``memories.jsonl`` (:class:`MemoryItem`, the final store) and
+``memory_run.json`` (:class:`MemoryRun`: counts per event and how far the facts and
+memories are from copies of the records, :class:`CopyDistance`).
+
+**Why not Mem0 itself:** ``Memory.add`` calls the LLM and the embedder through its
+own provider clients, so its calls would bypass our Runner (no response cache and
+resume, no failure accounting, no ``--fail-on-error``), and it sends telemetry by
+default. This module is Mem0's add/update/delete loop on ``qdrant-client``; the
+prompts are ours.
 """
 
 from __future__ import annotations
 
 import hashlib
-import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import Field
 
 from recworld.console.options import Flag
-from recworld.errors import ConfigError, require
+from recworld.errors import ConfigError
 from recworld.io import atomic_write_jsonl
 from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation, Sessions
-from recworld.lunar.llm import StructuredLLM, gather_or_cancel
-from recworld.lunar.llm.config import SessionConfig
-from recworld.lunar.llm.embed import Embedder
+from recworld.lunar.contexts.copies import CopyDistance, copy_distance
+from recworld.lunar.contexts.memory_loop import (
+    BATCH_SIZE,
+    EVENTS,
+    NEIGHBOURS,
+    PROMPT_VERSION,
+    TOP_K,
+    MemoryItem,
+    MemoryLoop,
+    MemoryStore,
+    UserLoop,
+    batches,
+    extract_prompt,
+    record_text,
+)
+from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
+from recworld.lunar.llm.embed import EMBEDDINGS_FILE, identity_name
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.llm.session import open_llm
-from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData
-from recworld.records import Draft, FrozenRecord, Record
-
-BATCH_SIZE = 10
-TOP_K = 50
-
-
-class FactsDraft(Draft):
-    facts: list[str] = Field(min_length=1, max_length=10)
+from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
+from recworld.models import Embedder as ModelsEmbedder
+from recworld.models import ModelConfig, load_embedder
+from recworld.records import FrozenRecord, Record
+from recworld.runner import EmbeddingRunner, ResponseCache, RunnerConfig
 
 
-class MemoryFact(Record):
-    """One distilled fact: a line of ``facts.jsonl`` and the payload of one Qdrant point."""
+class MemoryCounts(FrozenRecord):
+    users: int
+    batches: int
+    batches_failed: int  # extraction or decision given up on: the batch changed nothing
+    facts: int
+    events: dict[str, int]  # ADD, UPDATE, DELETE, NONE
+    skipped: int  # decisions on a memory an earlier decision of the same batch had deleted
+    memories: int  # left in the store at the end
 
-    schema_id: Literal["recworld.lunar.memory_fact/1"] = Field(
-        default="recworld.lunar.memory_fact/1", alias="schema"
+
+class MemoryRun(Record):
+    """``RUN/memory/<collection>/memory_run.json``: who managed the memory, what it did, how copy-like."""
+
+    schema_id: Literal["recworld.lunar.memory_run/1"] = Field(
+        default="recworld.lunar.memory_run/1", alias="schema"
     )
-    fact_id: str
-    user_id: str
-    batch: int
-    text: str
-    record_ids: list[str]
+    collection: str
+    memory_model: str
+    embedder: str
+    batch_size: int
+    neighbours: int
+    counts: MemoryCounts
+    # How far from copies of the user's records (record lines without ids, local time):
+    facts_distance: CopyDistance  # every extracted fact
+    memories_distance: CopyDistance  # the final memories
 
 
 class MemoryOptions(FrozenRecord):
     k: Annotated[
-        int, Field(ge=1, description="Facts retrieved for the memory context."), Flag("--memory-k")
+        int, Field(ge=1, description="Memories retrieved for the memory context."), Flag("--memory-k")
     ] = TOP_K
     qdrant_url: Annotated[
         str | None,
         Field(description="Qdrant server for memory."),
         Flag("--qdrant-url", default_help="embedded in ROOT"),
     ] = None
-    # The model that distils the facts; None: the judge (what the paper's Mem0 setup used an LLM for).
-    # A spec or, from Python, a Model object; not a command-line option.
-    distiller: Annotated[SessionConfig | None, Flag(cli=False)] = None
 
 
-def batches(records: Sequence[BehaviourRecord], size: int = BATCH_SIZE) -> list[list[BehaviourRecord]]:
-    """The user's records in time order, cut into consecutive batches of ``size``."""
-    ordered = sorted(records, key=lambda r: (r.timestamp, r.record_id))
-    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+def collection_name(memory_model: str, embedder: str, size: int) -> str:
+    """The memory setup's name: its folder under ``RUN/memory/`` and its embedded Qdrant collection."""
+    key = f"{memory_model}\0{embedder}\0{size}\0{NEIGHBOURS}\0{PROMPT_VERSION}"
+    return "memory_" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def distil_prompt(batch: Sequence[BehaviourRecord]) -> str:
-    lines = "\n".join(r.to_line() for r in batch)
-    return (
-        "Distil these behaviour records of one user into short atomic facts worth remembering "
-        "for a personal assistant. Each fact states one thing (what, when, where, with which "
-        "merchant, title or amount) and stands on its own. At most 10 facts.\n\n"
-        f"Records:\n{lines}\n\n"
-        'JSON shape: {"facts": ["...", "..."]}'
+def server_collection(name: str, root: Path) -> str:
+    """On a Qdrant server, which may hold several runs: the setup's name and the run folder's."""
+    return f"{name}_{hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]}"
+
+
+def open_memory_embedder(config: EmbedderConfig) -> ModelsEmbedder:
+    """The memory embedder: a caller's object as it is, or the spec loaded (owned by the caller of this)."""
+    if config.instance is not None:
+        return config.instance
+    backend = ModelConfig(
+        base_url=config.base_url,
+        api_key_env=config.api_key_env,
+        allow_insecure_http=config.allow_insecure_http,
     )
-
-
-def fact_id(user_id: str, batch: int, text: str) -> str:
-    return hashlib.sha256(f"{user_id}\0{batch}\0{text}".encode()).hexdigest()[:24]
-
-
-async def distil_user(
-    llm: StructuredLLM, user: UserData, *, size: int = BATCH_SIZE
-) -> tuple[list[MemoryFact], int]:
-    """Facts for one user and the number of batches asked (a failed batch adds no facts)."""
-    uid = user.profile.user_id
-    chunks = batches(user.records, size)
-    drafts = await gather_or_cancel(
-        [
-            llm.structured(distil_prompt(b), FactsDraft, stage="memory", key=f"{uid}/b{i:04d}")
-            for i, b in enumerate(chunks)
-        ]
-    )
-    facts = []
-    for i, (chunk, draft) in enumerate(zip(chunks, drafts, strict=True)):
-        for text in dict.fromkeys(t.strip() for t in (draft.facts if draft else []) if t.strip()):
-            ids = [r.record_id for r in chunk]
-            facts.append(
-                MemoryFact(fact_id=fact_id(uid, i, text), user_id=uid, batch=i, text=text, record_ids=ids)
-            )
-    return facts, len(chunks)
-
-
-class FactStore:
-    """Facts in one Qdrant collection (embedded local path, or a server URL)."""
-
-    def __init__(self, embedder: Embedder, collection: str, *, path: Path | None, url: str | None) -> None:
-        qdrant: Any = require(
-            "qdrant_client", feature="the memory context", extra="memory", package="qdrant-client"
-        )
-        self._models: Any = qdrant.models
-        if url is not None:
-            self._client: Any = qdrant.QdrantClient(url=url)
-        else:
-            if path is None:
-                raise ValueError("a FactStore needs a local path or a server url")
-            path.mkdir(parents=True, exist_ok=True)
-            self._client = qdrant.QdrantClient(path=str(path))
-        self.embedder = embedder
-        self.collection = collection
-
-    def index(self, facts: Sequence[MemoryFact]) -> None:
-        if not facts:
-            return
-        vectors = self.embedder.embed([f.text for f in facts])
-        m = self._models
-        if not self._client.collection_exists(self.collection):
-            params = m.VectorParams(size=int(vectors.shape[1]), distance=m.Distance.COSINE)
-            self._client.create_collection(self.collection, vectors_config=params)
-        points = [
-            m.PointStruct(
-                id=str(uuid.UUID(hex=f.fact_id.ljust(32, "0"))), vector=v.tolist(), payload=f.to_json()
-            )
-            for f, v in zip(facts, vectors, strict=True)
-        ]
-        self._client.upsert(self.collection, points=points)
-
-    def search(self, user_id: str, text: str, k: int) -> list[MemoryFact]:
-        """The ``k`` facts of ``user_id`` closest to ``text``, best first."""
-        if not self._client.collection_exists(self.collection):
-            return []
-        m = self._models
-        vector = self.embedder.embed([text])[0].tolist()
-        only = m.Filter(must=[m.FieldCondition(key="user_id", match=m.MatchValue(value=user_id))])
-        hits = self._client.query_points(self.collection, query=vector, query_filter=only, limit=k).points
-        return [MemoryFact.model_validate(h.payload) for h in hits]
-
-    def close(self) -> None:
-        self._client.close()
-
-
-def collection_name(distiller: str, embedder: str, size: int) -> str:
-    return "facts_" + hashlib.sha256(f"{distiller}\0{embedder}\0{size}".encode()).hexdigest()[:16]
+    return load_embedder(config.spec, backend)
 
 
 class MemoryContext(ContextSetting[MemoryOptions]):
-    """The ``memory`` setting: :meth:`prepare` distils and indexes once, :meth:`build` retrieves."""
+    """The ``memory`` setting: :meth:`prepare` runs the memory loop once, :meth:`build` retrieves."""
 
     name = "memory"
-    summary = "atomic facts distilled from batches of 10 records, in Qdrant; the top-k by the request"
+    summary = "memories a memory model manages (extract, then ADD/UPDATE/DELETE/NONE), top-k by the request"
     order = 4
     default = False
-    needs_embedder = True
+    needs_embedder = False  # it opens its own (--memory-embedder), never RAG's
     options_type = MemoryOptions
 
     def __init__(self, options: MemoryOptions, *, size: int = BATCH_SIZE) -> None:
         super().__init__(options)
         self.size = size
-        self._store: FactStore | None = None
+        self._store: MemoryStore | None = None
+        self._queries: dict[str, np.ndarray] = {}  # query text -> its vector (embedded in prepare)
+        self.run_record: MemoryRun | None = None
 
-    def _distiller(self, sessions: Sessions) -> SessionConfig:
-        return self.options.distiller or sessions.judge
+    @staticmethod
+    def memory_model(sessions: Sessions) -> SessionConfig:
+        if sessions.memory is None:
+            raise ConfigError(
+                "the memory context needs --memory-model: the model that manages the memory "
+                "(its own model, never the judge; the paper used Ling-2.6-1T)"
+            )
+        return sessions.memory
 
     def plan(self, inputs: EvalInputs, sessions: Sessions) -> dict[str, PlannedStage]:
-        """One request per batch of ``size`` records per user; the prompts come from the records alone."""
+        """One extraction per batch (prompts from the records alone) and at most one decision per batch."""
+        model = self.memory_model(sessions)
         prompts = [
-            distil_prompt(b)
+            extract_prompt(b, inputs.users[u].zone)
             for u in sorted(inputs.users)
             for b in batches(inputs.users[u].records, self.size)
         ]
-        distiller = self._distiller(sessions)
-        return {"memory": planned(distiller.name, len(prompts), distiller.max_tokens, prompts, exact=True)}
+        return {
+            "memory-extract": planned(model.name, len(prompts), model.max_tokens, prompts, exact=True),
+            "memory-decide": planned(model.name, len(prompts), model.max_tokens, exact=False),
+        }
 
     async def prepare(self, env: ContextEnv) -> Preparation:
-        """Distil every user's log (cached by the Runner) and index the facts; what it asked."""
-        if env.embedder is None:
-            raise ConfigError("the memory context needs an embedder (--embedder)")
-        distiller = self._distiller(env.sessions)
-        async with self._distilling(env) as llm:
-            before = (len(llm.failures), llm.calls)
-            name = collection_name(distiller.name, env.embedder.identity, self.size)
-            users = env.inputs.users
-            results = await gather_or_cancel(
-                [distil_user(llm, users[u], size=self.size) for u in sorted(users)]
-            )
-            failures = tuple(llm.failures[before[0] :])
-            calls = llm.calls - before[1]
-        facts = [f for found, _ in results for f in found]
-        atomic_write_jsonl(env.root / "memory" / name / "facts.jsonl", [f.to_json() for f in facts])
-        if self._store is None:
-            url = self.options.qdrant_url
-            path = None if url else env.root / "memory" / "qdrant"
-            self._store = FactStore(env.embedder, name, path=path, url=url)
-        self._store.index(facts)
-        return Preparation(asked=sum(asked for _, asked in results), failures=failures, calls=calls)
+        """Run the memory loop for every user (cached by the Runner), embed the requests; what it asked."""
+        model = self.memory_model(env.sessions)
+        embedder = open_memory_embedder(env.memory_embedder)
+        cache = ResponseCache(env.root / EMBEDDINGS_FILE)
+        runner_config = RunnerConfig(
+            timeout_s=env.memory_embedder.timeout_s,
+            max_retries=env.memory_embedder.max_retries,
+            progress=False,
+        )
+        embed = EmbeddingRunner(embedder, runner_config, cache)
+        try:
+            name = collection_name(model.name, identity_name(embedder), self.size)
+            if self._store is None:
+                url = self.options.qdrant_url
+                if url is None:
+                    self._store = MemoryStore(name, path=env.root / "memory" / "qdrant", url=None)
+                else:
+                    self._store = MemoryStore(server_collection(name, env.root), path=None, url=url)
+            self._store.reset()
+            async with open_llm(model, env.root) as llm:
+                users = await MemoryLoop(llm, embed, self._store, size=self.size).run(env.inputs.users)
+                asked, failures, calls = llm.asked, tuple(llm.failures), llm.calls
+            texts = sorted({q.text for q, _ in env.inputs.pairs})
+            vectors = await embed.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+            self._queries = dict(zip(texts, vectors, strict=True))
+            self.run_record = self._write(env.root / "memory" / name, name, model, embedder, users)
+        finally:
+            if env.memory_embedder.instance is None:
+                await embed.aclose()
+            cache.close()
+        return Preparation(asked=asked, failures=failures, calls=calls)
 
-    @asynccontextmanager
-    async def _distilling(self, env: ContextEnv) -> AsyncIterator[StructuredLLM]:
-        """The judge's LLM, or the distiller's own session (cached in the same run folder)."""
-        if self.options.distiller is None:
-            yield env.judge_llm
-            return
-        async with open_llm(self.options.distiller, env.root) as llm:
-            yield llm
+    def _write(
+        self, out: Path, name: str, model: SessionConfig, embedder: ModelsEmbedder, users: Sequence[UserLoop]
+    ) -> MemoryRun:
+        events = [e for u in users for e in u.events]
+        memories = [m for u in users for m in u.memories.values()]
+        lines = {u.user.profile.user_id: [record_text(r, u.user.zone) for r in u.user.records] for u in users}
+        counted = {e: sum(x.event == e for x in events) for e in EVENTS}
+        run = MemoryRun(
+            collection=name,
+            memory_model=model.name,
+            embedder=identity_name(embedder),
+            batch_size=self.size,
+            neighbours=NEIGHBOURS,
+            counts=MemoryCounts(
+                users=len(users),
+                batches=sum(u.batches for u in users),
+                batches_failed=sum(u.failed for u in users),
+                facts=sum(len(u.facts) for u in users),
+                events=counted,
+                skipped=sum(u.skipped for u in users),
+                memories=len(memories),
+            ),
+            facts_distance=copy_distance(
+                [(u.user.profile.user_id, f) for u in users for f in u.facts], lines
+            ),
+            memories_distance=copy_distance([(m.user_id, m.text) for m in memories], lines),
+        )
+        atomic_write_jsonl(out / "events.jsonl", [e.to_json() for e in events])
+        atomic_write_jsonl(out / "memories.jsonl", [m.to_json() for m in memories])
+        run.write(out / "memory_run.json")
+        return run
 
-    def retrieve(self, user_id: str, text: str) -> list[MemoryFact]:
+    def retrieve(self, user_id: str, text: str) -> list[MemoryItem]:
         if self._store is None:
             raise RuntimeError("MemoryContext.prepare must run before build")
-        return self._store.search(user_id, text, self.options.k)
+        vector = self._queries.get(text)
+        if vector is None:
+            raise RuntimeError(f"the request {text[:60]!r} was not embedded in prepare")
+        return self._store.search(user_id, vector, self.options.k)
 
     def build(self, user: UserData, query: Query, rubric: Rubric) -> str:
-        facts = self.retrieve(user.profile.user_id, query.text)
-        return "Remembered facts about the user:\n" + "\n".join(f"- {f.text}" for f in facts) if facts else ""
+        found = self.retrieve(user.profile.user_id, query.text)
+        return "Remembered facts about the user:\n" + "\n".join(f"- {m.text}" for m in found) if found else ""
 
     def coverage(self, query_id: str) -> Coverage | None:
         return None

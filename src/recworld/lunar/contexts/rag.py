@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, tzinfo
 from typing import Annotated
 
 from pydantic import Field
@@ -41,21 +42,24 @@ class RagContext(ContextSetting[RagOptions]):
         self.embedder = env.embedder
         return Preparation()
 
-    def retrieve(self, records: Sequence[BehaviourRecord], query: str) -> list[BehaviourRecord]:
-        """Top-k records by cosine, best first (ties by record id)."""
+    def retrieve(
+        self, records: Sequence[BehaviourRecord], query: str, tz: tzinfo = UTC
+    ) -> list[BehaviourRecord]:
+        """Top-k records by cosine of their lines (in zone ``tz``) with ``query``, best first (ties by id)."""
         if not records:
             return []
         if self.embedder is None:
             raise RuntimeError("RagContext.prepare must run before retrieve")
-        lines = [r.to_line() for r in records]
+        lines = [r.to_line(tz) for r in records]
         vectors = self.embedder.embed([*lines, query])
         scores = vectors[:-1] @ vectors[-1]
         order = sorted(range(len(records)), key=lambda i: (-float(scores[i]), records[i].record_id))
         return [records[i] for i in order[: self.options.k]]
 
     def build(self, user: UserData, query: Query, rubric: Rubric) -> str:
-        hits = self.retrieve(list(user.records), query.text)
-        return "Retrieved behaviour records:\n" + records_block(hits) if hits else ""
+        hits = self.retrieve(list(user.records), query.text, user.zone)
+        head = "Retrieved behaviour records (the user's local time):\n"
+        return head + records_block(hits, user.zone) if hits else ""
 
     def coverage(self, query_id: str) -> Coverage | None:
         return None

@@ -19,12 +19,12 @@ reads back as a spec string.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Protocol, runtime_checkable
+from typing import Annotated, Any
 
-import numpy as np
 from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
-from recworld.models import Model, ModelConfig
+from recworld.errors import ConfigError
+from recworld.models import Embedder, Model, ModelConfig, backend_of
 from recworld.records import FrozenRecord
 from recworld.runner import RunnerConfig
 
@@ -34,14 +34,18 @@ from recworld.runner import RunnerConfig
 LUNAR_RUNNER = RunnerConfig(concurrency=4, timeout_s=900.0, max_retries=6, progress=False)
 
 
+def identity_spec(identity: Mapping[str, str], fallback: str) -> str:
+    """``backend:model`` of an object's identity (else its values joined), or ``fallback``."""
+    if "backend" in identity and "model" in identity:
+        return f"{identity['backend']}:{identity['model']}"
+    return ":".join(str(v) for v in identity.values()) or fallback
+
+
 def model_name(model: str | Model) -> str:
     """The spec a run records for ``model``: the string itself, or ``backend:model`` of an object."""
     if isinstance(model, str):
         return model
-    identity: Mapping[str, str] = model.identity
-    if "backend" in identity and "model" in identity:
-        return f"{identity['backend']}:{identity['model']}"
-    return ":".join(str(v) for v in identity.values()) or type(model).__name__
+    return identity_spec(model.identity, type(model).__name__)
 
 
 def _model_ref(value: Any) -> str | Model:
@@ -84,6 +88,12 @@ class SessionConfig(FrozenRecord):
         Field(ge=1, le=10, description="Tries per structured output before giving up on that piece."),
     ] = 3
     max_tokens: Annotated[int, Field(ge=1, description="Reply cap of a structured call.")] = 512
+    # The model's context window in tokens, when the backend cannot say (an API model missing from
+    # the models package's table, a server that reports none). What the model reports wins.
+    context_window: Annotated[
+        int | None,
+        Field(ge=256, description="Context window of the model in tokens, when its backend cannot say."),
+    ] = None
     # None: compact decoding (short strings, fixed-length arrays) for local llama.cpp models,
     # which loop under greedy decoding of a full schema; full schemas for servers.
     compact: Annotated[
@@ -130,7 +140,17 @@ class SessionConfig(FrozenRecord):
 
     @property
     def compact_decoding(self) -> bool:
-        return self.compact if self.compact is not None else self.name.startswith("llamacpp:")
+        """``compact`` when set; else what the model's backend declares (llama.cpp: on, servers: off).
+
+        A model object is judged by the backend its identity names; one whose backend is
+        not registered (a caller's own model) decodes the full schema.
+        """
+        if self.compact is not None:
+            return self.compact
+        try:
+            return backend_of(self.name).compact_decoding
+        except ConfigError:  # an unknown backend fails when a spec is opened, with its own message
+            return False
 
     def seeded(self, seed: int) -> SessionConfig:
         """This session with ``seed`` for the backend's sampling and the Runner's backoff jitter."""
@@ -139,33 +159,26 @@ class SessionConfig(FrozenRecord):
         return self.model_copy(update={"backend": backend, "runner": runner})
 
 
-@runtime_checkable
-class EmbedderObject(Protocol):
-    """What LUNAR needs of an embedder object from Python (the ``Embedder`` protocol of ``llm.embed``)."""
-
-    @property
-    def identity(self) -> str: ...
-
-    def embed(self, texts: Any) -> np.ndarray: ...
-
-
-def _embedder_object(value: Any) -> EmbedderObject | None:
-    if value is None or isinstance(value, EmbedderObject):
+def _embedder_object(value: Any) -> Embedder | None:
+    if value is None or isinstance(value, Embedder):
         return value
-    raise ValueError(f"expected an embedder object with identity and embed; got {type(value).__name__}")
+    raise ValueError(
+        "expected an embedder object with identity, async embed and aclose (recworld.models.Embedder); "
+        f"got {type(value).__name__}"
+    )
 
 
 class EmbedderConfig(FrozenRecord):
     """A text embedder, ``minilm``, ``st:NAME`` or ``openai:MODEL`` (with its server), or an object.
 
-    From Python, ``instance`` is any object with ``identity`` and ``embed`` (the
-    :class:`~recworld.lunar.llm.embed.Embedder` protocol): it is used instead of
-    ``spec``, which then records its identity (the object itself is never written).
+    From Python, ``instance`` is any :class:`recworld.models.Embedder` (``identity``,
+    ``async embed``, ``aclose``): it is used instead of ``spec`` and never closed by
+    LUNAR; ``spec`` then records its identity (the object itself is never written).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    spec: Annotated[str, Field(description="minilm, st:NAME or openai:MODEL.")] = "minilm"
+    spec: Annotated[str, Field(description="minilm, st:NAME, openai:MODEL or a plugin's spec.")] = "minilm"
     base_url: Annotated[str | None, Field(description="Server URL of the embedder.")] = None
     api_key_env: Annotated[str, Field(description="Name of the env var holding the embedder's API key.")] = (
         "OPENAI_API_KEY"
@@ -173,15 +186,17 @@ class EmbedderConfig(FrozenRecord):
     allow_insecure_http: bool = False
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=6, ge=0)
-    instance: Annotated[EmbedderObject | None, PlainValidator(_embedder_object), Field(exclude=True)] = None
+    instance: Annotated[Embedder | None, PlainValidator(_embedder_object), Field(exclude=True)] = None
 
     @model_validator(mode="after")
     def _named_by_its_instance(self) -> EmbedderConfig:
-        if self.instance is not None and self.spec != self.instance.identity:
-            object.__setattr__(self, "spec", self.instance.identity)
+        if self.instance is not None:
+            named = identity_spec(self.instance.identity, type(self.instance).__name__)
+            if self.spec != named:
+                object.__setattr__(self, "spec", named)
         return self
 
     @classmethod
-    def of(cls, embedder: EmbedderObject) -> EmbedderConfig:
+    def of(cls, embedder: Embedder) -> EmbedderConfig:
         """The config of an embedder object (``EmbedderConfig.of(MyEmbedder())``)."""
         return cls(instance=embedder)

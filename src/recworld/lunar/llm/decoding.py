@@ -46,8 +46,11 @@ def inline_schema(model: type[BaseModel], *, for_decoding: bool = False) -> dict
 
 # One word of a compact string: letters, digits, apostrophes, slashes and hyphens (record ids
 # such as ``user-000/w0/d0/s0/r0`` fit). Underscores are left out on purpose: greedy SmolLM2
-# looped on identifiers like ``deli_restaurant_deli_...`` until the token cap.
-COMPACT_WORD = r"[A-Za-z0-9'/-]+"
+# looped on identifiers like ``deli_restaurant_deli_...`` until the token cap. A word has at
+# most WORD_CHARS characters: unbounded, SmolLM2 ran one word to the cap ("number-1222222...",
+# 1 of 12 query generations), and a short character-class repetition keeps the grammar flat.
+WORD_CHARS = 24
+COMPACT_WORD = rf"[A-Za-z0-9'/-]{{1,{WORD_CHARS}}}"
 COMPACT_WORDS = 4
 _CONSTRAINED = frozenset({"enum", "const", "pattern", "format"})
 
@@ -59,7 +62,8 @@ def compact_schema(schema: Any, *, words: int = COMPACT_WORDS) -> Any:
     until the token cap. llama.cpp makes ranges expensive (``{0,60}`` nests a rule
     per step; 153 s vs 19 s measured), but exact counts and a few optional words
     stay flat and cheap. So every free string becomes at most ``words`` words of
-    :data:`COMPACT_WORD` (the ``?`` groups are flat), and every array gets exactly
+    :data:`COMPACT_WORD` (at most :data:`WORD_CHARS` characters each; the ``?`` groups are
+    flat), and every array gets exactly
     ``max(minItems, 1)`` items, capped by ``maxItems``. The decoded language is a
     subset of what the pydantic model accepts; the reply is still validated
     against the full model.
@@ -92,19 +96,41 @@ def narrow_schema(schema: Mapping[str, Any], enums: Mapping[str, Sequence[str]])
     for path, values in enums.items():
         if not values:
             continue
-        node: dict[str, Any] = out
-        for name in path.split("."):
-            while node.get("type") == "array":
-                node = node["items"]
-            props = node.get("properties", {})
-            if name not in props:
-                raise KeyError(f"schema {schema.get('title')!r} has no field {path!r}")
-            node = props[name]
+        node = _at(out, path)
         while node.get("type") == "array":
             node = node["items"]
         if node.get("type") != "string":
             raise TypeError(f"field {path!r} is not a string or an array of strings")
         node["enum"] = list(dict.fromkeys(values))
+    return out
+
+
+def _at(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    """The node at a dotted path of property names; arrays on the way pass through to their items."""
+    node = schema
+    for name in path.split("."):
+        while node.get("type") == "array":
+            node = node["items"]
+        props = node.get("properties", {})
+        if name not in props:
+            raise KeyError(f"schema {schema.get('title')!r} has no field {path!r}")
+        node = props[name]
+    return node
+
+
+def fix_lengths(schema: Mapping[str, Any], lengths: Mapping[str, int]) -> dict[str, Any]:
+    """A copy of ``schema`` whose arrays at the given paths have exactly that many items.
+
+    A per-call count the reply must meet (one decision per new fact, one effect per
+    evidence record) is cheap for a grammar as an exact count, and kept by
+    :func:`compact_schema`; ranges are what the decoding schemas leave out.
+    """
+    out: dict[str, Any] = json.loads(json.dumps(schema))
+    for path, n in lengths.items():
+        node = _at(out, path)
+        if node.get("type") != "array":
+            raise TypeError(f"field {path!r} is not an array")
+        node["minItems"] = node["maxItems"] = max(int(n), 0)
     return out
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from recworld.errors import RunError
 from recworld.lunar.llm import FailureRecord
+from recworld.runner.policy import judge
 
 _log = logging.getLogger("recworld.lunar")
 
@@ -67,21 +68,24 @@ def check_failures(
 ) -> None:
     """Log the failure summary, then raise :class:`RunError` (exit 3) if the stage did not work.
 
-    It did not work when more than ``limit`` of the ``asked`` pieces failed, or when
-    ``produced`` (a count and its noun, e.g. ``(0, "users")``) is zero. Called after the
+    The verdict is :func:`recworld.runner.policy.judge`'s, the same as ``recworld eval``'s:
+    it did not work when ``produced`` (a count and its noun, e.g. ``(0, "users")``) is
+    zero, or when more than ``limit`` of the ``asked`` pieces failed. Called after the
     stage wrote its outputs, so what finished is kept and a rerun resumes from the cache.
     """
     lines = summary_lines(stage, asked, failures, where)
     if lines:
         _log.warning("%s", "\n".join(lines))
-    if produced is not None and produced[0] == 0:
-        why = f"{len(failures)} of {asked} pieces failed" if failures else "nothing was asked"
-        raise RunError(f"lunar {stage} produced no {produced[1]} ({why}); see the summary above")
-    if not asked or len(failures) / asked <= limit:
-        return
-    first = failures[0]
-    raise RunError(
-        f"lunar {stage}: {len(failures)} of {asked} pieces failed ({len(failures) / asked:.1%}, "
-        f"above --fail-on-error {limit:g}); outputs were written; first failure "
-        f"[{first.stage} {first.key}, {first.kind}]: {first.error[:200]}"
+    first = failures[0] if failures else None
+    verdict = judge(
+        asked=asked,
+        failed=len(failures),
+        limit=limit,
+        produced=produced[0] if produced else None,
+        noun="pieces",
+        product=produced[1] if produced else "results",
+        first_error=f"[{first.stage} {first.key}, {first.kind}] {first.error}" if first else None,
+        retry="--retry-failures asks the rejected ones again",
     )
+    if verdict is not None:
+        raise RunError(f"lunar {stage} {verdict.reason}")

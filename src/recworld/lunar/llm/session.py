@@ -1,4 +1,4 @@
-"""One place that opens a :class:`SessionConfig` as a cached Runner behind a StructuredLLM, and an embedder.
+"""One place that opens a :class:`SessionConfig` as a cached Runner behind a StructuredLLM.
 
 Every LUNAR step caches its calls in ``DIR/cache.sqlite``, so rerunning an
 interrupted step resumes: answered requests come back from the cache. A model
@@ -15,42 +15,50 @@ from typing import Any
 
 from recworld.chat import AnswerMode, Request, Response
 from recworld.lunar.llm import tracking
-from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
-from recworld.lunar.llm.embed import CachedEmbedder, Embedder, load_embedder
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.fresh import FreshRunner
 from recworld.lunar.llm.structured import StructuredLLM
-from recworld.models import Model, max_concurrency, resolve_model
+from recworld.models import Model, ModelBase, context_window, max_concurrency, resolve_model
 from recworld.runner import ResponseCache, Runner
 
 CACHE_FILE = "cache.sqlite"
-EMBEDDINGS_FILE = "embeddings.sqlite"
 
 
-class _Borrowed:
+class Borrowed(ModelBase):
     """A model the caller owns, lent to a Runner: everything is the model's except ``aclose``.
 
-    Optional capabilities (``max_concurrency``, ``count_tokens``, ``context_window``)
-    are the model's too, so the Runner and the Full context's budget see them.
+    Capabilities are the model's too (``max_concurrency``, ``context_window`` through
+    :mod:`recworld.models`' capability functions; ``count_tokens`` and any backend method
+    such as ``discover_context_window`` by attribute), so the Runner and the Full
+    context's budget see what the model itself declares. :attr:`lent` is the model.
     """
 
     def __init__(self, model: Model) -> None:
-        self._model = model
+        self.lent = model
 
     @property
     def identity(self) -> Mapping[str, str]:
-        return self._model.identity
+        return self.lent.identity
 
     @property
     def supports(self) -> frozenset[AnswerMode]:
-        return self._model.supports
+        return self.lent.supports
+
+    @property
+    def max_concurrency(self) -> int | None:
+        return max_concurrency(self.lent)
+
+    @property
+    def context_window(self) -> int | None:
+        return context_window(self.lent)
 
     async def complete(self, request: Request) -> Response:
-        return await self._model.complete(request)
+        return await self.lent.complete(request)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_model":  # copy/pickle probes, not capabilities
+        if name.startswith("__") or name == "lent":  # copy/pickle probes, not capabilities
             raise AttributeError(name)
-        return getattr(self._model, name)
+        return getattr(self.lent, name)
 
     async def aclose(self) -> None:
         return None
@@ -64,7 +72,7 @@ async def open_llm(config: SessionConfig, root: Path) -> AsyncIterator[Structure
         tracker.opened(max_concurrency(model), config.runner.concurrency)
     root.mkdir(parents=True, exist_ok=True)
     cache = ResponseCache(root / CACHE_FILE)
-    runner = Runner(model if owned else _Borrowed(model), config.runner, cache)
+    runner = Runner(model if owned else Borrowed(model), config.runner, cache)
     try:
         yield StructuredLLM(
             FreshRunner(runner) if config.retry_failures else runner,
@@ -76,11 +84,3 @@ async def open_llm(config: SessionConfig, root: Path) -> AsyncIterator[Structure
     finally:
         await runner.aclose()
         cache.close()
-
-
-def open_embedder(config: EmbedderConfig, root: Path | None) -> Embedder:
-    """The embedder of ``config``; its vectors cached in ``root/embeddings.sqlite`` when ``root`` is given."""
-    cache = root / EMBEDDINGS_FILE if root is not None else None
-    if config.instance is None:
-        return load_embedder(config, cache=cache)
-    return CachedEmbedder(config.instance, cache) if cache is not None else config.instance

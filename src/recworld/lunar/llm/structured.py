@@ -21,14 +21,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationError
 
 from recworld.chat import Message, Request, Response
 from recworld.lunar.deid import Deidentifier
 from recworld.lunar.llm import tracking
-from recworld.lunar.llm.decoding import compact_schema, inline_schema, narrow_schema, parse_json_object
+from recworld.lunar.llm.decoding import (
+    compact_schema,
+    fix_lengths,
+    inline_schema,
+    narrow_schema,
+    parse_json_object,
+)
+from recworld.models import Model
 from recworld.records import Record
 
 T = TypeVar("T", bound=BaseModel)
@@ -56,6 +63,14 @@ class Completer(Protocol):
     async def complete(self, request: Request) -> CompletionLike: ...
 
 
+@runtime_checkable
+class HoldsModel(Protocol):
+    """A completer that names the model it asks (a Runner, a FreshRunner)."""
+
+    @property
+    def model(self) -> Model: ...
+
+
 FailureKind = Literal["request", "invalid"]
 
 
@@ -80,6 +95,7 @@ class FailureRecord(Record):
 
 
 Check = Callable[[T], str | None]
+Reshape = Callable[[dict[str, Any]], dict[str, Any]]
 V = TypeVar("V")
 # Reads a reply's text: (value, "") when usable, (None, why) when not.
 Parse = Callable[[str], tuple[V | None, str]]
@@ -143,6 +159,11 @@ class StructuredLLM:
         return self._log.failures
 
     @property
+    def model(self) -> Model | None:
+        """The model behind the completer (for its capabilities: tokenizer, window), when it names one."""
+        return self.completer.model if isinstance(self.completer, HoldsModel) else None
+
+    @property
     def asked(self) -> int:
         return self._log.asked
 
@@ -195,11 +216,21 @@ class StructuredLLM:
             outcome = _judge(await self._complete(prompt, schema, max_tokens, fresh=True), parse)
         return outcome
 
-    def _decoding_schema(self, output: type[BaseModel], enums: Mapping[str, Sequence[str]] | None) -> Any:
+    def _decoding_schema(
+        self,
+        output: type[BaseModel],
+        enums: Mapping[str, Sequence[str]] | None,
+        lengths: Mapping[str, int] | None,
+        grammar: Reshape | None,
+    ) -> Any:
         full = inline_schema(output, for_decoding=not self.compact)
         if enums:
             full = narrow_schema(full, enums)
-        return compact_schema(full) if self.compact else full
+        if lengths:
+            full = fix_lengths(full, lengths)
+        if not self.compact:
+            return full
+        return compact_schema(grammar(full) if grammar is not None else full)
 
     async def structured(
         self,
@@ -211,11 +242,18 @@ class StructuredLLM:
         check: Check[T] | None = None,
         max_tokens: int | None = None,
         enums: Mapping[str, Sequence[str]] | None = None,
+        lengths: Mapping[str, int] | None = None,
+        grammar: Reshape | None = None,
     ) -> T | None:
         """A validated ``output`` instance, or None after ``max_attempts`` failed tries.
 
-        ``enums`` narrows string fields of the decoding schema to per-call values (see
-        :func:`narrow_schema`); the reply is still validated against ``output`` and ``check``.
+        What a grammar can enforce goes into the decoding schema; the reply is still
+        validated against ``output`` and ``check`` whatever the backend did with it:
+
+        * ``enums`` narrows string fields to per-call values (:func:`narrow_schema`);
+        * ``lengths`` fixes arrays to a per-call item count (:func:`fix_lengths`);
+        * ``grammar`` reshapes the compact decoding schema (local grammar decoding only,
+          where e.g. a root ``anyOf`` that servers' ``response_format`` refuses is fine).
         """
 
         def parse(text: str) -> tuple[T | None, str]:
@@ -227,7 +265,7 @@ class StructuredLLM:
             return (value, "") if problem is None else (None, problem)
 
         self._begin(stage)
-        schema = self._decoding_schema(output, enums)
+        schema = self._decoding_schema(output, enums, lengths, grammar)
         last: _Outcome[T] = _Outcome(None)
         for attempt in range(1, self.max_attempts + 1):
             text = prompt

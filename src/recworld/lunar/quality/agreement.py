@@ -2,7 +2,10 @@
 
 Ratings come in long format, one rating a row: ``item_id,rater,dimension,score`` with an
 integer score on the 1-5 scale. Agreement is computed for every dimension and every pair of
-raters over the items both rated, and once more pooled over all dimensions of the pair.
+raters over the items both rated, and once more pooled per dimension group, as the paper
+reports histories and queries apart: ``(histories)`` over the seven history dimensions,
+``(queries)`` over the two query dimensions (a dimension of neither group pools in
+``(other)``). Groups are never pooled together.
 
 Gwet's AC1 is the unweighted coefficient the paper uses because its ratings crowd into the
 top categories, where Cohen's kappa collapses (the prevalence paradox). For two raters and
@@ -34,12 +37,23 @@ from pathlib import Path
 
 from recworld.errors import DataError
 from recworld.io import atomic_write_text
+from recworld.lunar.quality import dims
 from recworld.lunar.quality.records import AGREEMENT_FILE, AgreementReport, PairAgreement
 
 SCALE = (1, 2, 3, 4, 5)
 COLUMNS = ("item_id", "rater", "dimension", "score")
 LLM_PREFIX = "llm:"
-ALL_DIMENSIONS = "(all)"
+# The pooled rows, one per dimension group (never across groups).
+GROUPS: dict[str, frozenset[str]] = {
+    "(histories)": frozenset(dims.HISTORY),
+    "(queries)": frozenset(dims.QUERY),
+}
+OTHER_GROUP = "(other)"
+
+
+def group_of(dimension: str) -> str:
+    """The pooled row a dimension belongs to."""
+    return next((g for g, members in GROUPS.items() if dimension in members), OTHER_GROUP)
 
 
 @dataclass(frozen=True)
@@ -84,7 +98,10 @@ def pair_kind(a: str, b: str, llm_raters: Collection[str] = ()) -> str:
 
 
 def agreement_rows(ratings: Iterable[Rating], llm_raters: Collection[str] = ()) -> list[PairAgreement]:
-    """One row per (dimension, rater pair) with at least one shared item, then one pooled row per pair."""
+    """One row per (dimension, rater pair) with a shared item, then per pair one pooled row per group.
+
+    A group's pooled row is written when the pair shares items on more than one of its dimensions.
+    """
     score: dict[tuple[str, str, str], int] = {}
     for r in ratings:
         score[(r.dimension, r.rater, r.item_id)] = r.score
@@ -92,21 +109,21 @@ def agreement_rows(ratings: Iterable[Rating], llm_raters: Collection[str] = ()) 
     raters = sorted({rater for _, rater, _ in score})
     rows: list[PairAgreement] = []
     for ra, rb in combinations(raters, 2):
-        pooled_a: list[int] = []
-        pooled_b: list[int] = []
-        shared_dims = 0
+        pooled: dict[str, tuple[list[int], list[int], set[str]]] = {}
         for dim in dimensions:
             items = sorted(i for d, r, i in score if d == dim and r == ra and (dim, rb, i) in score)
             if not items:
                 continue
             a = [score[(dim, ra, i)] for i in items]
             b = [score[(dim, rb, i)] for i in items]
-            pooled_a += a
-            pooled_b += b
-            shared_dims += 1
+            group = pooled.setdefault(group_of(dim), ([], [], set()))
+            group[0].extend(a)
+            group[1].extend(b)
+            group[2].add(dim)
             rows.append(_row(dim, ra, rb, a, b, llm_raters))
-        if shared_dims > 1:
-            rows.append(_row(ALL_DIMENSIONS, ra, rb, pooled_a, pooled_b, llm_raters))
+        for name in [*GROUPS, OTHER_GROUP]:
+            if name in pooled and len(pooled[name][2]) > 1:
+                rows.append(_row(name, ra, rb, pooled[name][0], pooled[name][1], llm_raters))
     return rows
 
 

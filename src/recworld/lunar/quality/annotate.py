@@ -25,6 +25,8 @@ from pydantic import Field
 
 from recworld.errors import DataError
 from recworld.io import atomic_write_text
+from recworld.lunar.config import HISTORY_RECORDS
+from recworld.lunar.localtime import user_zones
 from recworld.lunar.quality import dims
 from recworld.lunar.quality.agreement import COLUMNS
 from recworld.lunar.quality.history import history_text
@@ -47,13 +49,19 @@ class KeyItem(Record):
 
 
 class AnnotationKey(Record):
-    """``RUN/annotation_key.json``: which sheet item is which user or query (kept from the raters)."""
+    """``RUN/annotation_key.json``: which sheet item is which user or query (kept from the raters).
+
+    ``max_records`` is how many records each history showed, so ``lunar rate`` shows the
+    LLM the same (None in keys written before it was recorded).
+    """
 
     schema_id: Literal["recworld.lunar.annotation_key/1"] = Field(
         default="recworld.lunar.annotation_key/1", alias="schema"
     )
     seed: int
     items: list[KeyItem]
+    max_records: int | None = None
+    timezone: str | None = None  # the fallback zone of users whose profile has none
 
 
 @dataclass(frozen=True)
@@ -94,22 +102,35 @@ def _opaque_ids(n: int, seed: int) -> list[str]:
     return out
 
 
-def build_items(root: Path, *, histories: int, queries: int, seed: int, max_records: int) -> list[SheetItem]:
-    """The sampled items in shuffled order, each with its opaque id, kind, subject and content."""
+def history_content(root: Path, *, max_records: int, timezone: str | None = None) -> dict[str, str]:
+    """What a rater sees of every user with a trajectory: the same text for the human sheet and the LLM."""
     profiles = {p.user_id: p for p in store.profiles(root)}
     plans = {t.user_id: t for t in store.trajectories(root)}
     records = records_by_user(store.records(root))
-    users = _sample(sorted(u for u in profiles if u in plans), histories, seed, "histories")
-    items = [
-        SheetItem(
-            "", "history", u, history_text(profiles[u], plans[u], records.get(u, []), max_records=max_records)
-        )
-        for u in users
-    ]
+    zones = user_zones(profiles.values(), timezone)
+    return {
+        u: history_text(p, plans[u], records.get(u, []), max_records=max_records, tz=zones[u])
+        for u, p in sorted(profiles.items())
+        if u in plans
+    }
+
+
+def query_content(text: str) -> str:
+    """What a rater sees of a query (the same for the sheet and the LLM)."""
+    return f"Request: {text}"
+
+
+def build_items(
+    root: Path, *, histories: int, queries: int, seed: int, max_records: int, timezone: str | None = None
+) -> list[SheetItem]:
+    """The sampled items in shuffled order, each with its opaque id, kind, subject and content."""
+    content = history_content(root, max_records=max_records, timezone=timezone)
+    users = _sample(sorted(content), histories, seed, "histories")
+    items = [SheetItem("", "history", u, content[u]) for u in users]
     if queries and (root / "queries.jsonl").exists():
         by_id = {q.query_id: q for q in store.queries(root)}
         for qid in _sample(sorted(by_id), queries, seed, "queries"):
-            items.append(SheetItem("", "query", qid, f"Request: {by_id[qid].text}"))
+            items.append(SheetItem("", "query", qid, query_content(by_id[qid].text)))
     if not items:
         raise DataError("nothing to annotate (no users with trajectories, no queries)", path=root)
     order = rng(seed, "lunar", "annotate", "order").permutation(len(items))
@@ -134,16 +155,22 @@ def export_sheet(
     histories: int = 30,
     queries: int = 100,
     seed: int = 0,
-    max_records: int = 60,
+    max_records: int = HISTORY_RECORDS,
+    timezone: str | None = None,
 ) -> SheetExport:
     """Write the sheet, the form and the key; return where and how many."""
     out = out or root / "annotation"
-    items = build_items(root, histories=histories, queries=queries, seed=seed, max_records=max_records)
+    items = build_items(
+        root, histories=histories, queries=queries, seed=seed, max_records=max_records, timezone=timezone
+    )
     rows = [(it.item_id, "", dim, "") for it in items for dim in KIND_DIMENSIONS[it.kind]]
     atomic_write_text(out / "sheet.csv", rows_csv(rows))
     atomic_write_text(out / "form.html", render_form(items))
     key = AnnotationKey(
-        seed=seed, items=[KeyItem(item_id=it.item_id, kind=it.kind, subject=it.subject) for it in items]
+        seed=seed,
+        items=[KeyItem(item_id=it.item_id, kind=it.kind, subject=it.subject) for it in items],
+        max_records=max_records,
+        timezone=timezone,
     )
     key.write(root / KEY_FILE)
     kinds = [it.kind for it in items]

@@ -1,7 +1,9 @@
 """What a rater sees of one user: the profile, weekly summaries and (thinned) records in local time.
 
 The LLM rater (:mod:`.ratings`) and the blind human sheet (:mod:`.annotate`) show the
-same text, so their scores can be compared. Record ids are left out: they name users.
+same text, built here by one function with the same record count, for all seven
+history dimensions, so their scores compare like with like. Record ids are left out:
+they name users.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import tzinfo
 import numpy as np
 
 from recworld.lunar import timeutil
+from recworld.lunar.localtime import profile_zone_name
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory
 
 
@@ -48,10 +51,18 @@ def record_line(record: BehaviourRecord, tz: tzinfo) -> str:
 
 
 def history_text(
-    profile: Profile, trajectory: Trajectory, records: Sequence[BehaviourRecord], *, max_records: int | None
+    profile: Profile,
+    trajectory: Trajectory,
+    records: Sequence[BehaviourRecord],
+    *,
+    max_records: int | None,
+    tz: tzinfo | None = None,
 ) -> str:
-    """Profile, weekly summaries and (unless ``max_records`` is None) thinned records in local time."""
-    tz = timeutil.zone(profile.demographic.timezone)
+    """Profile, weekly summaries and (unless ``max_records`` is None) thinned records in local time.
+
+    ``tz`` is the user's zone (:func:`recworld.lunar.localtime.user_zones`); None reads the profile's.
+    """
+    tz = tz if tz is not None else timeutil.zone(profile_zone_name(profile))
     parts = [
         f"Profile:\n{profile.describe()}",
         "Weekly summaries:\n" + "\n".join(week_summaries(trajectory, records)),

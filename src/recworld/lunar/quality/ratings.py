@@ -3,14 +3,16 @@
 Per synthesised user, two structured calls through :class:`StructuredLLM` (cached in
 ``RUN/cache.sqlite``, so a rerun resumes; failures follow the failure policy):
 
-* plausibility: record, sequence and trajectory level, from the profile, the weekly
-  summaries and the records (evenly thinned to ``max_records`` so a 12-week log fits a
-  context window);
+* plausibility: record, sequence and trajectory level;
 * profile consistency: affinity coherence, domain consistency, demographic compatibility
-  and trajectory-profile fit, from the profile and the weekly summaries only (as the paper).
+  and trajectory-profile fit.
 
-With queries present, each query is also rated on scenario realism and human-likeness,
-so human-LLM agreement on queries (Table 10) has LLM scores to compare with.
+Both calls see exactly what a human rater of the sheet sees for that history
+(:func:`recworld.lunar.quality.annotate.history_content`): the profile, the weekly
+summaries and the same evenly spread records (``max_records``, the annotation key's
+count when a sheet was exported), so human-LLM agreement compares the same items on
+the same inputs. With queries present, each query is also rated on scenario realism
+and human-likeness from the same ``Request: ...`` text the sheet shows (Table 10).
 
 ``RUN/quality_ratings.jsonl`` holds one line per rated piece (scores, or the error);
 ``RUN/quality_ratings_run.json`` the model, counts and means (records in :mod:`.records`).
@@ -21,19 +23,19 @@ written in the long rating format to ``RUN/annotation_llm_ratings.csv`` (rater
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated
 
 import numpy as np
 from pydantic import Field
 
+from recworld.errors import ConfigError
 from recworld.io import atomic_write_jsonl, atomic_write_text
-from recworld.lunar.config import RateConfig
+from recworld.lunar.config import HISTORY_RECORDS, RateConfig
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
 from recworld.lunar.llm.policy import check_failures
 from recworld.lunar.llm.session import open_llm
 from recworld.lunar.quality import annotate, dims
-from recworld.lunar.quality.history import history_text
 from recworld.lunar.quality.records import (
     RATINGS_FILE,
     RUN_FILE,
@@ -42,9 +44,8 @@ from recworld.lunar.quality.records import (
     QualityRatingsRun,
     RatingSummary,
 )
-from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Trajectory
+from recworld.lunar.schemas import Query
 from recworld.lunar.store import dataset as store
-from recworld.lunar.store.dataset import records_by_user
 from recworld.lunar.store.outputs import StageCounts
 from recworld.records import Draft
 
@@ -107,29 +108,26 @@ async def _rate(llm: StructuredLLM, kind: Kind, subject: str, body: str) -> Qual
 
 
 async def rate_all(
-    llm: StructuredLLM,
-    profiles: Sequence[Profile],
-    trajectories: Sequence[Trajectory],
-    records: Sequence[BehaviourRecord],
-    queries: Sequence[Query],
-    *,
-    max_records: int,
+    llm: StructuredLLM, histories: Mapping[str, str], queries: Sequence[Query]
 ) -> list[QualityRating]:
-    """Every user on plausibility and profile consistency, every query on realism and likeness."""
-    plans = {t.user_id: t for t in trajectories}
-    records_of = records_by_user(records)
+    """Every history on plausibility and profile consistency (the same text), every query on realism."""
     jobs = []
-    for p in profiles:
-        if p.user_id not in plans:
-            continue
-        rows = records_of.get(p.user_id, [])
-        full = history_text(p, plans[p.user_id], rows, max_records=max_records)
-        jobs.append(_rate(llm, "plausibility", p.user_id, full))
-        jobs.append(
-            _rate(llm, "profile", p.user_id, history_text(p, plans[p.user_id], rows, max_records=None))
-        )
-    jobs += [_rate(llm, "query", q.query_id, f"Request: {q.text}") for q in queries]
+    for user, text in sorted(histories.items()):
+        jobs.append(_rate(llm, "plausibility", user, text))
+        jobs.append(_rate(llm, "profile", user, text))
+    jobs += [_rate(llm, "query", q.query_id, annotate.query_content(q.text)) for q in queries]
     return await gather_or_cancel(jobs)
+
+
+def records_shown(config: RateConfig, key: annotate.AnnotationKey | None) -> int:
+    """Records per history: the sheet's when one was exported, so humans and the LLM see the same."""
+    sheet = key.max_records if key is not None else None
+    if config.max_records is not None and sheet is not None and config.max_records != sheet:
+        raise ConfigError(
+            f"the annotation sheet showed {sheet} records per history; rate with --max-records {sheet} "
+            "(or export the sheet again) so human and LLM raters see the same inputs"
+        )
+    return config.max_records or sheet or HISTORY_RECORDS
 
 
 def summary(ratings: Sequence[QualityRating]) -> RatingSummary:
@@ -150,19 +148,21 @@ async def rate_folder(config: RateConfig) -> QualityRatingsRun:
     """Rate a LUNAR folder with an LLM; write the ratings, their summary and the annotation CSV."""
     root = config.root
     queries = store.queries(root) if config.queries and (root / "queries.jsonl").exists() else []
-    inputs = (store.profiles(root), store.trajectories(root), store.records(root))
+    key = annotate.read_key(root) if (root / annotate.KEY_FILE).exists() else None
+    shown = records_shown(config, key)
+    timezone = config.timezone or (key.timezone if key is not None else None)
+    histories = annotate.history_content(root, max_records=shown, timezone=timezone)
     async with open_llm(config.llm, root) as llm:
-        ratings = await rate_all(llm, *inputs, queries, max_records=config.max_records)
+        ratings = await rate_all(llm, histories, queries)
     atomic_write_jsonl(root / RATINGS_FILE, [r.to_json() for r in ratings])
     run = QualityRatingsRun(
         model=config.llm.name,
-        max_records=config.max_records,
+        max_records=shown,
         counts=StageCounts(asked=llm.asked, failures=len(llm.failures), llm_calls=llm.calls),
         failures=list(llm.failures),
         summary=summary(ratings),
     )
     run.write(root / RUN_FILE)
-    key = annotate.read_key(root) if (root / annotate.KEY_FILE).exists() else None
     if key is not None:
         rows = annotate.llm_rating_rows(key, ratings, f"llm:{config.llm.name}")
         atomic_write_text(root / LLM_SHEET_FILE, annotate.rows_csv(rows))

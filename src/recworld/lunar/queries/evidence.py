@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, tzinfo
 
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.schemas import BehaviourRecord, Category, Query, Rubric
@@ -71,12 +72,12 @@ def _words(text: str) -> set[str]:
 
 
 def relevance(
-    query: str, records: Sequence[BehaviourRecord], embedder: Embedder | None = None
+    query: str, records: Sequence[BehaviourRecord], embedder: Embedder | None = None, zone: tzinfo = UTC
 ) -> list[float]:
-    """A relevance score per record: cosine with the query, or overlap of content words."""
+    """A relevance score per record (its line in the user's ``zone``): cosine with the query, or overlap."""
     if not records:
         return []
-    lines = [f"{r.domain.value} {r.type.value} {r.to_line()}" for r in records]
+    lines = [f"{r.domain.value} {r.type.value} {r.to_line(zone)}" for r in records]
     if embedder is not None:
         vectors = embedder.embed([*lines, query])
         return [float(v) for v in vectors[:-1] @ vectors[-1]]

@@ -106,6 +106,9 @@ async def generate_queries(
             key=f"{profile.user_id}/q{k}",
             check=check,
             max_tokens=160,
+            # "Tag at least one of the user's domains", enforced where a grammar decodes: the domains
+            # array may only hold logged domains (the check stays for backends that ignore the schema).
+            enums={"domains": [d.value for d in active]},
         )
         if draft is None:
             return None

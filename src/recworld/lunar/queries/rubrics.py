@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, tzinfo
 
 from pydantic import Field
 
@@ -26,6 +27,7 @@ from recworld.lunar.schemas import (
     Query,
     RecordEffect,
     Rubric,
+    records_block,
 )
 from recworld.records import Draft
 
@@ -59,10 +61,15 @@ async def generic_answer(llm: StructuredLLM, query: Query) -> str | None:
 
 
 async def _decide(
-    llm: StructuredLLM, query: Query, generic: str, domain: Category, records: Sequence[BehaviourRecord]
+    llm: StructuredLLM,
+    query: Query,
+    generic: str,
+    domain: Category,
+    records: Sequence[BehaviourRecord],
+    zone: tzinfo,
 ) -> tuple[DomainDecision, list[str]] | None:
     shown = {r.record_id for r in records}
-    lines = "\n".join(r.to_line() for r in records)
+    lines = records_block(records, zone)
 
     def check(draft: DecisionDraft) -> str | None:
         unknown = [i for i in draft.record_ids if i not in shown]
@@ -74,7 +81,7 @@ async def _decide(
 
     draft = await llm.structured(
         f"Request: {query.text}\nGeneric answer given without the user's logs:\n{generic}\n\n"
-        f"The user's {domain.value} records:\n{lines}\n\n"
+        f"The user's {domain.value} records (their local time):\n{lines}\n\n"
         "Would these records let an assistant add personal information the generic answer lacks? "
         "If yes, list the ids (in brackets) of the records that matter. "
         'JSON shape: {"useful": true, "reason": "...", "record_ids": ["..."]}',
@@ -100,16 +107,19 @@ async def build_rubric(
     per_domain: int = 20,
     max_evidence: int = 8,
     embedder: Embedder | None = None,
+    zone: tzinfo = UTC,
 ) -> Rubric | None:
     """The rubric of one query from the user's records; None if the generic answer cannot be had.
 
     Each domain shows the LLM its ``per_domain`` records most relevant to the query (out of all
     of them); the ids it names are capped fairly across domains (:mod:`recworld.lunar.queries.evidence`).
+    Records are shown (and ranked) in the user's local ``zone``.
     """
     generic = await generic_answer(llm, query)
     if generic is None:
         return None
-    scores = dict(zip((r.record_id for r in records), relevance(query.text, records, embedder), strict=True))
+    ranked = relevance(query.text, records, embedder, zone)
+    scores = dict(zip((r.record_id for r in records), ranked, strict=True))
     by_domain: dict[Category, list[BehaviourRecord]] = {}
     for r in records:
         by_domain.setdefault(r.domain, []).append(r)
@@ -118,14 +128,16 @@ async def build_rubric(
         candidates(by_domain[d], [scores[r.record_id] for r in by_domain[d]], per_domain) for d in domains
     ]
     results = await gather_or_cancel(
-        [_decide(llm, query, generic, d, rs) for d, rs in zip(domains, shown, strict=True)]
+        [_decide(llm, query, generic, d, rs, zone) for d, rs in zip(domains, shown, strict=True)]
     )
     decisions = [r[0] for r in results if r is not None]
     chosen = {d: r[1] for d, r in zip(domains, results, strict=True) if r is not None}
     evidence_ids = fair_cap(chosen, scores, max_evidence)
     index = {r.record_id: r for r in records}
     evidence = [index[i] for i in evidence_ids]
-    effects, facts, points = await _effects_and_points(llm, query, evidence) if evidence else ([], [], [])
+    effects, facts, points = (
+        await _effects_and_points(llm, query, evidence, zone) if evidence else ([], [], [])
+    )
     return Rubric(
         query_id=query.query_id,
         user_id=query.user_id,
@@ -139,18 +151,18 @@ async def build_rubric(
 
 
 async def _effects_and_points(
-    llm: StructuredLLM, query: Query, evidence: Sequence[BehaviourRecord]
+    llm: StructuredLLM, query: Query, evidence: Sequence[BehaviourRecord], zone: tzinfo
 ) -> tuple[list[RecordEffect], list[str], list[str]]:
     """Steps 4 and 5: each evidence record's effect, then the facts and points they add up to."""
     evidence_ids = [r.record_id for r in evidence]
-    lines = "\n".join(r.to_line() for r in evidence)
+    lines = records_block(evidence, zone)
 
     def covers(draft: EffectsDraft) -> str | None:
         missing = set(evidence_ids) - {e.record_id for e in draft.effects}
         return f"give an effect for every record; missing {sorted(missing)[:3]}" if missing else None
 
     drafted = await llm.structured(
-        f"Request: {query.text}\nEvidence records:\n{lines}\n"
+        f"Request: {query.text}\nEvidence records (the user's local time):\n{lines}\n"
         "For each record say in one sentence how it should change a personalised answer. "
         'JSON shape: {"effects": [{"record_id": "...", "effect": "..."}]}',
         EffectsDraft,
@@ -159,6 +171,7 @@ async def _effects_and_points(
         max_tokens=240,
         check=covers,
         enums={"effects.record_id": evidence_ids},
+        lengths={"effects": len(evidence_ids)},
     )
     if drafted is None:
         return [], [], []

@@ -23,10 +23,8 @@ from typing import Any
 
 from recworld.lunar import timeutil
 from recworld.lunar.anchors import (
-    DomainMap,
     is_file_source,
     load_anchor_files,
-    load_domain_map,
     with_default_zone,
 )
 from recworld.lunar.quality import dims
@@ -67,24 +65,27 @@ class ValidationSection:
         }
 
 
-def _dataset_counts(spec: str, tz: tzinfo, domains: DomainMap) -> dict[str, dict[str, int]]:
-    """Type/hour/weekday counts of a recworld dataset, straight from its interaction table."""
+def _dataset_counts(spec: str, tz: tzinfo) -> dict[str, dict[str, int]]:
+    """Type/hour/weekday counts of a recworld dataset, straight from its interaction table.
+
+    A dimension the dataset does not have is left out, so its JSD is not computed: the
+    type without a ``type`` column (one type per dataset would only measure the
+    vocabulary), the hour when every timestamp is a whole UTC day (a date, not a time).
+    """
     import pandas as pd
 
     from recworld.data import resolve_dataset
 
     dataset = resolve_dataset(spec)
     inter = dataset.interactions.dropna(subset=["timestamp"])
-    moments = pd.to_datetime(inter["timestamp"].astype("int64"), unit="s", utc=True).dt.tz_convert(tz)
+    seconds = inter["timestamp"].astype("int64")
+    moments = pd.to_datetime(seconds, unit="s", utc=True).dt.tz_convert(tz)
+    counts = {"weekday": {str(k): int(v) for k, v in moments.dt.day_of_week.value_counts().items()}}
     if "type" in inter.columns:
-        types = inter["type"].astype(str).value_counts().to_dict()
-    else:
-        types = {domains.lookup(dataset.domain.value)[1].value: len(inter)}
-    return {
-        "type": {str(k): int(v) for k, v in types.items()},
-        "hour": {str(k): int(v) for k, v in moments.dt.hour.value_counts().items()},
-        "weekday": {str(k): int(v) for k, v in moments.dt.day_of_week.value_counts().items()},
-    }
+        counts["type"] = {str(k): int(v) for k, v in inter["type"].astype(str).value_counts().items()}
+    if len(seconds) and bool((seconds % 86_400 != 0).any()):
+        counts["hour"] = {str(k): int(v) for k, v in moments.dt.hour.value_counts().items()}
+    return counts
 
 
 def reference_counts(
@@ -92,8 +93,9 @@ def reference_counts(
 ) -> dict[str, dict[str, int]]:
     """Counts of the reference: LUNAR-format events (their users' zones) or a recworld dataset.
 
-    A dataset's behaviour type comes from the domain table: the shipped ``domains.json``
-    with ``domain_map`` on top (the table ``lunar synth --domain-map`` used, by default).
+    A dataset's behaviour type is its ``type`` column; without one the type dimension is
+    left out (a domain mapped to one type would only measure the vocabulary), so
+    ``domain_map`` no longer changes the figures.
     """
     path = Path(spec)
     if is_file_source(path):
@@ -101,7 +103,7 @@ def reference_counts(
         zones = {u.user_id: u.zone for u in users}
         return distribution_counts([r for u in users for r in u.records], zones)
     zone = timeutil.zone(timeutil.default_zone(zone_name))
-    return _dataset_counts(spec, zone, load_domain_map(domain_map))
+    return _dataset_counts(spec, zone)
 
 
 def synthetic_counts(root: Path) -> dict[str, dict[str, int]]:

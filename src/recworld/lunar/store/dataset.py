@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from recworld.errors import DataError
 from recworld.io import read_models
+from recworld.lunar.localtime import user_zones
 from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Profile, Query, Rubric, Trajectory, UserData
 
 M = TypeVar("M", bound=BaseModel)
@@ -72,10 +73,15 @@ def records_by_user(records: Sequence[BehaviourRecord]) -> dict[str, list[Behavi
     return out
 
 
-def load_eval_inputs(root: Path) -> EvalInputs:
-    """The (query, rubric) pairs of a LUNAR folder and each user's profile and records."""
+def load_eval_inputs(root: Path, timezone: str | None = None) -> EvalInputs:
+    """The (query, rubric) pairs of a LUNAR folder and each user's profile, records and local zone.
+
+    ``timezone`` is the zone of users whose profile records none (:mod:`recworld.lunar.localtime`).
+    """
     records_of = records_by_user(records(root))
-    users = {p.user_id: UserData(p, tuple(records_of.get(p.user_id, ()))) for p in profiles(root)}
+    people = profiles(root)
+    zones = user_zones(people, timezone)
+    users = {p.user_id: UserData(p, tuple(records_of.get(p.user_id, ())), zones[p.user_id]) for p in people}
     rubric_of = {r.query_id: r for r in rubrics(root)}
     pairs = [(q, rubric_of[q.query_id]) for q in queries(root) if q.query_id in rubric_of]
     return EvalInputs(pairs=pairs, users=users)

@@ -171,7 +171,10 @@ class AnswerRecord(Record):
     context_shown: int | None = None
     context_total: int | None = None
     context_budget_tokens: int | None = None
-    token_counter: str | None = None
+    token_counter: str | None = None  # "tokenizer:SPEC", or "estimate:chars/4" when estimated
+    # The context window the budget came from, and where that window came from.
+    context_window: int | None = None
+    context_window_source: str | None = None
 
 
 class EvalCounts(StageCounts):
@@ -189,6 +192,8 @@ class EvalRun(Record):
     model: str
     judge: str
     context: str
+    # The answering system prompt's name (LunarEvalConfig.assistant_prompt): plain, or discreet.
+    assistant_prompt: str = "plain"
     config: LunarEvalConfig
     counts: EvalCounts
     failures: list[FailureRecord]

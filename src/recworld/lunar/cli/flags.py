@@ -1,0 +1,144 @@
+"""How the models of a LUNAR command show on the command line: declared once, for every command.
+
+* :data:`MODEL` and :data:`JUDGE` (and :data:`MEMORY`): the flags of one model's own
+  settings (spec, server, key variable, window, backend options), ``--model``,
+  ``--judge``, ``--memory-model``;
+* :data:`SHARED`: the settings every model of a command shares (``--concurrency``,
+  ``--timeout``, ``--attempts``, ...), typed once and applied to each model;
+* :data:`EMBEDDER` and :data:`MEMORY_EMBEDDER`: the embedders' flags;
+* :class:`RunOptions`: ``--dry-run``, ``--prices``, ``--progress``, ``--json``, ``--smoke``.
+
+:mod:`recworld.lunar.cli.options` turns these into each command's options.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from recworld.console.options import Flag, key_values
+from recworld.lunar.llm.config import LUNAR_RUNNER
+from recworld.records import FrozenRecord
+
+SPECS = "openai:NAME, llamacpp:NAME, vllm:NAME, hf:ORG/NAME or scripted:FILE.json"
+
+
+def _key_values(flag: str, help: str) -> Flag:
+    """A repeatable ``KEY=VALUE`` option (backend options)."""
+    return Flag(flag, help=help, metavar="KEY=VALUE", parse=key_values, cli_type=list[str])
+
+
+# The flags of one model's own settings, by path inside its SessionConfig.
+MODEL: dict[str, Flag] = {
+    "model": Flag("--model", metavar="SPEC", help=f"Model spec. Forms: {SPECS}."),
+    "backend.base_url": Flag("--base-url", help="OpenAI-compatible server URL of --model."),
+    "backend.api_key_env": Flag("--api-key-env", help="Name of the env var holding --model's API key."),
+    "backend.n_ctx": Flag(
+        "--n-ctx", help="Context window a local --model is loaded with (llamacpp, vllm); else assumed."
+    ),
+    "backend.options": _key_values(
+        "--model-option", "A backend option of --model, e.g. n_gpu_layers=0 (repeatable)."
+    ),
+}
+JUDGE: dict[str, Flag] = {
+    "model": Flag("--judge", metavar="SPEC", help="Judge model spec (same forms as --model)."),
+    "backend.base_url": Flag("--judge-base-url", help="Server URL of --judge."),
+    "backend.api_key_env": Flag("--judge-api-key-env", help="Name of the env var holding --judge's API key."),
+    "backend.options": _key_values("--judge-model-option", "A backend option of --judge (repeatable)."),
+}
+# The memory context's own model (lunar eval): optional, given only when the memory context runs.
+MEMORY: dict[str, Flag] = {
+    "model": Flag(
+        "--memory-model",
+        metavar="SPEC",
+        help="Model that manages the memory context (extracts facts; decides ADD/UPDATE/DELETE/NONE).",
+    ),
+    "backend.base_url": Flag("--memory-base-url", help="Server URL of --memory-model."),
+    "backend.api_key_env": Flag(
+        "--memory-api-key-env", help="Name of the env var holding --memory-model's API key."
+    ),
+    "backend.options": _key_values(
+        "--memory-model-option", "A backend option of --memory-model (repeatable)."
+    ),
+}
+# Optional models: a role here is left out of the config unless its model was given.
+OPTIONAL_ROLES = frozenset({"memory"})
+# Settings every model of a command shares: typed once (on the first model's paths), applied to each.
+# A runner setting's default is LUNAR's (LUNAR_RUNNER), not the Runner class's: the help says which.
+SHARED: dict[str, Flag] = {
+    "max_attempts": Flag("--attempts"),
+    "runner.concurrency": Flag(
+        "--concurrency", help="Requests in flight per model.", default_help=str(LUNAR_RUNNER.concurrency)
+    ),
+    "runner.timeout_s": Flag(
+        "--timeout", help="Seconds per request attempt.", default_help=str(LUNAR_RUNNER.timeout_s)
+    ),
+    "runner.max_retries": Flag(
+        "--max-retries", help="Transport retries per request.", default_help=str(LUNAR_RUNNER.max_retries)
+    ),
+    "compact": Flag("--compact/--no-compact", default_help="on for llamacpp: models, off otherwise"),
+    "backend.allow_insecure_http": Flag(
+        "--allow-insecure-http", help="Allow sending API keys over plain http beyond loopback."
+    ),
+    "retry_failures": Flag("--retry-failures"),
+}
+# A command whose stage config has no seed of its own seeds its models with this flag.
+SESSION_SEED = {"backend.seed": Flag("--seed", help="Seed for sampling and backoff jitter.")}
+EMBEDDER: dict[str, Flag] = {
+    "embedder.spec": Flag("--embedder", help="minilm, st:NAME or openai:MODEL."),
+    "embedder.base_url": Flag("--embed-base-url", help="Server URL of --embedder."),
+    "embedder.api_key_env": Flag(
+        "--embed-api-key-env", help="Name of the env var holding --embedder's API key."
+    ),
+}
+MEMORY_EMBEDDER: dict[str, Flag] = {
+    "memory_embedder.spec": Flag(
+        "--memory-embedder",
+        help="Embedder of the memory context, separate from --embedder (minilm, st:NAME...).",
+    ),
+    "memory_embedder.base_url": Flag("--memory-embed-base-url", help="Server URL of --memory-embedder."),
+    "memory_embedder.api_key_env": Flag(
+        "--memory-embed-api-key-env", help="Name of the env var holding --memory-embedder's API key."
+    ),
+}
+EMBEDDERS = ("embedder", "memory_embedder")
+
+
+class RunOptions(FrozenRecord):
+    """How a command runs, beside what it computes."""
+
+    dry_run: Annotated[
+        bool,
+        Field(description="Print request counts and the first prompt per stage; send and write nothing."),
+    ] = False
+    prices: Annotated[
+        Path | None,
+        Field(description="With --dry-run: JSON lines or CSV of model, input, output USD per 1M tokens."),
+    ] = None
+    progress: Annotated[
+        bool,
+        Field(description="Show progress on stderr: live on a terminal, else a line at least every 30 s."),
+        Flag("--progress/--no-progress"),
+    ] = True
+    as_json: Annotated[
+        bool,
+        Field(description="Print machine-readable JSON on stdout (nothing else goes there)."),
+        Flag("--json"),
+    ] = False
+    smoke: Annotated[
+        bool,
+        Field(description="A tiny preset (1 user, 1 week, 1 record, 1 query, the full context); flags win."),
+        Flag("--smoke"),
+    ] = False
+
+
+def session_roles(*, judge: bool, memory: bool = False) -> dict[str, dict[str, Flag]]:
+    """``{"answer": MODEL, "judge": JUDGE}`` for a command with a judge; ``{"llm": MODEL}`` otherwise.
+
+    ``memory`` adds the optional memory model (``--memory-model``, ``lunar eval``).
+    """
+    if not judge:
+        return {"llm": MODEL}
+    return {"answer": MODEL, "judge": JUDGE, **({"memory": MEMORY} if memory else {})}
