@@ -35,6 +35,7 @@ FOUNDATION = frozenset(
         "errors",
         "capped",
         "csvsafe",
+        "mdsafe",
         "io",
         "records",
         "seeding",
@@ -57,6 +58,7 @@ ORDER = (
     "domain",
     "capped",
     "csvsafe",
+    "mdsafe",
     "io",
     "records",
     "console",
@@ -90,6 +92,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     # size-capped reads of regular files only; CSV cells a spreadsheet reads as data.
     "capped": frozenset({"errors"}),
     "csvsafe": frozenset(),
+    # Markdown text that renders as typed (no HTML, links or table breaks from data).
+    "mdsafe": frozenset(),
     "io": frozenset({"recworld", "errors", "capped"}),
     # the record bases: strict pydantic models written and read through io.
     "records": frozenset({"recworld", "errors", "io"}),

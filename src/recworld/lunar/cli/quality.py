@@ -64,6 +64,13 @@ def add_annotate(app: typer.Typer) -> None:
             int, typer.Option("--max-records", min=1, help="Records shown per history.")
         ] = 60,
         seed: Annotated[int, typer.Option("--seed", help="Seed of the sample and the item ids.")] = 0,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force",
+                help="Write into an --out recworld did not write (files it does not write are kept).",
+            ),
+        ] = False,
         *,
         run: Given,
     ) -> None:
@@ -71,7 +78,7 @@ def add_annotate(app: typer.Typer) -> None:
         from recworld.lunar.quality.annotate import export_sheet
 
         done = export_sheet(
-            root, out, histories=histories, queries=queries, seed=seed, max_records=max_records
+            root, out, histories=histories, queries=queries, seed=seed, max_records=max_records, force=force
         )
         text = (
             f"wrote {done.out}/sheet.csv and form.html ({done.histories} histories, "
@@ -100,8 +107,19 @@ def add_agreement(app: typer.Typer) -> None:
         ] = "",
         out: Annotated[
             Path | None,
-            typer.Option("--out", help="Where agreement.json/.csv go; a LUNAR folder feeds the report."),
+            typer.Option(
+                "--out",
+                help="Where agreement.json/.csv go (default: the first sheet's folder). "
+                "A LUNAR run feeds the report.",
+            ),
         ] = None,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force",
+                help="Write into an --out recworld did not write (files it does not write are kept).",
+            ),
+        ] = False,
         *,
         run: Given,
     ) -> None:
@@ -110,7 +128,7 @@ def add_agreement(app: typer.Typer) -> None:
 
         machines = {r.strip() for r in llm_raters.split(",") if r.strip()}
         target = out or ratings[0].parent
-        report = write_agreement(ratings, machines, target)
+        report = write_agreement(ratings, machines, target, force=force)
         lines = [rows_text(report.rows) if report.rows else "no rater pair shares an item"]
         data = {"command": "agreement", **report.to_json()}
         show.emit(

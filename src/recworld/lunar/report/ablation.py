@@ -20,6 +20,7 @@ from recworld.lunar.answering.ablate import ABLATE_DIR, MULTI_FULL, MULTI_SINGLE
 from recworld.lunar.judges.personalization import Judgment
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import EvalRun
+from recworld.mdsafe import md_cell
 
 # Avg per (model, variant): (mean or None, scored n, judge errors)
 Cell = tuple[float | None, int, int]
@@ -95,7 +96,7 @@ def render_markdown(cells: Mapping[str, Mapping[str, Cell]]) -> str:
         "| " + " | ".join(HEADER) + " |",
         "| " + " | ".join("---" for _ in HEADER) + " |",
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in _rows(cells)]
+    lines += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in _rows(cells)]
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,7 @@ from recworld.lunar.report.privacy import privacy_section
 from recworld.lunar.report.scores import METRICS, MetricCell, ScoreRow, render_csv, score_rows
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import RealStats, SynthManifest
+from recworld.mdsafe import md_cell
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,9 @@ def render_markdown(rows: Sequence[ScoreRow], quality: dict[str, Any]) -> str:
     for r in rows:
         scores = " | ".join(_fmt(r.cell(m)) for m in METRICS)
         errors = f"{r.answer_errors} | {r.judge_errors}"
-        lines.append(f"| {r.model} | {r.context} | {r.judged} / {r.n} | {errors} | {scores} |")
+        lines.append(
+            f"| {md_cell(r.model)} | {md_cell(r.context)} | {r.judged} / {r.n} | {errors} | {scores} |"
+        )
     if not rows:
         lines.append("| (no evaluations yet) | | | | | | | |")
     cw, ent = quality["cross_week_cosine"], quality["affinity_entropy"]

@@ -22,6 +22,7 @@ from recworld.lunar.judges.personalization import Judgment
 from recworld.lunar.judges.privacy import PrivacyJudgment
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import AnswerRecord, EvalRun
+from recworld.mdsafe import md_cell
 
 CUT = 3.0
 REGIONS = {
@@ -186,7 +187,7 @@ def _trunc_cells(t: Truncation) -> list[str]:
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    return out + ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
+    return out + ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
 
 
 def render_markdown(points: Sequence[Point], truncation: Sequence[Truncation]) -> str:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from recworld.csvsafe import csv_dict_text
 from recworld.lunar.contexts.base import report_order
 from recworld.lunar.judges.personalization import Judgment
 from recworld.lunar.store import dataset as store
@@ -102,9 +101,5 @@ def render_csv(rows: Sequence[ScoreRow]) -> str:
     """report.csv: the rows flat (:meth:`ScoreRow.flat`); empty cells for None."""
     columns = ["model", "context", "judge", "n", "judged", "answer_errors", "judge_errors"]
     columns += [f"{m}{s}" for m in METRICS for s in ("", "_low", "_high")]
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow({k: "" if v is None else v for k, v in r.flat().items()})
-    return buffer.getvalue()
+    flat = [{k: "" if v is None else v for k, v in r.flat().items()} for r in rows]
+    return csv_dict_text(columns, flat, extrasaction="ignore")  # every cell formula-escaped

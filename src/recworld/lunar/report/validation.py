@@ -33,6 +33,7 @@ from recworld.lunar.quality import dims
 from recworld.lunar.quality.records import AgreementReport, Kind, QualityRatingsRun
 from recworld.lunar.quality.stats import distribution_counts, fidelity
 from recworld.lunar.store import dataset as store
+from recworld.mdsafe import md_cell
 
 DIMS = ("type", "hour", "weekday")
 
@@ -199,7 +200,7 @@ def render_markdown(section: ValidationSection) -> str:
     lines = ["", "## Data-quality validation", ""]
     for title, header, rows in found:
         lines += [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
         lines.append("")
     return "\n".join(lines)
 
