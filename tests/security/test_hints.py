@@ -107,3 +107,25 @@ def test_other_refusals_name_real_options(
     code, out, err = run(["data", "fetch", "ml-latest-small", "--from", str(world.zip)], capsys)
     assert code == 0 and "--force" in out
     assert_real(["data", "fetch"], out, capsys)
+
+
+# Hints the model layer gives for any command that loads an ``openai:`` model (recworld.models._keys):
+# "(or a --base-url for a local server)", "use https, or --allow-insecure-http".
+MODEL_HINTS = {"--base-url", "--allow-insecure-http"}
+MODEL_COMMANDS = [
+    ["eval"],
+    ["analyze"],
+    ["describe-images"],
+    ["lunar", "synth"],
+    ["lunar", "queries"],
+    ["lunar", "eval"],
+    ["lunar", "ablate"],
+    ["lunar", "rate"],
+]
+
+
+@pytest.mark.parametrize("command", MODEL_COMMANDS, ids=" ".join)
+def test_the_model_layers_key_hints_name_options_every_model_command_has(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert MODEL_HINTS <= help_options(command, capsys)

@@ -64,6 +64,13 @@ def describe_images(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on a TTY.")] = True,
     image_root: ImageRootOption = None,
     force: ForceOption = False,
+    allow_insecure_http: Annotated[
+        bool,
+        typer.Option(
+            "--allow-insecure-http",
+            help="Send the API key over plain http to a host that is not this machine.",
+        ),
+    ] = False,
 ) -> None:
     """Describe every local item image with a vision model; rerun the same command to resume."""
     from recworld.multimodal.describe import DescribeConfig, DescribeJob, run_describe
@@ -75,6 +82,7 @@ def describe_images(
             model=model,
             base_url=base_url,
             api_key_env=api_key_env,
+            allow_insecure_http=allow_insecure_http,
             out=out,
             in_place=in_place,
             force=force,

@@ -304,6 +304,9 @@ class DescribeJob:
     model: str
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    allow_insecure_http: bool = (
+        False  # the key-withheld warning names --allow-insecure-http: it exists here too
+    )
     out: Path | None = None
     in_place: bool = False
     force: bool = False
@@ -342,7 +345,10 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     state = (job.state_dir or state_dir_for(out_dir)).expanduser()
 
     spec = str(ModelSpec.parse(job.model))
-    model = load_model(spec, ModelConfig(base_url=job.base_url, api_key_env=job.api_key_env))
+    backend = ModelConfig(
+        base_url=job.base_url, api_key_env=job.api_key_env, allow_insecure_http=job.allow_insecure_http
+    )
+    model = load_model(spec, backend)
     journal = DescriptionJournal(state / JOURNAL_NAME)
     state.mkdir(parents=True, exist_ok=True)
     cache = ResponseCache(state / CACHE_NAME)
