@@ -238,6 +238,17 @@ WRITERS: tuple[Writer, ...] = (
         force=None,
     ),
     Writer(
+        "lunar-ablate",
+        lambda w, d: [
+            *["lunar", "ablate", d / "lun", "--model", "openai:a", "--base-url", w.lunar_url],
+            *["--judge", "openai:j", "--judge-base-url", w.lunar_url, "--no-progress"],
+        ],
+        lambda d: d / "lun",
+        swap=False,
+        inputs=_lunar_copy,
+        force=None,
+    ),
+    Writer(
         "lunar-report",
         lambda w, d: ["lunar", "report", d / "lun"],
         lambda d: d / "lun",

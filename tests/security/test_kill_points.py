@@ -45,6 +45,7 @@ POINTS: dict[str, set[str]] = {
     "lunar-synth": INPLACE | CLAIMS | {"swap.journaled", "swap.placed"},
     "lunar-queries": INPLACE,
     "lunar-eval": INPLACE,
+    "lunar-ablate": INPLACE,
     "lunar-report": INPLACE,
     "lunar-annotate": INPLACE,  # into its own earlier sheet
     "lunar-agreement": INPLACE | CLAIMS,  # beside the sheet, which it joins

@@ -9,13 +9,14 @@ write follows one out of its folder. The marker comes only after success.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-from commands import USER_DEEP, USER_FILE, WRITERS, World, Writer, copy, plant, prepare, run_main
+from commands import EVIL_RATER, USER_DEEP, USER_FILE, WRITERS, World, Writer, copy, plant, prepare, run_main
 from fake_server import serve
 from security_helpers import run
 
@@ -229,6 +230,9 @@ def test_a6_a7_annotate_and_agreement_refuse_foreign_files(
     code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv"), "--out", str(run_dir)], capsys)
     assert code == 0, err  # into the LUNAR run it feeds: a kind the agreement joins
     assert output_kinds(run_dir) == {"lunar-run", "lunar-agreement"}
+    with (run_dir / "agreement.csv").open(newline="") as handle:  # X4/F17: the rater =HYPERLINK(...)
+        cells = [cell for row in csv.reader(handle) for cell in row]
+    assert "'" + EVIL_RATER in cells and not any(c.startswith(("=", "+", "@")) for c in cells)
 
 
 def test_a8_dry_runs_send_and_write_nothing(
