@@ -36,6 +36,7 @@ FOUNDATION = frozenset(
         "capped",
         "csvsafe",
         "svg",
+        "mdsafe",
         "io",
         "records",
         "seeding",
@@ -59,6 +60,7 @@ ORDER = (
     "capped",
     "csvsafe",
     "svg",
+    "mdsafe",
     "io",
     "records",
     "console",
@@ -94,6 +96,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "csvsafe": frozenset(),
     # the figure conventions both reports draw with (matplotlib only inside the functions).
     "svg": frozenset(),
+    # Markdown text that renders as typed (no HTML, links or table breaks from data).
+    "mdsafe": frozenset(),
     "io": frozenset({"recworld", "errors", "capped"}),
     # the record bases: strict pydantic models written and read through io.
     "records": frozenset({"recworld", "errors", "io"}),

@@ -99,7 +99,9 @@ def test_a_run2_folder_resumes_and_refuses_other_settings(suite: Path, tmp_path:
     same = EvalConfig(
         suite_dir=suite, model="scripted", out_dir=out, system="Be brief.", max_tokens=8, runner=quiet
     )
-    result = evaluate_config(same)  # the spec, as the run/2 run was made
+    with pytest.raises(ConfigError, match=r"not written by recworld.*--force"):  # no marker yet: not ours
+        evaluate_config(same)
+    result = evaluate_config(same.model_copy(update={"force": True}))  # the spec, as the run/2 run was made
     assert result.header.schema_id == "recworld.run/3" and result.header.started == "2026-12-01T10:34:30Z"
     assert json.loads((out / "run.json").read_text())["schema"] == "recworld.run/3"
     with pytest.raises(ConfigError, match="--max-tokens is 8 there and 16 here"):

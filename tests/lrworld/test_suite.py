@@ -175,12 +175,14 @@ def test_rebuild_keeps_runs_and_report_byte_identical(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["suite"]
 
 
-def test_a_suite_built_before_markers_is_rebuilt(tmp_path: Path) -> None:
+def test_a_suite_built_before_markers_needs_force_and_keeps_its_runs(tmp_path: Path) -> None:
     out = tmp_path / "suite"
     build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
     (out / OUTPUT_MARKER).unlink()
     kept = add_runs_and_report(out)
-    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
+    with pytest.raises(ConfigError, match=r"not written by recworld.*--force"):  # no recognition by name
+        build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out)
+    build_suite(make_movie_dataset(), cfg(measures=("assoc_rule",)), out, force=True)
     assert {k: tree(out)[k] for k in kept} == kept
 
 

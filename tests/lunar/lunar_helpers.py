@@ -179,7 +179,8 @@ def tiny_run(
     root: Path, *, users: int = 3, zone: str | None = "America/Chicago", active_days: int = 7
 ) -> Path:
     """A synthesised-looking folder: ``users`` profiles, one week each, two evening records a day."""
-    from recworld.io import atomic_write_jsonl
+    from recworld.io import atomic_write_jsonl, mark_output_dir
+    from recworld.lunar.config import RUN_KIND
     from recworld.lunar.schemas import (
         Affinity,
         BehaviourRecord,
@@ -246,6 +247,7 @@ def tiny_run(
     atomic_write_jsonl(out / "profiles.jsonl", [p.to_json() for p in profiles])
     atomic_write_jsonl(out / "trajectories.jsonl", [t.to_json() for t in plans])
     atomic_write_jsonl(out / "records.jsonl", [r.to_json() for r in records])
+    mark_output_dir(root, RUN_KIND)  # as lunar synth marks its folder when it has finished
     return root
 
 

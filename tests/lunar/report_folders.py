@@ -14,8 +14,8 @@ from pathlib import Path
 
 from lunar_helpers import tiny_run
 
-from recworld.io import atomic_write_jsonl
-from recworld.lunar.config import LunarEvalConfig, SynthConfig
+from recworld.io import atomic_write_jsonl, mark_output_dir
+from recworld.lunar.config import RUN_KIND, LunarEvalConfig, SynthConfig
 from recworld.lunar.judges.personalization import Judgment
 from recworld.lunar.judges.privacy import OffenceItem, PrivacyJudgment
 from recworld.lunar.llm.config import SessionConfig
@@ -190,6 +190,8 @@ def write_folder(
 ) -> Path:
     if dataset:
         write_dataset(root)
+    else:  # a finished synth's folder whose dataset files have since gone
+        mark_output_dir(root, RUN_KIND)
     write_queries(root, max((len(r.answers) for r in runs), default=1))
     for spec in runs:
         write_run(root, spec, privacy_on=privacy_on)

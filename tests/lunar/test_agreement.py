@@ -142,13 +142,17 @@ def test_cli_prints_and_writes_the_table(tmp_path: Path) -> None:
     for item, (x, y, z) in enumerate([(5, 5, 5), (4, 5, 4), (5, 5, 3)]):
         lines += [f"q{item},ann1,realism,{x}", f"q{item},ann2,realism,{y}", f"q{item},gpt,realism,{z}"]
     path = _write(tmp_path / "ratings.csv", "\n".join(lines) + "\n")
-    result = CliRunner().invoke(app, ["lunar", "agreement", str(path), "--llm-raters", "gpt"])
+    assert main(["lunar", "agreement", str(path), "--llm-raters", "gpt"]) == 2  # its folder is not ours
+    out = tmp_path / "agreement"
+    result = CliRunner().invoke(
+        app, ["lunar", "agreement", str(path), "--llm-raters", "gpt", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert "human-LLM" in result.output and "human-human" in result.output
-    written = json.loads((tmp_path / "agreement.json").read_text())
+    written = json.loads((out / "agreement.json").read_text())
     hh = next(r for r in written["rows"] if r["kind"] == "human-human")
     assert hh["exact"] == pytest.approx(2 / 3) and hh["within_one"] == 1.0
-    assert (tmp_path / "agreement.csv").read_text().startswith("dimension,rater_a,rater_b,kind")
+    assert (out / "agreement.csv").read_text().startswith("dimension,rater_a,rater_b,kind")
 
 
 def test_cli_bad_file_exits_2_with_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

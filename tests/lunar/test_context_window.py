@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 from recworld.chat import Request
 from recworld.cli import app
-from recworld.io import atomic_write_jsonl
+from recworld.io import atomic_write_jsonl, mark_output_dir
+from recworld.lunar.config import RUN_KIND
 from recworld.lunar.contexts import FullContext
 from recworld.lunar.contexts.full import FullOptions
 from recworld.lunar.llm.budget import CharEstimate, Window, counter_for, window_for
@@ -41,6 +42,7 @@ def _folder(root: Path, n: int = RECORDS) -> Path:
     atomic_write_jsonl(root / "dataset" / "trajectories.jsonl", [])
     atomic_write_jsonl(root / "queries.jsonl", [query.to_json()])
     atomic_write_jsonl(root / "rubrics.jsonl", [rubric.to_json()])
+    mark_output_dir(root, RUN_KIND)  # as a finished lunar synth leaves it
     return root
 
 

@@ -19,7 +19,8 @@ from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import main
 from recworld.console import interrupt_message
-from recworld.lunar.config import SynthOptions
+from recworld.io import mark_output_dir
+from recworld.lunar.config import RUN_KIND, SynthOptions
 from recworld.lunar.llm import FailureRecord
 from recworld.lunar.llm.policy import summary_lines
 from recworld.lunar.llm.tracking import current, tracking
@@ -145,6 +146,7 @@ def test_queries_and_eval_refuse_an_empty_folder_in_one_line(
         (root / "dataset" / f"{name}.jsonl").write_text("")
     (root / "queries.jsonl").write_text("")
     (root / "rubrics.jsonl").write_text("")
+    mark_output_dir(root, RUN_KIND)  # a synth that finished with no users
     q = run(tmp_path, "lunar", "queries", "empty", "--model", "scripted:m.json")
     assert q.returncode == 2 and q.stderr.count("\n") == 1, q.stderr
     assert "no synthesised users" in q.stderr and "profiles.jsonl" in q.stderr

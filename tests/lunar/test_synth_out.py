@@ -30,8 +30,11 @@ def test_new_empty_and_earlier_runs_are_accepted(tmp_path: Path) -> None:
     claim_run_dir(tmp_path / "new")
     (tmp_path / "empty").mkdir()
     claim_run_dir(tmp_path / "empty")
-    older = tmp_path / "older"  # a run from before output markers
+    claim_run_dir(tmp_path / "new")  # an unfinished synth resumes on its claim
+    assert output_kind(tmp_path / "new") is None and RUN_KIND == "lunar-run"  # not marked: not finished
+    older = tmp_path / "older"  # file names never make a folder a run: only the marker does
     (older / "dataset").mkdir(parents=True)
     (older / "dataset" / "profiles.jsonl").write_text("", encoding="utf-8")
-    claim_run_dir(older)
-    assert output_kind(older) is None and RUN_KIND == "lunar-run"
+    with pytest.raises(ConfigError, match=r"not written by recworld.*--force"):
+        claim_run_dir(older)
+    claim_run_dir(older, force=True)

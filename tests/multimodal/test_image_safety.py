@@ -183,7 +183,9 @@ def test_the_eval_variant_refuses_an_escaping_image(tmp_path: Path) -> None:
     )
     assert manifest.images.refused == {"outside the image roots": 1}
     assert manifest.images.roots == [str((tmp_path / "posters").resolve())]
-    images = suite_images(tmp_path / "suite")
+    with pytest.raises(RefusedImageError, match=r"outside the image roots.*--image-root"):
+        suite_images(tmp_path / "suite")["m00"]  # the manifest's roots are not trusted on their own
+    images = suite_images(tmp_path / "suite", ImageRoots.of([tmp_path / "posters"]))  # --image-root
     assert Path(images["m00"]).is_file()
     with pytest.raises(RefusedImageError, match="m03"):
         images["m03"]

@@ -95,12 +95,13 @@ def test_eval_with_the_variant_sends_the_image(tmp_path: Path) -> None:
         "refused": {},
         "warning": None,
     }
-    images = suite_images(suite)
+    images = suite_images(suite, roots)  # the roots as eval's --image-root gives them
     assert images == item_images(dataset)
 
-    run_dir = evaluate_config(
-        EvalConfig(suite_dir=suite, model="scripted", variant=VARIANT, runner=RunnerConfig(progress=False))
-    ).run_dir
+    config = EvalConfig(
+        suite_dir=suite, model="scripted", variant=VARIANT, runner=RunnerConfig(progress=False)
+    )
+    run_dir = evaluate_config(config.model_copy(update={"image_roots": (tmp_path / "posters",)})).run_dir
     samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert samples
     for sample in samples:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from recworld.errors import ConfigError
-from recworld.io import OUTPUT_MARKER, output_kind
+from recworld.evaluation.records import RUN_KIND
+from recworld.io import mark_output_dir, output_kind, output_kinds
 from recworld.report import write_report
 
 RECWORLD = Path(sys.executable).parent / "recworld"
@@ -41,5 +42,8 @@ def test_report_rewrites_its_own_folder_and_a_run_folder(movie_suite: Path, tmp_
     assert output_kind(out) == "report"
     write_report(runs, out)  # a rerun replaces its own report
     run = movie_suite / "runs" / "gpt"
-    write_report([run], run)  # a single run's report lives in the run folder, unmarked
-    assert (run / "report.md").is_file() and not (run / OUTPUT_MARKER).exists()
+    with pytest.raises(ConfigError, match="not written by recworld"):  # run.json alone makes no run folder
+        write_report([run], run)
+    mark_output_dir(run, RUN_KIND)  # what recworld eval does once the run has finished
+    write_report([run], run)  # a single run's report lives in the run folder, beside it
+    assert (run / "report.md").is_file() and output_kinds(run) == {RUN_KIND, "report"}

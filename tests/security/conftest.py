@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from commands import World, build_world, lunar_server
 from security_helpers import KEY
 from worlds import write_ml_latest_small
 
@@ -63,3 +64,20 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A scratch folder the case runs in (relative paths land here)."""
     monkeypatch.chdir(tmp_path)
     yield tmp_path
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """Inputs for every command that writes (:mod:`commands`), with a LUNAR-schema server for the session."""
+    root = tmp_path_factory.mktemp("world")
+    saved = {name: os.environ.get(name) for name in ("RECWORLD_HOME", "OPENAI_API_KEY")}
+    os.environ.pop("OPENAI_API_KEY", None)
+    with lunar_server() as server:
+        try:
+            yield build_world(root, server)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value

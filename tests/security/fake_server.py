@@ -12,6 +12,9 @@ Modes (``mode``, ``arg``) as the review named them:
 * ``ok``: a valid completion whose content is ``arg`` (default ``"A"``), with
   token logprobs when asked; ``content`` and ``xss`` are the same (X1/X2 pass a
   hostile reply as ``arg``); ``huge_ok``: a valid reply of ``arg`` MiB (E13);
+  ``slow_ok``: ``"A"`` after ``arg`` seconds (the K cases' slow server);
+* ``lunar``: every LUNAR schema answered by the project's own test responder
+  (``tests/lunar/lunar_helpers.lunar_responder``; see ``commands.lunar_server``);
 * ``echo_key_error``: HTTP 400 whose ``error.message`` is ``arg`` × ``x`` and then
   the token received; ``echo_key_text``: the same as a plain-text body, padded
   with ``arg`` spaces; ``echo_key_200``: HTTP 200 whose reply holds the
@@ -34,6 +37,7 @@ Modes (``mode``, ``arg``) as the review named them:
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import hashlib
@@ -61,6 +65,12 @@ class Seen:
     auth_is_key: bool
     body_sha: str
     headers: dict[str, str]
+    images: tuple[bytes, ...] = ()  # every image a data: URL carried, decoded (I1)
+
+    @property
+    def secret(self) -> bool:
+        """Whether an image it was sent holds the review's ``SECRETMARKER`` (a file that must never leave)."""
+        return any(b"SECRETMARKER" in image for image in self.images)
 
 
 @dataclass
@@ -155,6 +165,9 @@ def mode_reply(mode: str, arg: str, request: Request) -> Reply:
     wants_logprobs = bool(request.json().get("logprobs"))
     if mode in ("ok", "content", "xss"):
         return json_reply(200, completion(arg or "A", logprobs=wants_logprobs))
+    if mode == "slow_ok":  # K5-K7: a valid "A" after ``arg`` seconds
+        time.sleep(float(arg or 0.15))
+        return json_reply(200, completion("A", logprobs=wants_logprobs))
     if mode == "huge_ok":  # E13: a valid reply of ``arg`` MiB, under the cap
         return json_reply(200, completion("A " + "x" * (int(float(arg or 15) * MiB) - 64)))
     if mode == "echo_key_error":
@@ -294,7 +307,17 @@ class FakeServer:
             auth_is_key=bool(self.expect_key) and auth == f"Bearer {self.expect_key}",
             body_sha=hashlib.sha256(request.body).hexdigest(),
             headers={k: v for k, v in request.headers.items() if k != "authorization"},
+            images=tuple(_images(request.json())),
         )
+
+
+def _images(body: dict[str, Any]) -> Iterator[bytes]:
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            url = (part.get("image_url") or {}).get("url", "") if isinstance(part, dict) else ""
+            if isinstance(url, str) and url.startswith("data:") and "," in url:
+                yield base64.b64decode(url.split(",", 1)[1])
 
 
 def _read_request(conn: socket.socket) -> Request | None:

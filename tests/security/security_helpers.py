@@ -39,9 +39,9 @@ def eval_argv(suite: Path, url: str, out: Path, *extra: str, model: str = "opena
     return [*argv, "--limit", "1", "--measures", "kg_movie_genre", "--no-progress", *extra]
 
 
-def run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``recworld ARGV`` in process: exit code, stdout, stderr."""
+def run(argv: Sequence[object], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``recworld ARGV`` in process (paths as their text): exit code, stdout, stderr."""
     capsys.readouterr()
-    code = main(list(argv))
+    code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err

@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from recworld.console.terminal import strip_control
+from recworld.io import confined
 
 LOG_FILE = "recworld.log"
 _ROOT = "recworld"
@@ -93,7 +94,7 @@ def log_to_file(folder: Path, level: int = logging.INFO) -> Iterator[Path]:
     The eval and LUNAR commands wrap a run in this, so a run folder explains
     itself (retries, skipped items, timings) without rerunning at a higher level.
     """
-    path = Path(folder) / LOG_FILE
+    path = confined(Path(folder) / LOG_FILE)  # an append follows a link: not inside an output folder
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setLevel(level)

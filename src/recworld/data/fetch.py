@@ -27,9 +27,10 @@ from recworld.data.dataset import Dataset
 from recworld.data.metadata import apply_metadata
 from recworld.data.sources import LOADER_VERSION, load_source, load_uncached, opened_source, source_key
 from recworld.errors import ConfigError, DataError
-from recworld.io import atomic_directory
+from recworld.io import output_directory, recover
 
 RECBOLE_REQUIREMENT = "recbole==1.2.1"
+CACHE_KIND = "dataset-cache"  # the output marker kind of a fetched dataset's folder
 RECBOLE_ML100K = "recbole/dataset_example/ml-100k/"
 GROUPLENS = "https://files.grouplens.org/datasets/movielens"
 
@@ -116,6 +117,7 @@ def fetch_dataset(
             f"unknown dataset {name!r}{suggestion(name, FETCHABLE)}; fetchable: {', '.join(FETCHABLE)}"
         )
     target = fetched_path(name)
+    recover(target)  # a fetch a kill interrupted is finished (or undone) first
     if (target / "dataset.json").exists() and not force:
         present = Dataset.load(target)
         # A copy fetched by an older loader is fetched again: its rows may differ (order, checks).
@@ -144,7 +146,8 @@ def fetch_dataset(
             dataset = dataclasses.replace(
                 dataset, source={**dataset.source, "path": origin, "loader": LOADER_VERSION}
             )
-            with atomic_directory(target) as stage:
+            # The cache is recworld's by where it lives; a file someone put in it is kept.
+            with output_directory(target, CACHE_KIND, force=True, force_option=None) as stage:
                 dataset.save(stage)
                 raw_dir = stage / "raw"
                 raw_dir.mkdir()

@@ -22,7 +22,7 @@ from recworld.data.formats import SourceFormat, detect_format, find_source_root,
 from recworld.data.metadata import apply_metadata
 from recworld.data.metadata_match import REPORT_SCHEMA
 from recworld.errors import ConfigError, DataError, RecWorldError
-from recworld.io import atomic_directory
+from recworld.io import atomic_directory, recover
 
 # Bump when a loader's output changes, so old caches are not reused.
 # 2: same-time interactions keep file order; ids, ratings, timestamps and foreign keys validated.
@@ -53,6 +53,7 @@ def extract_zip(archive: Path) -> Path:
     folder is removed.
     """
     target = cache_root() / "raw" / file_digest(archive)[:24]
+    recover(target)
     if target.is_dir():
         return target
     with atomic_directory(target) as stage:
@@ -171,6 +172,7 @@ def load_source(
         name = name or default_name(fmt, root)
         key, digests = source_key(fmt, root, metadata)
         cached = cache_root() / "sources" / key
+        recover(cached)  # a write a kill interrupted is finished (or undone) before the cache is read
         if (cached / "dataset.json").exists():
             try:
                 dataset = Dataset.load(cached)

@@ -58,6 +58,11 @@ class EvalConfig(Record):
         Flag("--out", metavar="RUN_DIR"),
         Operational(),
     ] = None
+    force: Annotated[
+        bool,
+        Field(description="Write into an --out recworld did not write (files it does not write are kept)."),
+        Operational(),
+    ] = False
     limit: Annotated[
         int | None, Field(ge=1, description="First N questions per measure (default all)."), Operational()
     ] = None
@@ -82,6 +87,12 @@ class EvalConfig(Record):
     temperature: Annotated[
         float, Field(ge=0.0, le=2.0, description="Sampling temperature, 0 to 2 (0: greedy).")
     ] = 0.0
+    image_roots: Annotated[
+        tuple[Path, ...],
+        Field(description="A folder item images may come from besides SUITE/dataset (describe+image)."),
+        Flag("--image-root", metavar="DIR"),
+        Operational(),
+    ] = Field(default_factory=tuple)
     system: Annotated[
         str | None, Field(description="A system message sent before every prompt."), Flag(metavar="TEXT")
     ] = None

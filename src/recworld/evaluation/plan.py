@@ -1,8 +1,8 @@
 """What a run will ask, worked out and checked before anything is created.
 
 Everything a user can get wrong (the suite, the model spec, the backend's
-options, the variant, the measures, a run folder that holds another run) is
-checked here, so that a typo ends with one error line and no half-made run
+options, the variant, the measures, a run folder that holds another run or
+that recworld did not write) is checked here, so that a typo ends with one error line and no half-made run
 folder. ``recworld eval --dry-run`` stops after this step; a real run goes on
 to open the model (a missing extra fails there, still before the folder).
 """
@@ -19,9 +19,10 @@ from recworld.console.options import iter_settings, option_fields
 from recworld.errors import ConfigError
 from recworld.evaluation.config import EvalConfig, default_run_dir, settings_label
 from recworld.evaluation.questions import load_questions
-from recworld.evaluation.records import RunHeader, read_run_header
+from recworld.evaluation.records import RUN_KIND, RunHeader, read_run_header
 from recworld.evaluation.samples import with_system
 from recworld.evaluation.variants import Asked, prepare
+from recworld.io import check_output_dir, normal
 from recworld.models.registry import ModelConfig
 
 if TYPE_CHECKING:
@@ -86,9 +87,8 @@ def plan_run(config: EvalConfig, model: Model | None = None) -> RunPlan:
     spec = check_model(config.model, config.backend.options) if model is None else config.model
     get_variant(config.variant)
     extra = {k: v for k, v in (identity or {}).items() if k not in ("backend", "model")}
-    run_dir = (
-        config.out_dir or default_run_dir(config, {"model_identity": extra} if extra else None)
-    ).resolve()
+    # Absolute, not resolved: a link given as --out is refused, never followed (check_output_dir).
+    run_dir = normal(config.out_dir or default_run_dir(config, {"model_identity": extra} if extra else None))
     questions = load_questions(suite, config.measures, config.limit)
     asked = prepare(
         questions, variant=config.variant, orders=config.orders, seed=config.seed, suite_dir=suite
@@ -110,6 +110,7 @@ def plan_run(config: EvalConfig, model: Model | None = None) -> RunPlan:
         label=settings_label(differing),
         model_identity=identity,
     )
+    check_output_dir(run_dir, RUN_KIND, force=config.force)  # before any file in it is read
     previous = _check_resumable(run_dir, header, config)
     if previous is not None:
         header.started = previous.started
@@ -147,9 +148,10 @@ def render_all(plan: RunPlan, asked: list[Asked]) -> list[RenderedPrompt]:
     config = plan.config
     images = None
     if get_variant(config.variant).attach_image:
+        from recworld.data.image_refs import ImageRoots
         from recworld.lrworld.image_variant import suite_images
 
-        images = suite_images(plan.suite)
+        images = suite_images(plan.suite, ImageRoots.of(config.image_roots, check=True))
     rank = config.mode is AnswerMode.RANK
     return [
         with_system(

@@ -34,10 +34,11 @@ from recworld.runner import RunnerStats
 from recworld.scoring.records import MetricsRecord, SampleRecord
 
 RUN_SCHEMA: Literal["recworld.run/3"] = "recworld.run/3"
+RUN_KIND = "eval-run"  # the output marker kind of a run folder (recworld.io.claim_output_dir)
 
 RunStatus = Literal["running", "finished", "stopped", "too_many_errors", "interrupted"]
 
-__all__ = ["RUN_SCHEMA", "EvalResult", "RunCounts", "RunHeader", "RunStatus", "read_run_header"]
+__all__ = ["RUN_KIND", "RUN_SCHEMA", "EvalResult", "RunCounts", "RunHeader", "RunStatus", "read_run_header"]
 
 
 class RunCounts(Record):

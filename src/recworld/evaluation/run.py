@@ -45,10 +45,17 @@ from recworld.errors import ConfigError, RunError, from_validation
 from recworld.evaluation.config import EvalConfig
 from recworld.evaluation.estimate import answer_with_estimate
 from recworld.evaluation.plan import RunPlan, now_iso, plan_run, render_all
-from recworld.evaluation.records import EvalResult, RunCounts, RunHeader, RunStatus
+from recworld.evaluation.records import RUN_KIND, EvalResult, RunCounts, RunHeader, RunStatus
 from recworld.evaluation.samples import build_request, build_sample
 from recworld.evaluation.variants import Asked
-from recworld.io import atomic_write_json, atomic_write_jsonl
+from recworld.io import (
+    atomic_write_json,
+    atomic_write_jsonl,
+    claim_output_dir,
+    confined,
+    mark_output_dir,
+    output_lock,
+)
 from recworld.models.base import FatalModelError
 from recworld.models.registry import resolve_model
 from recworld.runner import Completion, ResponseCache, Runner, RunnerStats, judge
@@ -122,7 +129,7 @@ async def evaluate_config_async(
         require_ray()
     opened, owned = (None, False) if config.engine == "ray" else await _open_model(plan, model)
     try:
-        plan.run_dir.mkdir(parents=True, exist_ok=True)
+        claim_output_dir(plan.run_dir, RUN_KIND, force=plan.config.force)
         with log_to_file(plan.run_dir):
             return await _run(plan, opened, note or Resume())
     finally:
@@ -206,7 +213,7 @@ async def _answer(
             )
             stats.update(counters)
             return stopped
-        cache = ResponseCache(cache_path)
+        cache = ResponseCache(confined(cache_path))
         runner = Runner(model, config.runner, cache, owns_model=False)  # closed by evaluate_config_async
         try:
             await answer_with_estimate(
@@ -276,18 +283,27 @@ def _finish(
     """Write samples, metrics and the final header; raise :class:`RunFailedError` when the run failed.
 
     A run keeps all it ever answered: a later --measures or --limit subset adds, never removes.
+    The files are rebuilt from the journal under the run folder's lock, so two
+    invocations on one run (other --measures, at the same time) each write every
+    sample either finished, never only their own. The folder is marked as a run
+    once one has finished.
     """
     run_dir, header = plan.run_dir, plan.header
-    samples = sorted(done.values(), key=lambda s: (s.measure, s.question_id))
-    header.measures = sorted({s.measure for s in samples})
-    header.counts = _counts(samples, resumed=resumed, runner=stats)
-    atomic_write_jsonl(run_dir / "samples.jsonl", [s.to_json() for s in samples])
-    metrics = score_samples(samples, seed=plan.config.seed)
-    atomic_write_json(run_dir / "metrics.json", metrics.to_json())
-    header.finished = now_iso()
-    failure = ended or _failure(header, samples, plan.config)
-    header.status, header.reason = failure if failure is not None else ("finished", None)
-    atomic_write_json(run_dir / "run.json", header.to_json())
+    with output_lock(run_dir):
+        journal = SampleJournal(run_dir / JOURNAL_NAME)
+        done = {**done, **_journalled(journal, run_dir / JOURNAL_NAME)}
+        samples = sorted(done.values(), key=lambda s: (s.measure, s.question_id))
+        header.measures = sorted({s.measure for s in samples})
+        header.counts = _counts(samples, resumed=resumed, runner=stats)
+        atomic_write_jsonl(run_dir / "samples.jsonl", [s.to_json() for s in samples])
+        metrics = score_samples(samples, seed=plan.config.seed)
+        atomic_write_json(run_dir / "metrics.json", metrics.to_json())
+        header.finished = now_iso()
+        failure = ended or _failure(header, samples, plan.config)
+        header.status, header.reason = failure if failure is not None else ("finished", None)
+        atomic_write_json(run_dir / "run.json", header.to_json())
+    if failure is None:
+        mark_output_dir(run_dir, RUN_KIND)
     result = EvalResult(run_dir, header, metrics)
     if failure is not None and failure[0] != "interrupted":
         raise RunFailedError(f"{header.model}: {failure[1]}; what finished is in {run_dir}", result)

@@ -6,10 +6,10 @@ the option labels and texts, the gold label, and the question's own fields. Rows
 depend only on the suite's question files, so the same suite always exports to
 the same bytes (the recworld version is stamped in, so a new version may differ).
 
-The output directory is written atomically. A previous export lists the files it
-wrote in ``recworld-export.json``; re-exporting replaces exactly those and keeps
-anything else found there (a user's notes), so an export never deletes what it
-did not write.
+The output directory is written atomically. A previous export's marker lists
+the files it wrote (and ``recworld-export.json`` their hashes); re-exporting
+replaces exactly those and keeps anything else found there (a user's notes, at
+any depth), so an export never deletes what it did not write.
 
 Exports are data, never code. A suite is untrusted input (it may come from a
 shared zip), so :func:`load_suite` checks every identifier that becomes a name
@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,13 +35,9 @@ from recworld import __version__
 from recworld.capped import read_capped
 from recworld.errors import DataError
 from recworld.io import (
-    OUTPUT_MARKER,
-    OutputMarker,
-    atomic_directory,
     atomic_write_json,
-    claim_output_dir,
     dumps_canonical,
-    read_json_object,
+    output_directory,
     read_models,
 )
 from recworld.lrworld.catalogue import MEASURES_BY_ID
@@ -206,30 +200,6 @@ def inside(out: Path, relative: str) -> Path:
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def _listed_files(folder: Path) -> set[str]:
-    """The files a previous export in ``folder`` says it wrote (relative POSIX paths)."""
-    path = folder / PROVENANCE_NAME
-    if not path.is_file():
-        return set()
-    files = read_json_object(path).get("files", {})
-    return set(files) if isinstance(files, dict) else set()
-
-
-def _carry_foreign(old: Path, staging: Path, owned: set[str]) -> None:
-    """Copy into ``staging`` every file of ``old`` the old export did not write and the new one lacks."""
-    for root, _dirs, names in os.walk(old):
-        for name in names:
-            source = Path(root) / name
-            relative = source.relative_to(old).as_posix()
-            if relative in owned or relative in (PROVENANCE_NAME, OUTPUT_MARKER):
-                continue
-            destination = staging / relative
-            if destination.exists() or destination.is_symlink():
-                continue
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination, follow_symlinks=False)
-
-
 def _digest_files(staging: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for path in sorted(p for p in staging.rglob("*") if p.is_file()):
@@ -239,20 +209,14 @@ def _digest_files(staging: Path) -> dict[str, str]:
 
 @contextlib.contextmanager
 def export_directory(out: Path, meta: dict[str, Any]) -> Iterator[Path]:
-    """Stage an export; on success add provenance (with each file's hash) and the marker, then swap in.
+    """Stage an export; on success add provenance (with each file's hash), then swap it in, marked.
 
-    ``out`` must be new, empty, or a previous export (:func:`recworld.io.claim_output_dir`).
+    ``out`` must be new, empty, or a previous export (:func:`recworld.io.output_directory`);
+    files there that the previous export did not write are kept, at any depth.
     """
-    target = claim_output_dir(Path(out), OUTPUT_KIND)
-    owned = _listed_files(target) if target.is_dir() else set()
-    with atomic_directory(target, carry=False) as staging:
+    with output_directory(Path(out), OUTPUT_KIND, force_option=None) as staging:
         yield staging
-        written = _digest_files(staging)  # before foreign files join: only ours are listed
-        atomic_write_json(staging / PROVENANCE_NAME, {**meta, "files": written})
-        marker = OutputMarker(kind=OUTPUT_KIND, created_by=f"recworld {__version__}")
-        atomic_write_json(staging / OUTPUT_MARKER, marker.model_dump(mode="json", by_alias=True))
-        if target.is_dir():
-            _carry_foreign(target, staging, owned)
+        atomic_write_json(staging / PROVENANCE_NAME, {**meta, "files": _digest_files(staging)})
 
 
 def write_bytes(out: Path, relative: str, data: bytes) -> None:

@@ -10,8 +10,9 @@ whole suite can be run under this variant. It works on chat messages only, so
 
 Image paths come from the suite's own dataset copy (``SUITE/dataset``), where
 ``image`` holds local paths. :func:`suite_images` maps item ids to them, and
-checks each image it hands out: inside ``SUITE/dataset`` or an image root the
-build recorded, and a real image under the size caps
+checks each image it hands out: inside ``SUITE/dataset`` or an image root given
+on the command line (never one the suite's manifest names), and a real image
+under the size caps
 (:func:`recworld.data.image_refs.check_image`). A dataset can name any path;
 only such images are ever attached to a prompt.
 """
@@ -72,13 +73,17 @@ class CheckedImages(Mapping[str, str]):
         return len(self._references)
 
 
-def suite_images(suite_dir: Path) -> CheckedImages:
+def suite_images(suite_dir: Path, roots: ImageRoots | None = None) -> CheckedImages:
     """The local item images of a suite's dataset copy (``SUITE/dataset``), checked on use.
 
-    Images may come from ``SUITE/dataset`` and the image roots the build recorded.
+    Images may come from ``SUITE/dataset`` and the folders in ``roots`` (given on
+    the command line, ``recworld eval --image-root``). The roots a suite's manifest
+    records are never trusted: a suite is shared input, and a crafted one naming
+    ``/`` would let any file on the machine be posted to the model server.
     """
     folder = Path(suite_dir) / "dataset"
-    roots = ImageRoots.of([folder, *read_manifest(suite_dir).images.roots])
+    read_manifest(suite_dir)  # a suite, checked as every other reader checks it
+    roots = ImageRoots.of([folder]) + (roots or ImageRoots())
     references = {
         item_id: reference
         for item_id, reference in local_references(Dataset.load(folder))

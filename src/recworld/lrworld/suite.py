@@ -1,10 +1,11 @@
 """``build_suite``: turn a dataset and a build config into a suite directory, atomically.
 
-The suite is assembled in a temporary sibling and renamed into place, so a
-failure or a kill leaves no partial directory and an old suite intact.
-Rebuilding over a suite keeps what the build does not write (``runs/``,
-``report/``, a user's notes); any other non-empty directory is refused unless
-``force``. Question files are canonical JSON lines and depend only on (data,
+The suite is assembled in a temporary sibling and swapped into place
+(:func:`recworld.io.output_directory`), so a failure or a kill leaves no partial
+directory and an old suite intact. Rebuilding over a suite (a folder carrying
+its marker) keeps what the build does not write (``runs/``, ``report/``, a
+user's notes, at any depth); any other non-empty directory is refused unless
+``force``, which keeps its files too. Question files are canonical JSON lines and depend only on (data,
 config, seed); everything that varies between runs (timings) is confined to
 ``manifest.json`` (:class:`~recworld.lrworld.manifest.SuiteManifest`), which
 :func:`build_suite` also returns.
@@ -23,7 +24,7 @@ from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, screen_images
 from recworld.data.metadata_match import REPORT_NAME, read_report
 from recworld.errors import DataError
-from recworld.io import atomic_write_json, claim_output_dir, dumps_canonical, output_directory
+from recworld.io import atomic_write_json, check_output_dir, dumps_canonical, output_directory
 from recworld.lrworld.builders import builder_for
 from recworld.lrworld.builders.neural import neumf_record
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, Measure
@@ -39,7 +40,6 @@ from recworld.lrworld.manifest import (
     MeasureFilters,
     SuiteManifest,
     UsersSkipped,
-    is_suite,
 )
 from recworld.lrworld.schema import Question
 from recworld.lrworld.shortcuts import run_battery
@@ -169,7 +169,7 @@ def build_suite(
     ``progress`` hears of each stage, measure and NeuMF epoch as it happens.
     """
     out_dir = Path(out_dir).expanduser().absolute()
-    claim_output_dir(out_dir, OUTPUT_KIND, force=force, recognise=is_suite)
+    check_output_dir(out_dir, OUTPUT_KIND, force=force)  # refused before the work, not after
     started = time.perf_counter()
     planned, skipped = plan_measures(dataset, config)
     if not planned:
@@ -184,7 +184,7 @@ def build_suite(
     if not built:
         raise DataError(f"dataset {dataset.name!r}: every measure was skipped: {skipped}")
     images = check_images(dataset, built, image_roots or ImageRoots(), out_dir)
-    with output_directory(out_dir, OUTPUT_KIND, force=force, recognise=is_suite) as tmp:
+    with output_directory(out_dir, OUTPUT_KIND, force=force) as tmp:
         with ctx.stage("write_questions"):
             hashes = _write_questions(tmp / "questions", built)
         with ctx.stage("write_dataset"):

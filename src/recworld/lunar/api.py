@@ -37,11 +37,18 @@ from pathlib import Path
 
 from recworld.console import log_to_file
 from recworld.errors import DataError
-from recworld.io import atomic_write_jsonl, claim_output_dir, mark_output_dir
+from recworld.io import (
+    atomic_write_jsonl,
+    check_output_dir,
+    claim_output_dir,
+    mark_output_dir,
+    require_output,
+)
 from recworld.lunar.anchors import load_anchors, with_default_zone
 from recworld.lunar.answering import ablate as ablation
 from recworld.lunar.answering.run import evaluate_settings, sessions_of
 from recworld.lunar.config import (
+    RUN_KIND,
     AblateConfig,
     LunarEvalConfig,
     QueriesConfig,
@@ -113,25 +120,31 @@ def rate_quality(config: RateConfig) -> QualityRatingsRun:
 
 def build_report(config: ReportConfig) -> ReportResult:
     """Write report.md / .html / .csv and quality.json: models × contexts, errors, data-quality figures."""
+    run_root(config.root)
     return write_lunar_report(config)
 
 
-RUN_KIND = "lunar-run"
+SYNTH = "lunar synth"
 
 
-def claim_run_dir(out_dir: Path) -> None:
-    """``lunar synth --out``: a new or empty folder, or a LUNAR run (which a rerun resumes); never another."""
+def claim_run_dir(out_dir: Path, *, force: bool = False) -> Path:
+    """``lunar synth --out``: new or empty, or a LUNAR run (its marker, or an unfinished synth's claim).
 
-    def earlier(path: Path) -> bool:  # runs written before output markers existed
-        return (path / "manifest.json").is_file() or (path / "dataset" / "profiles.jsonl").is_file()
+    Anything else is refused unless ``force`` (:func:`recworld.io.claim_output_dir`); the
+    folder is marked a LUNAR run only when synthesis succeeded.
+    """
+    return claim_output_dir(out_dir, RUN_KIND, force=force)
 
-    claim_output_dir(out_dir, RUN_KIND, recognise=earlier)
+
+def run_root(root: Path) -> Path:
+    """The LUNAR run a later stage writes into: a folder a finished ``lunar synth`` marked."""
+    return require_output(root, RUN_KIND, made_by=SYNTH)
 
 
 async def synthesize_async(config: SynthConfig) -> SynthManifest:
     """:func:`synthesize` for callers already inside an event loop."""
     started = time.perf_counter()
-    claim_run_dir(config.out_dir)
+    check_output_dir(config.out_dir, RUN_KIND, force=config.force)  # before the anchors are read
 
     real = with_default_zone(
         load_anchors(
@@ -143,7 +156,7 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
         ),
         config.timezone,
     )
-    mark_output_dir(config.out_dir, RUN_KIND)
+    claim_run_dir(config.out_dir, force=config.force)
     # Every anchor string of the run: masked in failures, in the terminal and in recworld.log.
     scanner = pipeline.scanner_of(real)
     with (
@@ -163,12 +176,13 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
             produced=(manifest.counts.users, "users"),
             where=str(config.out_dir / "failures.jsonl"),
         )
+    mark_output_dir(config.out_dir, RUN_KIND)
     return manifest
 
 
 async def make_queries_async(config: QueriesConfig) -> QueriesRun:
     """:func:`make_queries` for callers already inside an event loop."""
-    root = config.root
+    root = run_root(config.root)
     profiles, records = store.profiles(root), store.records(root)
     if not profiles:
         raise DataError(
@@ -224,7 +238,7 @@ async def _queries_with_rubrics(
 
 async def evaluate_contexts_async(config: LunarEvalConfig) -> list[EvalRun]:
     """:func:`evaluate_contexts` for callers already inside an event loop."""
-    root = config.root
+    root = run_root(config.root)
     inputs = store.load_eval_inputs(root, config.timezone)
     if not inputs.pairs:
         raise DataError(
@@ -263,9 +277,11 @@ def _embedder(config: EmbedderConfig | None, root: Path) -> Iterator[Embedder | 
 
 async def ablate_async(config: AblateConfig) -> dict[str, EvalRun]:
     """:func:`ablate` for callers already inside an event loop."""
+    run_root(config.root)
     return await ablation.ablate_async(config)
 
 
 async def rate_quality_async(config: RateConfig) -> QualityRatingsRun:
     """:func:`rate_quality` for callers already inside an event loop."""
+    run_root(config.root)
     return await rate_folder(config)

@@ -31,6 +31,8 @@ from recworld.lunar.contexts.base import (
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.records import FrozenRecord, Record
 
+# The output marker kind of a LUNAR run folder: lunar synth marks it, later stages require it.
+RUN_KIND = "lunar-run"
 # Above this fraction of failed pieces a stage writes what it has and exits 3 (as ``recworld eval``).
 DEFAULT_FAIL_ON_ERROR = 0.05
 FailOnError = Annotated[
@@ -106,6 +108,10 @@ class SynthConfig(FrozenRecord):
         str | None, Field(description="IANA zone of users without one, e.g. America/Chicago.")
     ] = None
     out_dir: Annotated[Path, Field(description="Output folder (the run folder)."), Flag("--out")]
+    force: Annotated[
+        bool,
+        Field(description="Write into an --out recworld did not write (files it does not write are kept)."),
+    ] = False
     users: Annotated[int, Field(ge=1, description="Anchor users to synthesise.")] = 1
     seed: Annotated[int, _seed("the anchor draw")] = 0
     llm: SessionConfig

@@ -26,6 +26,19 @@ ImageRootOption = Annotated[
     list[Path] | None,
     typer.Option("--image-root", help="A folder images may be read from besides the dataset's (repeatable)."),
 ]
+InstructionsOption = Annotated[
+    str,
+    typer.Option(
+        "--instructions",
+        help="'paper' (describe the image, never copy printed titles, names or brands) or 'transcribe'.",
+    ),
+]
+InsecureHttpOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-insecure-http", help="Send the API key over plain http to a host not this machine."
+    ),
+]
 ForceOption = Annotated[
     bool, typer.Option("--force", help="Write into an --out that another command wrote (its files are kept).")
 ]
@@ -52,18 +65,19 @@ def describe_images(
         str, typer.Option("--kind", help="poster, product, or auto (posters for movie datasets).")
     ] = "auto",
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Longest description in tokens.")] = 512,
-    instructions: Annotated[
-        str,
-        typer.Option(
-            "--instructions",
-            help="'paper' (describe the image, never copy printed titles, names or brands) or 'transcribe'.",
-        ),
-    ] = "paper",
+    instructions: InstructionsOption = "paper",
     state_dir: StateDirOption = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request attempt.")] = 300.0,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on a TTY.")] = True,
     image_root: ImageRootOption = None,
     force: ForceOption = False,
+    allow_insecure_http: Annotated[
+        bool,
+        typer.Option(
+            "--allow-insecure-http",
+            help="Send the API key over plain http to a host that is not this machine.",
+        ),
+    ] = False,
 ) -> None:
     """Describe every local item image with a vision model; rerun the same command to resume."""
     from recworld.multimodal.describe import DescribeConfig, DescribeJob, run_describe
@@ -75,6 +89,7 @@ def describe_images(
             model=model,
             base_url=base_url,
             api_key_env=api_key_env,
+            allow_insecure_http=allow_insecure_http,
             out=out,
             in_place=in_place,
             force=force,

@@ -43,7 +43,7 @@ from recworld.chat import AnswerMode, Message, Request
 from recworld.data.dataset import Dataset, Domain
 from recworld.data.image_refs import ImageFile, ImageRoots, ImageScreen, dataset_folder, screen_images
 from recworld.errors import ConfigError, DataError, RunError
-from recworld.io import atomic_write_jsonl, dumps_canonical, output_directory
+from recworld.io import atomic_write_jsonl, check_output_dir, dumps_canonical, normal, output_directory
 from recworld.multimodal.journal import DescriptionJournal
 from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
 
@@ -304,6 +304,9 @@ class DescribeJob:
     model: str
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    allow_insecure_http: bool = (
+        False  # the key-withheld warning names --allow-insecure-http: it exists here too
+    )
     out: Path | None = None
     in_place: bool = False
     force: bool = False
@@ -326,24 +329,26 @@ def _out_dir(job: DescribeJob, dataset: Dataset) -> Path:
         if source is None:
             raise ConfigError(f"--in-place needs a dataset cache folder; {job.dataset!r} is not one")
         return source
-    return Path(job.out or default_out_dir(job.dataset, dataset)).expanduser().resolve()
+    return normal(job.out or default_out_dir(job.dataset, dataset))  # a link is refused, not followed
 
 
 async def run_describe_async(job: DescribeJob) -> DescribeReport:
     from recworld.data import resolve_dataset
-    from recworld.io import claim_output_dir
     from recworld.models.registry import ModelConfig, ModelSpec, load_model
 
     dataset = resolve_dataset(job.dataset)
     out_dir = _out_dir(job, dataset)
     if not job.in_place:  # --in-place names the input cache itself; its other files are kept
-        claim_output_dir(out_dir, OUTPUT_KIND, force=job.force, recognise=_is_old_output)
+        check_output_dir(out_dir, OUTPUT_KIND, force=job.force)  # refused before any request
     base_dir = dataset_folder(job.dataset)
     roots = ImageRoots.of([base_dir]) + ImageRoots.of(job.image_roots, check=True)
     state = (job.state_dir or state_dir_for(out_dir)).expanduser()
 
     spec = str(ModelSpec.parse(job.model))
-    model = load_model(spec, ModelConfig(base_url=job.base_url, api_key_env=job.api_key_env))
+    backend = ModelConfig(
+        base_url=job.base_url, api_key_env=job.api_key_env, allow_insecure_http=job.allow_insecure_http
+    )
+    model = load_model(spec, backend)
     journal = DescriptionJournal(state / JOURNAL_NAME)
     state.mkdir(parents=True, exist_ok=True)
     cache = ResponseCache(state / CACHE_NAME)
@@ -361,19 +366,14 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     return result.report
 
 
-def _is_old_output(folder: Path) -> bool:
-    """A describe output written before outputs carried a marker: a dataset cache plus descriptions."""
-    return (folder / "dataset.json").is_file() and (folder / DESCRIPTIONS_NAME).is_file()
-
-
 def write_described(result: DescribeResult, out_dir: Path, *, force: bool = False) -> Path:
     """Write the dataset cache and ``descriptions.jsonl`` as one atomic, marked output.
 
-    ``out_dir`` must be new, empty, or an earlier describe output (else ``force``);
-    files in it that this does not write are kept.
+    ``out_dir`` must be new, empty, or an earlier describe output (its marker;
+    else ``force``); files in it that this does not write are kept, at any depth.
     """
     public = ("item_id", "image", "sha256", "model", "kind", "description")
-    with output_directory(out_dir, OUTPUT_KIND, force=force, recognise=_is_old_output) as staging:
+    with output_directory(out_dir, OUTPUT_KIND, force=force) as staging:
         result.dataset.save(staging)
         atomic_write_jsonl(staging / DESCRIPTIONS_NAME, ({k: r[k] for k in public} for r in result.records))
     return out_dir

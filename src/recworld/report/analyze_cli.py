@@ -43,14 +43,16 @@ def analyze_command(
     from recworld.errors import RunError
     from recworld.evaluation.analyze import estimate_plans, plan_runs, run_plans
     from recworld.evaluation.resolve import resolve_configs
-    from recworld.report.writer import write_report
+    from recworld.report.writer import check_report_dir, write_report
 
     (base,) = resolve_configs(suite_dir, [model], given=given)
+    target = out or suite_dir / "report"
+    check_report_dir(target, force=base.force)  # refused now, not after the runs
     chosen = [v.strip() for v in variants.split(",") if v.strip()] if variants else []
     plans = plan_runs(base, all_variants=all_variants, variants=chosen)
     _print_costs(estimate_plans(plans))
     failures = run_plans(plans, say=typer.echo)
-    written = write_report([suite_dir], out or suite_dir / "report")
+    written = write_report([suite_dir], target, force=base.force)
     for path in written.values():
         typer.echo(str(path))
     if failures:

@@ -34,6 +34,12 @@ def report(
         int,
         typer.Option("--tsne-clusters", min=1, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."),
     ] = 5,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Write into an --out recworld did not write (files it does not write are kept)."
+        ),
+    ] = False,
 ) -> None:
     """Write report.md, report.html, metrics.csv and table.csv for one or more runs."""
     from recworld.report.runs import default_out_dir
@@ -46,7 +52,7 @@ def report(
         tsne_clusters=tsne_clusters,
     )
     target = out if out is not None else default_out_dir(paths)
-    written = write_report(paths, target, seed=seed, options=options)
+    written = write_report(paths, target, seed=seed, options=options, force=force)
     for path in written.values():
         typer.echo(str(path))
 

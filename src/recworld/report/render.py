@@ -10,6 +10,7 @@ from typing import Any
 
 from recworld import __version__
 from recworld.csvsafe import csv_text
+from recworld.mdsafe import md_cell, md_text
 from recworld.report import tables as tbl
 from recworld.report.coverage import orders_of, role_of
 from recworld.report.model import ReportModel
@@ -62,12 +63,14 @@ METHOD = (
 
 
 def to_markdown(model: ReportModel) -> str:
-    parts = [f"# {model.title}", "", model.subtitle, ""]
+    """The report as Markdown; every text from data is escaped (:mod:`recworld.mdsafe`), never raw HTML."""
+    parts = [f"# {md_text(model.title)}", "", md_text(model.subtitle), ""]
     if model.skipped:
-        parts += [f"> Skipped unfinished runs (no samples.jsonl): {', '.join(model.skipped)}", ""]
+        skipped = ", ".join(md_text(name) for name in model.skipped)
+        parts += [f"> Skipped unfinished runs (no samples.jsonl): {skipped}", ""]
     for ds in model.datasets:
-        parts += [f"## LRWorld ({ds.name})", ""]
-        parts += [f"> {note}\n" for note in ds.notes]
+        parts += [f"## LRWorld ({md_text(ds.name)})", ""]
+        parts += [f"> {md_cell(note)}\n" for note in ds.notes]
         parts += [tbl.render_markdown(ds.main)]
         for panel in ds.aggregates:
             parts += [tbl.render_markdown(panel.scales), tbl.render_markdown(panel.factors)]
@@ -76,7 +79,7 @@ def to_markdown(model: ReportModel) -> str:
     parts += ["## Position bias", ""]
     parts += [tbl.render_markdown(panel.table) for panel in model.positions]
     for section in model.analyses:
-        parts += [f"## {section.title}", "", section.note or section.intro, ""]
+        parts += [f"## {md_text(section.title)}", "", md_text(section.note or section.intro), ""]
         parts += [tbl.render_markdown(t) for t in section.tables]
     parts += [tbl.render_markdown(model.details, level="##"), "## Method", "", METHOD, ""]
     return "\n".join(parts)

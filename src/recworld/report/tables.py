@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recworld.lrworld.catalogue import MEASURES, Factor, Scale, get_measure
+from recworld.mdsafe import md_cell, md_text
 from recworld.report.runs import RunData
 from recworld.scoring.thresholds import MIN_INTERVAL_N
 
@@ -128,31 +129,28 @@ def measure_table(
     )
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*")
-
-
 def render_markdown(table: Table, *, level: str = "###") -> str:
     """GitHub-flavoured Markdown; the scale groups become the first, italic body row.
+
+    Every text from data (titles, model names, cells, captions) goes through
+    :func:`recworld.mdsafe.md_cell`: it renders as typed, never as HTML.
 
     ``level`` "##" makes the table its own section (the "Runs" table), so its
     title is not repeated under a heading of the same name.
     """
-    lines = [f"{level} {table.title}", ""]
-    lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
+    lines = [f"{level} {md_text(table.title)}", ""]
+    lines.append("| " + " | ".join(md_cell(c) for c in table.columns) + " |")
     aligns = [" --- "] * table.left + [" ---: "] * (len(table.columns) - table.left)
     lines.append("|" + "|".join(aligns) + "|")
     if table.groups:
         cells = ["*scale*"]
         for name, span in table.groups:
-            cells += [f"*{name}*"] + [""] * (span - 1)
+            cells += [f"*{md_cell(name)}*"] + [""] * (span - 1)
         lines.append("| " + " | ".join(cells) + " |")
     for row in table.rows:
-        texts = [
-            f"**{_md_escape(c.text)}**" if c.bold and c.text != DASH else _md_escape(c.text) for c in row
-        ]
+        texts = [f"**{md_cell(c.text)}**" if c.bold and c.text != DASH else md_cell(c.text) for c in row]
         lines.append("| " + " | ".join(texts) + " |")
-    lines += ["", f"*{table.caption}*", ""]
+    lines += ["", f"*{md_text(table.caption)}*", ""]
     return "\n".join(lines)
 
 

@@ -10,30 +10,23 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from recworld.io import atomic_write_text, claim_output_dir, mark_output_dir
+from recworld.evaluation.records import RUN_KIND
+from recworld.io import atomic_write_text, check_output_dir, claim_output_dir, mark_output_dir
 from recworld.report.analysis import AnalysisOptions
 from recworld.report.model import build_report
 from recworld.report.render import LONG_COLUMNS, long_csv, to_html, to_markdown, wide_csv
 from recworld.report.runs import gather_run_dirs, label_runs, load_run
 
-__all__ = ["LONG_COLUMNS", "write_report"]
+__all__ = ["LONG_COLUMNS", "check_report_dir", "write_report"]
 
 _log = logging.getLogger(__name__)
 
 REPORT_KIND = "report"
 
 
-def _claim(out_dir: Path) -> Path:
-    """A report goes into a new or empty folder, an earlier report's, or a run folder (its own report).
-
-    Anything else is refused (:func:`recworld.io.claim_output_dir`): a report never
-    overwrites files in a folder recworld did not write.
-    """
-
-    def earlier(path: Path) -> bool:
-        return (path / "report.md").is_file() or (path / "run.json").is_file()
-
-    return claim_output_dir(out_dir, REPORT_KIND, recognise=earlier)
+def check_report_dir(out_dir: Path, *, force: bool = False) -> Path:
+    """Whether a report may be written at ``out_dir`` (see :func:`write_report`); writes nothing."""
+    return check_output_dir(out_dir, REPORT_KIND, force=force, joins=(RUN_KIND,))
 
 
 def write_report(
@@ -42,6 +35,7 @@ def write_report(
     *,
     seed: int | None = None,
     options: AnalysisOptions | None = None,
+    force: bool = False,
 ) -> dict[str, Path]:
     """Write ``report.md``, ``report.html``, ``metrics.csv`` and ``table.csv`` into ``out_dir``.
 
@@ -49,8 +43,13 @@ def write_report(
     finished runs). Each file is written atomically. Returns the written paths
     by kind: ``markdown``, ``html``, ``metrics_csv``, ``table_csv``. ``seed``
     None keeps each run's own bootstrap seed (from its ``metrics.json``).
+
+    ``out_dir`` is new, empty, an earlier report, or a run folder (a single
+    run's report lives beside it); any other folder needs ``force``, and keeps
+    the files a report does not write (:func:`recworld.io.claim_output_dir`).
+    The folder is marked as a report only after every file is written.
     """
-    out_dir = _claim(Path(out_dir))
+    out_dir = check_report_dir(out_dir, force=force)
     paths, skipped_paths = gather_run_dirs(list(run_dirs))
     runs = [load_run(p, seed=seed) for p in paths]
     label_runs(runs)
@@ -64,8 +63,7 @@ def write_report(
         options or AnalysisOptions(),
         paired_seed=0 if seed is None else seed,
     )
-    if not (out_dir / "run.json").is_file():  # a single run's report lives in its run folder, unmarked
-        mark_output_dir(out_dir, REPORT_KIND)
+    claim_output_dir(out_dir, REPORT_KIND, force=force, joins=(RUN_KIND,))
     written = {
         "markdown": out_dir / "report.md",
         "html": out_dir / "report.html",
@@ -76,4 +74,5 @@ def write_report(
     atomic_write_text(written["html"], to_html(model))
     atomic_write_text(written["metrics_csv"], long_csv(model))
     atomic_write_text(written["table_csv"], wide_csv(model))
+    mark_output_dir(out_dir, REPORT_KIND)
     return written

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from recworld.capped import read_capped
 from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP
 from recworld.errors import ConfigError, DataError
 from recworld.io import iter_json_lines
@@ -35,6 +36,9 @@ EVENT_FILES = ("events.jsonl", "events.csv")
 
 _USER_FILES = ("users.jsonl", "users.csv")
 _DEMO_KEYS = ("age", "gender", "occupation", "location", "timezone")
+
+# An anchor events CSV is read whole: a few million events (ML-25M's ratings are 680 MB).
+ANCHOR_CSV_LIMIT = 2 << 30
 
 
 def is_file_source(path: Path) -> bool:
@@ -96,7 +100,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.suffix != ".csv":
         yield from iter_json_lines(path)  # bad UTF-8, NaN, deep nesting: DataError at file:line
         return
-    raw = path.read_bytes()
+    raw = read_capped(path, limit=ANCHOR_CSV_LIMIT)
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark is read as the text it prefixes
     except UnicodeDecodeError as exc:

@@ -75,6 +75,13 @@ def add_annotate(app: typer.Typer) -> None:
         timezone: Annotated[
             str | None, typer.Option("--timezone", help="IANA zone of users whose profile records none.")
         ] = None,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force",
+                help="Write into an --out recworld did not write (files it does not write are kept).",
+            ),
+        ] = False,
         *,
         run: Given,
     ) -> None:
@@ -89,6 +96,7 @@ def add_annotate(app: typer.Typer) -> None:
             seed=seed,
             max_records=max_records,
             timezone=timezone,
+            force=force,
         )
         text = (
             f"wrote {done.out}/sheet.csv and form.html ({done.histories} histories, "
@@ -117,8 +125,19 @@ def add_agreement(app: typer.Typer) -> None:
         ] = "",
         out: Annotated[
             Path | None,
-            typer.Option("--out", help="Where agreement.json/.csv go; a LUNAR folder feeds the report."),
+            typer.Option(
+                "--out",
+                help="Where agreement.json/.csv go (default: the first sheet's folder). "
+                "A LUNAR run feeds the report.",
+            ),
         ] = None,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force",
+                help="Write into an --out recworld did not write (files it does not write are kept).",
+            ),
+        ] = False,
         *,
         run: Given,
     ) -> None:
@@ -127,7 +146,7 @@ def add_agreement(app: typer.Typer) -> None:
 
         machines = {r.strip() for r in llm_raters.split(",") if r.strip()}
         target = out or ratings[0].parent
-        report = write_agreement(ratings, machines, target)
+        report = write_agreement(ratings, machines, target, force=force)
         lines = [rows_text(report.rows) if report.rows else "no rater pair shares an item"]
         data = {"command": "agreement", **report.to_json()}
         show.emit(

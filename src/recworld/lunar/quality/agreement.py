@@ -35,13 +35,20 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
+from recworld.capped import read_capped
+from recworld.csvsafe import csv_dict_text
 from recworld.errors import DataError
-from recworld.io import atomic_write_text
+from recworld.io import atomic_write_text, claim_output_dir, mark_output_dir
+from recworld.lunar.config import RUN_KIND
 from recworld.lunar.quality import dims
 from recworld.lunar.quality.records import AGREEMENT_FILE, AgreementReport, PairAgreement
 
 SCALE = (1, 2, 3, 4, 5)
 COLUMNS = ("item_id", "rater", "dimension", "score")
+RATINGS_LIMIT = 256 << 20  # one ratings CSV; a 10,000-item sheet by 20 raters is a few MB
+AGREEMENT_KIND = "lunar-agreement"  # the output marker kind of an agreement folder
+# An agreement may sit beside the run it feeds or the sheet it was rated on.
+AGREEMENT_JOINS = (RUN_KIND, "lunar-annotation")
 LLM_PREFIX = "llm:"
 # The pooled rows, one per dimension group (never across groups).
 GROUPS: dict[str, frozenset[str]] = {
@@ -191,9 +198,7 @@ def read_all(paths: Sequence[Path]) -> list[Rating]:
 
 
 def _decode(path: Path) -> str:
-    if not path.is_file():
-        raise DataError("ratings file not found", path=path)
-    raw = path.read_bytes()
+    raw = read_capped(path, limit=RATINGS_LIMIT, missing="ratings file not found")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -222,20 +227,25 @@ def _parse_row(row: dict[str | None, object], path: Path, line: int) -> Rating |
 
 
 def rows_csv(rows: Sequence[PairAgreement]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(PairAgreement.model_fields), lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow(r.model_dump())
-    return buffer.getvalue()
+    # Every cell formula-escaped (recworld.csvsafe): a rater may be called =HYPERLINK(...).
+    return csv_dict_text(list(PairAgreement.model_fields), [r.model_dump() for r in rows])
 
 
-def write_agreement(ratings: Sequence[Path], llm_raters: Collection[str], out: Path) -> AgreementReport:
-    """Agreement of every rater pair in ``ratings``, written to ``out/agreement.json`` and ``.csv``."""
+def write_agreement(
+    ratings: Sequence[Path], llm_raters: Collection[str], out: Path, *, force: bool = False
+) -> AgreementReport:
+    """Agreement of every rater pair in ``ratings``, written to ``out/agreement.json`` and ``.csv``.
+
+    ``out`` is new, empty, an earlier agreement's folder, a LUNAR run or a rating
+    sheet's folder (their markers); anything else needs ``force``, which keeps
+    the files it does not write (:func:`recworld.io.claim_output_dir`).
+    """
     rows = agreement_rows(read_all(ratings), llm_raters)
     report = AgreementReport(sources=[str(p) for p in ratings], llm_raters=sorted(llm_raters), rows=rows)
+    claim_output_dir(out, AGREEMENT_KIND, force=force, joins=AGREEMENT_JOINS)
     report.write(out / AGREEMENT_FILE)
     atomic_write_text(out / "agreement.csv", rows_csv(rows))
+    mark_output_dir(out, AGREEMENT_KIND)
     return report
 
 

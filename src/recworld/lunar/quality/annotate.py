@@ -13,9 +13,7 @@ gives each a random item id that says nothing about the user, query or order, an
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,9 +21,16 @@ from typing import Literal
 
 from pydantic import Field
 
+from recworld.csvsafe import csv_text
 from recworld.errors import DataError
-from recworld.io import atomic_write_text
-from recworld.lunar.config import HISTORY_RECORDS
+from recworld.io import (
+    atomic_write_text,
+    check_output_dir,
+    claim_output_dir,
+    mark_output_dir,
+    require_output,
+)
+from recworld.lunar.config import HISTORY_RECORDS, RUN_KIND
 from recworld.lunar.localtime import user_zones
 from recworld.lunar.quality import dims
 from recworld.lunar.quality.agreement import COLUMNS
@@ -37,6 +42,7 @@ from recworld.records import Record
 from recworld.seeding import rng
 
 KEY_FILE = "annotation_key.json"
+SHEET_KIND = "lunar-annotation"  # the output marker kind of a rating-sheet folder
 ItemKind = Literal["history", "query"]
 KIND_DIMENSIONS: dict[ItemKind, dict[str, str]] = {"history": dims.HISTORY, "query": dims.QUERY}
 RATING_KIND: dict[ItemKind, tuple[str, ...]] = {"history": ("plausibility", "profile"), "query": ("query",)}
@@ -141,11 +147,7 @@ def build_items(
 
 
 def rows_csv(rows: Sequence[Sequence[object]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(rows)
-    return buffer.getvalue()
+    return csv_text([COLUMNS, *rows])  # every cell formula-escaped (recworld.csvsafe)
 
 
 def export_sheet(
@@ -157,13 +159,20 @@ def export_sheet(
     seed: int = 0,
     max_records: int = HISTORY_RECORDS,
     timezone: str | None = None,
+    force: bool = False,
 ) -> SheetExport:
-    """Write the sheet, the form and the key; return where and how many."""
-    out = out or root / "annotation"
+    """Write the sheet, the form and the key; return where and how many.
+
+    ``root`` must be a finished LUNAR run; ``out`` (default ``ROOT/annotation``) is
+    new, empty or an earlier sheet, else ``force`` (:func:`recworld.io.claim_output_dir`).
+    """
+    root = require_output(root, RUN_KIND, made_by="lunar synth")
+    out = check_output_dir(out or root / "annotation", SHEET_KIND, force=force)
     items = build_items(
         root, histories=histories, queries=queries, seed=seed, max_records=max_records, timezone=timezone
     )
     rows = [(it.item_id, "", dim, "") for it in items for dim in KIND_DIMENSIONS[it.kind]]
+    claim_output_dir(out, SHEET_KIND, force=force)
     atomic_write_text(out / "sheet.csv", rows_csv(rows))
     atomic_write_text(out / "form.html", render_form(items))
     key = AnnotationKey(
@@ -173,6 +182,7 @@ def export_sheet(
         timezone=timezone,
     )
     key.write(root / KEY_FILE)
+    mark_output_dir(out, SHEET_KIND)
     kinds = [it.kind for it in items]
     return SheetExport(out, root / KEY_FILE, kinds.count("history"), kinds.count("query"))
 

@@ -1,0 +1,298 @@
+"""Files written whole: atomic writes, the fsynced journal, kill points, and writes kept inside their output.
+
+A file is written to a temporary sibling, flushed, fsynced and renamed over
+the target, so a crash or a kill never leaves half of it.
+
+**Confinement.** Each output folder a command claims (:mod:`recworld.io.owned`)
+is registered here with :func:`confine`. From then on every write this module
+makes below it (an atomic file, a journal line, and whatever calls
+:func:`confined`: a log file, a SQLite cache) refuses a path that passes
+through a symbolic link inside the folder, so no write follows a link out of
+the folder it belongs to. A link *above* the folder (``/tmp`` on some systems)
+is the user's choice and is left alone.
+
+**Kill points.** :func:`fault_point` names each step between which a kill
+could land (a temporary file written, renamed, a swap journaled, ...); it does
+nothing unless a hook is installed (:func:`fault_hook`), which is how the tests
+kill a command at every one of them (``KILL_POINTS``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from recworld.errors import ConfigError, DataError
+from recworld.io.jsonl import dumps_canonical
+
+__all__ = [
+    "KILL_POINTS",
+    "Journal",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_jsonl",
+    "atomic_write_text",
+    "confine",
+    "confined",
+    "default_mode",
+    "fault_hook",
+    "fault_point",
+    "fsync_dir",
+    "is_temporary",
+    "normal",
+    "sweep_temporary",
+]
+
+# Every step a kill can fall between, in the order a replaced output passes them.
+KILL_POINTS = (
+    "file.staged",  # a temporary file is written and fsynced, not yet renamed over its target
+    "file.replaced",  # ... renamed over it
+    "claim.recorded",  # an in-place output's claim is on disk, nothing else yet
+    "marker.written",  # an output's marker is on disk (its files are all written before)
+    "swap.journaled",  # a folder swap is journaled, nothing renamed yet
+    "swap.old-moved",  # the old folder is renamed aside (two-rename swap only)
+    "swap.placed",  # the new folder is in place; the old one is aside
+    "swap.swept",  # what the old one held and the new one lacks is carried over
+)
+
+FaultHook = Callable[[str, Path], None]
+_HOOKS: list[FaultHook] = []
+_ROOTS: set[Path] = set()
+_LOCK = threading.Lock()
+
+
+def fault_point(name: str, path: Path) -> None:
+    """A step a kill could fall after; runs the installed hooks (none outside the tests)."""
+    for hook in tuple(_HOOKS):
+        hook(name, path)
+
+
+@contextlib.contextmanager
+def fault_hook(hook: FaultHook) -> Iterator[None]:
+    """Call ``hook(point, path)`` at every :func:`fault_point` while the block runs."""
+    _HOOKS.append(hook)
+    try:
+        yield
+    finally:
+        _HOOKS.remove(hook)
+
+
+def normal(path: str | Path) -> Path:
+    """``path`` made absolute with ``.`` and ``..`` folded, without resolving links."""
+    return Path(os.path.normpath(Path(path).expanduser().absolute()))
+
+
+def confine(root: str | Path) -> None:
+    """Register ``root`` as an output of this process: writes below it never pass through a link."""
+    with _LOCK:
+        _ROOTS.add(normal(root))
+        with contextlib.suppress(OSError):
+            _ROOTS.add(Path(root).resolve())
+
+
+def confined(path: str | Path, *, final: bool = True) -> Path:
+    """``path``, after checking that no part of it below a claimed output is a symbolic link.
+
+    ``final`` checks the last component too (an open or append would follow it);
+    an atomic replace does not follow it, so it checks the folders only.
+    """
+    target = normal(path)
+    with _LOCK:
+        roots = [r for r in _ROOTS if target != r and target.is_relative_to(r)]
+    for root in roots:
+        parts = target.relative_to(root).parts
+        current = root
+        for part in parts if final else parts[:-1]:
+            current = current / part
+            if current.is_symlink():
+                raise ConfigError(
+                    f"{current}: is a symbolic link inside the output folder {root}; "
+                    "recworld never writes through a link (remove it)"
+                )
+    return target
+
+
+def fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def default_mode(base: int) -> int:
+    """``base`` less the process umask: the mode a plain ``open``/``mkdir`` would give."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return base & ~umask
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename).
+
+    The temporary file is ``flock``ed until it is renamed, so
+    :func:`sweep_temporary` can tell one a kill left from one being written.
+    """
+    target = confined(path, final=False)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            os.fchmod(handle.fileno(), default_mode(0o666))  # mkstemp makes it private
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            fault_point("file.staged", target)
+            os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(target.parent)
+    fault_point("file.replaced", target)
+
+
+_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+
+
+def is_temporary(name: str, of: str = "") -> bool:
+    """Whether ``name`` is a temporary file :func:`atomic_write_bytes` makes (for a file named ``of``)."""
+    return name.startswith(f".{of}") and _TEMPORARY.fullmatch(name) is not None
+
+
+def sweep_temporary(folder: Path, *, prefix: str = "", deep: bool = True) -> None:
+    """Remove the temporary files of atomic writes a kill left in ``folder`` (below it with ``deep``).
+
+    Only names :func:`atomic_write_bytes` makes (``.NAME.xxxxxxxx.tmp``, starting
+    with ``prefix``) whose writer is gone (no ``flock`` held) are removed.
+    """
+    if not folder.is_dir():
+        return
+    walk = os.walk(folder) if deep else [(str(folder), [], os.listdir(folder))]
+    for root, _dirs, names in walk:
+        for name in names:
+            if is_temporary(name, prefix):
+                _remove_if_dead(Path(root) / name)
+
+
+def _remove_if_dead(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return  # a live writer holds it
+    finally:
+        os.close(fd)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON (sorted keys, trailing newline) atomically."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent)
+    atomic_write_text(path, text + "\n")
+
+
+def atomic_write_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Write one canonical JSON object per line atomically; returns the row count."""
+    lines = [dumps_canonical(row) for row in rows]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def _open_no_follow(path: Path, flags: int) -> int:
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, default_mode(0o666))
+    except OSError as exc:
+        if path.is_symlink():
+            raise ConfigError(f"{path}: is a symbolic link; recworld never writes through a link") from None
+        raise DataError(f"cannot open: {exc.strerror}", path=path) from None
+
+
+class Journal:
+    """An append-only, fsynced JSON-lines journal: what makes long work resumable.
+
+    Each record is one line, written and fsynced before the next, so a
+    ``kill -9`` loses at most the line being written. On load a torn last line
+    (no trailing newline) is dropped and cut from the file; an unreadable line
+    anywhere else is corruption and raises :class:`DataError` naming
+    ``file:line``. Records are keyed by the field ``key``; a later line for the
+    same key replaces an earlier one.
+
+    Several processes may write one journal (two ``recworld eval`` on one run):
+    every append and every load holds an exclusive ``flock`` on the file, so a
+    reader never sees, or cuts, a line another process is writing. The journal
+    never follows a symbolic link.
+    """
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = Path(path)
+        self.key = key
+        self._handle: BinaryIO | None = None
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """Read every whole record, repairing a line torn by a kill."""
+        if not self.path.exists():
+            return {}
+        fd = _open_no_follow(confined(self.path), os.O_RDWR)
+        with os.fdopen(fd, "r+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            data = handle.read()
+            records, good_end = self._parse(data)
+            if good_end != len(data):
+                handle.truncate(good_end)
+                handle.flush()
+                os.fsync(handle.fileno())
+        return records
+
+    def _parse(self, data: bytes) -> tuple[dict[str, dict[str, Any]], int]:
+        records: dict[str, dict[str, Any]] = {}
+        good_end = 0
+        # The piece after the final newline is empty, or a line torn by a kill: skip it.
+        for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
+            try:
+                record = json.loads(raw)
+                records[str(record[self.key])] = record
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+                # A line with its newline was written whole, so garbage here is corruption.
+                raise DataError(f"unreadable journal line ({exc})", path=self.path, line=number) from exc
+            good_end += len(raw) + 1
+        return records, good_end
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write one record and fsync it before returning."""
+        if self._handle is None:
+            target = confined(self.path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = _open_no_follow(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            self._handle = os.fdopen(fd, "ab")
+        fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
+        try:
+            self._handle.write((dumps_canonical(record) + "\n").encode("utf-8"))
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        finally:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

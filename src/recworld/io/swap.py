@@ -1,0 +1,388 @@
+"""Folder swaps that no kill can lose: build beside, journal, exchange, carry, recover on the next run.
+
+:func:`atomic_directory` builds a folder in a hidden sibling (``.NAME.xxxxxxxx.partial``)
+and puts it in place only when it is whole:
+
+1. the swap is journaled (``.NAME.swap.json`` beside it: the staging and trash
+   names and the staging folder's inode, which renames keep);
+2. the two folders are exchanged in one step (``renameat2(RENAME_EXCHANGE)``,
+   Linux) where the file system allows, otherwise the old one is renamed aside
+   (``.NAME.old-TOKEN``) and the new one into place;
+3. with ``carry``, what the old folder held and the new one lacks is kept
+   (:func:`keep_foreign`): hard-linked in before the swap, and anything that
+   arrived since moved over after it;
+4. the old folder is removed, then the journal.
+
+Every entry point first calls :func:`recover`, under an ``flock`` of the parent
+folder: a journaled swap that a kill interrupted is finished (the new folder put
+in place, the old one's foreign files carried over), a trash folder left without
+a journal (a kill in an older version, a reused PID) gives back what it holds,
+and a staging folder whose builder is dead is removed. So nothing is lost at any
+kill point and nothing stale is fatal. A live builder holds an ``flock`` on its
+staging folder, which is how :func:`recover` tells it from a dead one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import fcntl
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from recworld.errors import ConfigError, DataError
+from recworld.io.files import (
+    atomic_write_json,
+    default_mode,
+    fault_point,
+    fsync_dir,
+    normal,
+    sweep_temporary,
+)
+from recworld.io.jsonl import read_json_object
+from recworld.io.marker import CLAIM_FILE, OUTPUT_MARKER, read_marker
+
+__all__ = [
+    "USE_EXCHANGE",
+    "Owned",
+    "atomic_directory",
+    "keep_foreign",
+    "listed_files",
+    "owned_by",
+    "parent_lock",
+    "recover",
+]
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_HELD: set[Path] = set()  # staging folders this process is building (nested swaps skip them)
+_HELD_LOCK = threading.Lock()
+USE_EXCHANGE = True  # the tests turn it off to run the two-rename path
+
+
+class _SwapRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_id: str = Field(default="recworld.swap/1", alias="schema")
+    staging: str
+    trash: str
+    new: tuple[int, int]  # (st_dev, st_ino) of the staged folder: renames keep it
+    carry: bool
+
+
+@dataclass(frozen=True)
+class Owned:
+    """The relative paths of an old output that its writer wrote (so they are not carried over)."""
+
+    files: frozenset[str] = frozenset()
+
+    def __call__(self, relative: str) -> bool:
+        return relative in self.files
+
+    def under(self, relative: str) -> bool:
+        prefix = relative + "/"
+        return any(f.startswith(prefix) for f in self.files)
+
+
+def owned_by(old: Path) -> Owned:
+    """The files ``old``'s marker lists as its writer's.
+
+    Nothing for a folder without a marker, or with a first-version one (which
+    listed no files): then everything the new output lacks is kept.
+    """
+    marker = read_marker(old)
+    return Owned(frozenset(marker.files)) if marker is not None and marker.files else Owned()
+
+
+def _journal_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.swap.json")
+
+
+def _staging_name(target: Path) -> re.Pattern[str]:
+    return re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.partial")
+
+
+def _trash_name(target: Path) -> re.Pattern[str]:
+    return re.compile(rf"\.{re.escape(target.name)}\.old-[A-Za-z0-9]+")
+
+
+@contextlib.contextmanager
+def parent_lock(target: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``target``'s parent folder: one swap or recovery there at a time."""
+    parent = target.parent
+    with _HELD_LOCK:
+        nested = parent in _HELD
+    if nested:  # inside our own staging folder no other process looks
+        yield
+        return
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _alive(staging: Path) -> bool:
+    """Whether a builder still holds ``staging`` (its ``flock``); a dead one's lock went with it."""
+    try:
+        fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (``renameat2(RENAME_EXCHANGE)``); False where unsupported."""
+    if not USE_EXCHANGE:
+        return False
+    libc = _libc()
+    if libc is None or not hasattr(libc, "renameat2"):
+        return False
+    done = libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    return bool(done == 0)
+
+
+_LIBC: list[ctypes.CDLL | None] = []
+
+
+def _libc() -> ctypes.CDLL | None:
+    if not _LIBC:
+        name = ctypes.util.find_library("c")
+        _LIBC.append(ctypes.CDLL(name, use_errno=True) if name else None)
+    return _LIBC[0]
+
+
+def recover(target: str | Path) -> None:
+    """Finish or undo whatever a killed swap of ``target`` left; clean dead staging folders."""
+    target = normal(target)
+    if not target.parent.is_dir():
+        return
+    with parent_lock(target):
+        _recover_locked(target)
+
+
+def _recover_locked(target: Path) -> None:
+    journal = _journal_path(target)
+    if journal.is_file():
+        _finish(target, journal)
+    siblings = sorted(target.parent.iterdir(), key=lambda p: p.name)
+    for trash in (p for p in siblings if _trash_name(target).fullmatch(p.name)):
+        if not os.path.lexists(target):  # a kill between two renames: the last whole output returns
+            os.replace(trash, target)
+            continue
+        keep_foreign(trash, target, owned_by(trash), move=True)
+        shutil.rmtree(trash, ignore_errors=True)
+    for staging in (p for p in siblings if _staging_name(target).fullmatch(p.name)):
+        if staging.exists() and not _alive(staging):
+            shutil.rmtree(staging, ignore_errors=True)
+    sweep_temporary(target.parent, prefix=f".{target.name}.swap.json.", deep=False)
+    fsync_dir(target.parent)
+
+
+def _finish(target: Path, journal: Path) -> None:
+    try:
+        record = _SwapRecord.model_validate(read_json_object(journal))
+    except (DataError, ValidationError):  # torn before it was whole: nothing was renamed yet
+        journal.unlink()
+        return
+    staging, trash = target.with_name(record.staging), target.with_name(record.trash)
+    new = tuple(record.new)
+    if _identity(staging) == new:  # not placed yet: finish the swap
+        _place(target, staging, trash)
+    elif _identity(target) != new and not os.path.lexists(target) and trash.exists():
+        os.replace(trash, target)  # the new folder is gone: the old one comes back
+    for old in (staging, trash):
+        if os.path.lexists(old) and _identity(old) != new:
+            if record.carry and _identity(target) == new:
+                keep_foreign(old, target, owned_by(old), move=True)
+            shutil.rmtree(old, ignore_errors=True)
+    journal.unlink()
+
+
+def _place(target: Path, staging: Path, trash: Path) -> None:
+    """Put ``staging`` at ``target``; the old folder ends at ``staging`` (exchanged) or ``trash``."""
+    if not os.path.lexists(target):
+        os.replace(staging, target)
+    elif not _exchange(staging, target):
+        os.replace(target, trash)
+        fault_point("swap.old-moved", target)
+        os.replace(staging, target)
+    fault_point("swap.placed", target)
+
+
+def _swap(target: Path, staging: Path, *, carry: bool) -> None:
+    trash = target.with_name(f".{target.name}.old-{secrets.token_hex(6)}")
+    identity = _identity(staging)
+    assert identity is not None
+    record = _SwapRecord(staging=staging.name, trash=trash.name, new=identity, carry=carry)
+    journal = _journal_path(target)
+    atomic_write_json(journal, record.model_dump(mode="json", by_alias=True))
+    fault_point("swap.journaled", target)
+    _place(target, staging, trash)
+    for old in (staging, trash):
+        if os.path.lexists(old):
+            if carry:
+                keep_foreign(old, target, owned_by(old), move=True)
+                fault_point("swap.swept", target)
+            shutil.rmtree(old, ignore_errors=True)
+    journal.unlink()
+    fsync_dir(target.parent)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path, *, overwrite: bool = True, carry: bool = False) -> Iterator[Path]:
+    """Build a directory in a temporary sibling and put it in place whole on success (module doc).
+
+    On any exception the temporary directory is removed and ``path`` is left
+    exactly as it was. With ``overwrite`` an existing ``path`` is replaced
+    only after the new one is complete. With ``carry`` every file of the old
+    ``path`` that its writer did not write (its marker's file list) and the new
+    one does not hold is kept, at every depth, so replacing an output never
+    deletes what the writer did not produce.
+    """
+    target = normal(path)
+    with _HELD_LOCK:
+        nested = target in _HELD
+    if nested:  # our own staging folder, filled in place: the outer swap is the atomic step
+        yield target
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    recover(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    staging.chmod(default_mode(0o777))  # mkdtemp makes it private
+    fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # alive while held: recover() leaves it be
+    with _HELD_LOCK:
+        _HELD.add(staging)
+    try:
+        yield staging
+        with parent_lock(target):
+            if os.path.lexists(target) and not overwrite:
+                raise FileExistsError(target)
+            if carry and target.is_dir() and not target.is_symlink():
+                keep_foreign(target, staging, owned_by(target), move=False)
+            _swap(target, staging, carry=carry)
+    except BaseException:
+        if _journal_path(target).exists():  # stopped mid-swap: the staged output is whole, so finish it
+            with contextlib.suppress(OSError):
+                recover(target)
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        with _HELD_LOCK:
+            _HELD.discard(staging)
+        os.close(fd)
+
+
+# -- keeping what a writer did not write ------------------------------------------------------------
+
+_NEVER_CARRIED = frozenset({OUTPUT_MARKER, CLAIM_FILE})
+
+
+def keep_foreign(old: Path, new: Path, owned: Owned, *, move: bool) -> None:
+    """Put into ``new`` each entry of ``old`` that ``owned`` does not claim and ``new`` lacks, at any depth.
+
+    ``move`` renames entries (after a swap: ``old`` is going); otherwise they are
+    hard-linked (or copied) so ``old`` stays whole until the swap. Before a swap a
+    foreign entry in the way of what the new output writes (a user's folder where
+    it writes a file) is a :class:`ConfigError` rather than a loss.
+    """
+    _keep(old, new, "", owned, move)
+
+
+def _keep(old: Path, new: Path, prefix: str, owned: Owned, move: bool) -> None:
+    for entry in sorted(os.scandir(old), key=lambda e: e.name):
+        relative = prefix + entry.name
+        if not prefix and entry.name in _NEVER_CARRIED:
+            continue
+        source, dest = Path(entry.path), new / entry.name
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir and dest.is_dir() and not dest.is_symlink():
+            _keep(source, dest, relative + "/", owned, move)
+            continue
+        if not _has_foreign(source, relative, owned, is_dir):
+            continue
+        if os.path.lexists(dest):
+            if (is_dir or dest.is_dir()) and not move:
+                raise ConfigError(
+                    f"{source}: in the way of {dest.name!r}, which this command writes there; "
+                    "move it and rerun (nothing was changed)"
+                )
+            continue  # the same file, written anew: the new output's
+        if is_dir and owned.under(relative):
+            dest.mkdir()
+            _keep(source, dest, relative + "/", owned, move)
+        else:
+            _transfer(source, dest, is_dir=is_dir, move=move)
+
+
+def _has_foreign(source: Path, relative: str, owned: Owned, is_dir: bool) -> bool:
+    if not is_dir:
+        return not owned(relative)
+    if not owned.under(relative):
+        return True
+    entries = list(os.scandir(source))
+    if not entries:
+        return not owned(relative)
+    return any(
+        _has_foreign(Path(e.path), f"{relative}/{e.name}", owned, e.is_dir(follow_symlinks=False))
+        for e in entries
+    )
+
+
+def _transfer(source: Path, dest: Path, *, is_dir: bool, move: bool) -> None:
+    if move:
+        os.replace(source, dest)
+    elif source.is_symlink():
+        os.symlink(os.readlink(source), dest)
+    elif is_dir:
+        shutil.copytree(source, dest, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(str(source), str(dest))
+
+
+def _link_or_copy(source: str, destination: str) -> str:
+    """A hard link (instant, byte-identical, no extra space), or a copy where links are refused."""
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, destination, follow_symlinks=False)
+    return destination
+
+
+def listed_files(folder: Path, skip: Collection[str] = _NEVER_CARRIED) -> list[str]:
+    """Every file and link below ``folder`` as a relative POSIX path (what a marker lists)."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        for name in [*names, *(d for d in dirs if (here / d).is_symlink())]:
+            relative = (here / name).relative_to(folder).as_posix()
+            if relative not in skip:
+                found.append(relative)
+    return sorted(found)

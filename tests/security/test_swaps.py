@@ -1,0 +1,303 @@
+"""Folder swaps, locks and confinement in :mod:`recworld.io` (review cases K3, K4, K6, K7; F23-F25).
+
+* a real ``kill -9`` (a signal from outside, not a hook) of every command that
+  swaps a folder in, paused between the two renames and after the swap, then
+  a rerun: nothing is lost (F23 lost a suite's ``runs/``);
+* a stale trash folder, a trash folder from before journals (the F23 state
+  itself) and a reused PID (F24) are recovered, never fatal;
+* two processes appending to one journal, or taking one output's lock, never
+  lose or tear a line (F25 is the end-to-end case, in ``test_runs_together``);
+* no write below a claimed folder goes through a link; temporary files a kill
+  left are swept, a live writer's never.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from commands import BY_NAME, USER_DEEP, USER_FILE, World, prepare, run_main
+from kills import litter, tree
+
+from recworld.errors import ConfigError
+from recworld.io import (
+    Journal,
+    atomic_write_text,
+    claim_output_dir,
+    confined,
+    mark_output_dir,
+    output_directory,
+    output_kinds,
+    output_lock,
+    recover,
+)
+from recworld.io.files import sweep_temporary
+
+PAUSED = """
+import os, sys, time
+from pathlib import Path
+from recworld.io import fault_hook
+from recworld.io import swap
+swap.USE_EXCHANGE = sys.argv[1] == "exchange"
+point, ready, target = sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
+def hook(name, path):
+    if name == point and path == target:
+        ready.write_text(str(os.getpid()))
+        time.sleep(600)
+from recworld.cli import main
+with fault_hook(hook):
+    sys.exit(main(sys.argv[5:]))
+"""
+
+
+def _kill9_at(point: str, mode: str, target: Path, argv: list[str], work: Path) -> None:
+    """Run ``recworld ARGV`` in a subprocess, ``kill -9`` it once it is paused at ``point`` for ``target``."""
+    ready = work / "paused"
+    command = [sys.executable, "-c", PAUSED, mode, point, str(ready), str(target), *argv]
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy()
+    )
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        assert time.monotonic() < deadline, "never reached the kill point"
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    assert process.wait(timeout=30) == -signal.SIGKILL
+    ready.unlink()
+
+
+SWAPPERS = ["build", "export", "data-fetch", "describe-images"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("point", "mode"), [("swap.old-moved", "rename"), ("swap.placed", "exchange")])
+@pytest.mark.parametrize("name", SWAPPERS)
+def test_a_real_kill_9_mid_swap_loses_nothing(
+    name: str, point: str, mode: str, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = BY_NAME[name]
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    monkeypatch.setenv("RECWORLD_HOME", str(reference / "home"))
+    prepare(writer, world, reference)
+    assert run_main(writer.argv(world, reference)) == 0
+    expected = tree(writer.out(reference), base=reference)
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("RECWORLD_HOME", str(work / "home"))
+    prepare(writer, world, work)
+    out = writer.out(work)
+    before = tree(out, base=work)
+    mine = {p: p.read_bytes() for p in (out / USER_FILE, out / USER_DEEP) if p.is_file()}
+    argv = [str(a) for a in writer.argv(world, work)]
+    if name == "describe-images":  # a new output has no old folder to move aside
+        point = "swap.placed"
+    _kill9_at(point, mode, out.absolute(), argv, work)
+    if mode == "exchange":  # one step: old or new, even before any recovery
+        assert tree(out, base=work) in (before, expected)
+    recover(out)
+    assert tree(out, base=work) in (before, expected)
+    assert {p: p.read_bytes() for p in mine} == mine
+    assert run_main(writer.argv(world, work)) == 0
+    assert tree(out, base=work) == expected and litter(work) == []
+
+
+def _suite(world: World, work: Path) -> Path:
+    prepare(BY_NAME["build"], world, work)
+    return work / "suite"
+
+
+def _rebuild(world: World, suite: Path) -> int:
+    argv = ["build", "--dataset", world.data, "--out", suite, "--per-measure", "5"]
+    return run_main([*argv, "--measures", "kg_movie_genre,mem_item_item", "--no-progress"])
+
+
+def test_k3_the_f23_state_an_old_version_left_gives_its_runs_back(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F23: no suite at the path, its whole old self in ``.small.old-PID``: the rebuild lost ``runs/``."""
+    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
+    suite = _suite(world, tmp_path)
+    runs = tree(suite / "runs")
+    assert runs
+    suite.rename(suite.with_name(".suite.old-4242"))
+    assert _rebuild(world, suite) == 0
+    assert tree(suite / "runs") == runs and litter(tmp_path) == []
+
+
+def test_k3_a_newer_suite_beside_an_old_trash_takes_its_runs(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state after F23's rerun: a fresh suite without ``runs/``, and the trash still holding them."""
+    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
+    suite = _suite(world, tmp_path)
+    runs = tree(suite / "runs")
+    trash = suite.with_name(".suite.old-99")
+    suite.rename(trash)
+    assert _rebuild(world, tmp_path / "fresh") == 0
+    (tmp_path / "fresh").rename(suite)  # as the old version's rerun left it: runs/ only in the trash
+    assert not (suite / "runs").exists()
+    assert _rebuild(world, suite) == 0  # the trash is swept into the suite, then removed
+    assert tree(suite / "runs") == runs and not trash.exists() and litter(tmp_path) == []
+
+
+def test_k4_a_stale_trash_named_by_this_very_pid_is_no_crash(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F24: ``.small.old-$$/stale`` plus a reused PID made every rebuild fail: "Directory not empty"."""
+    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
+    suite = _suite(world, tmp_path)
+    stale = suite.with_name(f".suite.old-{os.getpid()}") / "stale"
+    stale.mkdir(parents=True)
+    (stale / "left.txt").write_bytes(b"from a crash\n")
+    assert _rebuild(world, suite) == 0
+    assert (suite / "stale" / "left.txt").read_bytes() == b"from a crash\n"  # salvaged, not deleted
+    assert litter(tmp_path) == []
+
+
+def test_a_dead_builders_staging_folder_is_cleaned_and_a_live_ones_is_not(tmp_path: Path) -> None:
+    """K1's litter: ``.NAME.xxxxxxxx.partial`` a kill left behind is removed by the next swap there."""
+    target = tmp_path / "out"
+    dead = tmp_path / ".out.abcdefgh.partial"
+    dead.mkdir()
+    (dead / "half.json").write_text("{")
+    live = tmp_path / ".out.livelive.partial"
+    live.mkdir()
+    fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        recover(target)
+        assert not dead.exists() and live.exists()
+    finally:
+        os.close(fd)
+    recover(target)
+    assert not live.exists()
+
+
+def test_temporary_files_a_kill_left_are_swept_and_a_live_writers_kept(tmp_path: Path) -> None:
+    dead = tmp_path / ".run.json.abcdefgh.tmp"
+    dead.write_text("{")
+    live = tmp_path / ".samples.jsonl.livelive.tmp"
+    live.write_text("x")
+    theirs = tmp_path / "notes.tmp"
+    theirs.write_text("mine")
+    with live.open("rb") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        sweep_temporary(tmp_path)
+    assert not dead.exists() and live.exists() and theirs.exists()
+
+
+def test_output_directory_drops_its_own_stale_files_and_keeps_the_users(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with output_directory(out, "suite") as staging:
+        atomic_write_text(staging / "questions" / "old_measure.jsonl", "v1")
+        atomic_write_text(staging / "questions" / "kept_measure.jsonl", "v1")
+    (out / "questions" / "my_note.txt").write_text("mine")
+    with output_directory(out, "suite") as staging:
+        atomic_write_text(staging / "questions" / "kept_measure.jsonl", "v2")
+    assert sorted(p.name for p in (out / "questions").iterdir()) == ["kept_measure.jsonl", "my_note.txt"]
+    assert (out / "questions" / "kept_measure.jsonl").read_text() == "v2"
+
+
+def test_a_users_folder_in_the_way_of_a_written_file_is_refused_not_lost(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "manifest.json").mkdir(parents=True)
+    (out / "manifest.json" / "mine.txt").write_text("mine")
+    with (
+        pytest.raises(ConfigError, match="in the way"),
+        output_directory(out, "suite", force=True) as staging,
+    ):
+        atomic_write_text(staging / "manifest.json", "{}")
+    assert (out / "manifest.json" / "mine.txt").read_text() == "mine"
+    assert litter(tmp_path) == []
+
+
+def test_writes_below_a_claimed_folder_never_pass_through_a_link(tmp_path: Path) -> None:
+    out = claim_output_dir(tmp_path / "run", "eval-run")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (out / "sub").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ConfigError, match="symbolic link inside the output folder"):
+        atomic_write_text(out / "sub" / "x.json", "{}")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        Journal(out / "sub" / "j.jsonl", "k").append({"k": 1})
+    (out / "log").symlink_to(outside / "log.txt")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        confined(out / "log")
+    atomic_write_text(out / "log", "replaced, not followed")  # a rename replaces the link itself
+    assert not (outside / "log.txt").exists() and sorted(os.listdir(outside)) == []
+    above = tmp_path / "linked-parent"
+    above.symlink_to(tmp_path / "real", target_is_directory=True)
+    (tmp_path / "real").mkdir()
+    out2 = claim_output_dir(above / "run", "eval-run")  # a link above the folder is the user's choice
+    atomic_write_text(out2 / "fine.json", "{}")
+    assert (tmp_path / "real" / "run" / "fine.json").is_file()
+
+
+def test_the_marker_comes_after_success_and_a_claim_lets_the_same_command_resume(tmp_path: Path) -> None:
+    out = claim_output_dir(tmp_path / "run", "eval-run")
+    assert output_kinds(out) == frozenset()  # claimed, not marked
+    claim_output_dir(out, "eval-run")  # the same command resumes on its claim
+    with pytest.raises(ConfigError, match="unfinished 'eval-run' run"):
+        claim_output_dir(out, "report")
+    mark_output_dir(out, "eval-run")
+    claim_output_dir(out, "report", joins=("eval-run",))
+    mark_output_dir(out, "report")
+    assert output_kinds(out) == {"eval-run", "report"} and sorted(os.listdir(out)) == [
+        ".recworld-output.json"
+    ]
+
+
+def _append(path: str, who: int, n: int) -> None:
+    journal = Journal(Path(path), "key")
+    for i in range(n):
+        journal.append({"key": f"{who}-{i}", "pad": "x" * 3000})
+    journal.close()
+
+
+def _load_many(path: str, n: int) -> None:
+    for _ in range(n):
+        Journal(Path(path), "key").load()
+
+
+def test_two_processes_appending_to_one_journal_lose_and_tear_nothing(tmp_path: Path) -> None:
+    """F25's root: concurrent writers of one run. Appends and loads hold the journal's flock."""
+    path = tmp_path / "journal.jsonl"
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_append, args=(str(path), w, 300)) for w in range(2)]
+    workers.append(context.Process(target=_load_many, args=(str(path), 200)))  # loads repair torn tails
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    records = Journal(path, "key").load()
+    assert len(records) == 600 and all(r["pad"] == "x" * 3000 for r in records.values())
+
+
+def _count(path: str, n: int) -> None:
+    counter = Path(path) / "count.txt"
+    for _ in range(n):
+        with output_lock(Path(path)):
+            value = int(counter.read_text()) if counter.exists() else 0
+            atomic_write_text(counter, str(value + 1))
+
+
+def test_writers_of_one_output_take_turns_through_its_lock(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_count, args=(str(tmp_path), 100)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert (tmp_path / "count.txt").read_text() == "300"
