@@ -91,7 +91,8 @@ def loopback_server(handler: Handler) -> str:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Bridge)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     _SERVERS.append(server)
     return f"http://127.0.0.1:{server.server_address[1]}/v1"
 
