@@ -44,8 +44,24 @@ ECHOES = [
 ]
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
-@pytest.mark.parametrize(("mode", "arg"), ECHOES, ids=[f"{m}-{a}" for m, a in ECHOES])
+# Every echo runs on both transports, except four of the five error-body offsets on the SDK
+# transport (one redaction, shared by both, cut at different points), which run only in
+# ``make test``: the fast suite keeps the 256 offset (E10c) there, and every other mode.
+SDK_SLOW = {("echo_key_error", arg) for arg in ("0", "15", "280", "295")}
+LEAK_CASES = [
+    pytest.param(
+        mode,
+        arg,
+        transport,
+        id=f"{mode}-{arg}-{transport}",
+        marks=pytest.mark.slow if transport == "sdk" and (mode, arg) in SDK_SLOW else (),
+    )
+    for transport in ("aiohttp", "sdk")
+    for mode, arg in ECHOES
+]
+
+
+@pytest.mark.parametrize(("mode", "arg", "transport"), LEAK_CASES)
 def test_no_file_a_run_writes_holds_the_key(
     evil_suite: Path,
     key_env: str,
