@@ -70,11 +70,11 @@ def _canaries(root: Path) -> list[str]:
 
 
 # Loading an lm-eval or Inspect export runs a fresh interpreter (a second each). The fast suite
-# exports every hostile name to every target except two pairs that repeat a payload already
-# loaded by that harness: the zip's Python payload in lm-eval YAML (the folder's is the same
-# text) and the manifest's in an Inspect task file (its Python part is the folder's); those two
-# are marked slow.
-INJECTION_SLOW = {("zip", "lm-eval"), ("manifest", "inspect")}
+# exports every hostile name to the Hugging Face target, and loads the folder name's export in
+# both harnesses and the manifest's (Python and YAML payloads) in lm-eval; the zip's payload is
+# the folder's text with another canary, so its two harness loads, and the manifest's Inspect
+# load (its Python part is the folder's), are marked slow.
+INJECTION_SLOW = {("zip", "lm-eval"), ("zip", "inspect"), ("manifest", "inspect")}
 INJECTION_CASES = [
     pytest.param(
         which,
