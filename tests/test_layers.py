@@ -18,9 +18,12 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -361,12 +364,39 @@ print(json.dumps(sorted({p[1] if len(p) > 1 else p[0] for p in names if p[0] == 
 """
 
 
+def _module(unit: str) -> str:
+    return "recworld" if unit == "recworld" else f"recworld.{unit}"
+
+
+def _import_alone(unit: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", _LOADED, _module(unit)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def imported_alone(
+    request: pytest.FixtureRequest,
+) -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
+    """Each selected unit imported in its own fresh interpreter, one per CPU at a time.
+
+    The interpreters start together (about a second of imports each) instead of one per test;
+    each test then reads its own unit's result, so what is asserted is unchanged.
+    """
+    selected = [
+        item.callspec.params["unit"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_each_package_imports_alone"
+    ]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        yield {unit: pool.submit(_import_alone, unit) for unit in dict.fromkeys(selected)}
+
+
 @pytest.mark.parametrize("unit", ORDER)
-def test_each_package_imports_alone(unit: str) -> None:
-    module = "recworld" if unit == "recworld" else f"recworld.{unit}"
-    done = subprocess.run(
-        [sys.executable, "-c", _LOADED, module], capture_output=True, text=True, timeout=300, check=False
-    )
+def test_each_package_imports_alone(
+    unit: str, imported_alone: dict[str, Future[subprocess.CompletedProcess[str]]]
+) -> None:
+    module = _module(unit)
+    done = imported_alone[unit].result()
     assert done.returncode == 0, f"import {module} failed:\n{done.stderr[-3000:]}"
     loaded = {resolve(f"recworld.{u}") if u != "recworld" else u for u in json.loads(done.stdout)}
     # Python runs the root package's __init__ before any submodule.

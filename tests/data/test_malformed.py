@@ -498,7 +498,10 @@ CASES: list[Case] = [
     Case("zip-truncated", zipped(lambda b: b[: len(b) // 2]), "ml-100k.zip", None),
 ]
 
-# These also run as a separate `recworld` process: what a user at a shell sees.
+# These also run as a separate `recworld` process: what a user at a shell sees. Each costs a
+# second of imports and repeats an in-process case, so `make test-fast` runs one of them (a
+# truncated Parquet file, where a C++ reader could write to stderr itself) and the rest are
+# marked slow.
 IN_A_PROCESS = {
     "ml100k-ts-1e30",
     "ml1m-unknown-item",
@@ -508,6 +511,7 @@ IN_A_PROCESS = {
     "cache-truncated-parquet",
     "zip-unsupported-method",
 }
+IN_A_PROCESS_FAST = {"cache-truncated-parquet"}
 
 
 def _check(case: Case, tmp: Path, code: int, err: str) -> None:
@@ -541,7 +545,14 @@ def _recworld() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "recworld.cli"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.id in IN_A_PROCESS], ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c.id, marks=() if c.id in IN_A_PROCESS_FAST else pytest.mark.slow)
+        for c in CASES
+        if c.id in IN_A_PROCESS
+    ],
+)
 def test_the_installed_command_exits_2_without_a_traceback(case: Case, tmp_path: Path) -> None:
     argv = case.make(tmp_path)
     done = subprocess.run(

@@ -7,9 +7,11 @@ from the file and the joined items, not read back from the report.
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from recworld.data import Dataset, load_source
 from recworld.data.metadata_match import SHOWN_ROWS, MetadataMatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from cli_helpers import RECWORLD, cli_env
+from cli_helpers import run_in_process
 
 # ml-100k fixture items: 1 Toy Story (1995), 2 Café au Lait (1993), 3 unknown,
 # 4 Misérables, Les (1995), 5 Title Without Year (1997). Key column: item_id.
@@ -141,22 +143,20 @@ def test_only_the_first_unmatched_rows_are_listed(ml100k_dir: Path, tmp_path: Pa
     assert report.summary_lines()[-1].endswith(f"and {SHOWN_ROWS + 7 - 5} more")
 
 
-def _recworld(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(RECWORLD), *args],
-        cwd=cwd,
-        env=cli_env(cwd / "home"),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+@pytest.fixture
+def recworld(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``recworld(cwd, *args)``: the CLI in process at 80 columns (what the installed script runs)."""
+    return functools.partial(run_in_process, monkeypatch, capsys)
 
 
-def test_cli_info_prints_summary_and_json_report(ml100k_dir: Path, tmp_path: Path) -> None:
+def test_cli_info_prints_summary_and_json_report(
+    ml100k_dir: Path, tmp_path: Path, recworld: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     meta = tmp_path / "movies.csv"
     _write(meta, CSV_HEADER, CSV_ROWS)
-    done = _recworld(tmp_path, "data", "info", str(ml100k_dir), "--metadata", str(meta))
+    done = recworld(tmp_path, "data", "info", str(ml100k_dir), "--metadata", str(meta))
     assert done.returncode == 0, done.stderr
     err = done.stderr.splitlines()
     assert err[:3] == [
@@ -171,7 +171,7 @@ def test_cli_info_prints_summary_and_json_report(ml100k_dir: Path, tmp_path: Pat
     ]
     assert max(len(line) for line in err) <= 80
     assert "metadata      3 items matched from 6 rows" in done.stdout  # stdout keeps its summary line
-    done = _recworld(tmp_path, "data", "info", str(ml100k_dir), "--metadata", str(meta), "--json")
+    done = recworld(tmp_path, "data", "info", str(ml100k_dir), "--metadata", str(meta), "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)["source"]["metadata"]
     assert [row["line"] for row in report["unmatched"]] == [6, 7, 9]
@@ -197,7 +197,9 @@ def _toy_dataset(folder: Path) -> Dataset:
     return dataset
 
 
-def test_build_writes_report_beside_manifest(tmp_path: Path) -> None:
+def test_build_writes_report_beside_manifest(
+    tmp_path: Path, recworld: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     _toy_dataset(tmp_path / "toy")
     meta = tmp_path / "cast.csv"
     lines = ["item_id,title,year,cast"]
@@ -206,7 +208,7 @@ def test_build_writes_report_beside_manifest(tmp_path: Path) -> None:
     lines += [",Flim 25,2015,Actor 1", ",Film 26,1999,Actor 2"]  # typo (line 26), wrong year (line 27)
     meta.write_text("\n".join(lines) + "\n", encoding="utf-8")
     suite = tmp_path / "suite"
-    done = _recworld(
+    done = recworld(
         tmp_path, "build", "--dataset", str(tmp_path / "toy"), "--out", str(suite), "--metadata", str(meta),
         "--measures", "kg_movie_cast", "--per-measure", "5", "--no-progress",
     )  # fmt: skip

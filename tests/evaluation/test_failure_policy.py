@@ -65,7 +65,10 @@ class RejectingServer:
 
         self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
         self._timer = threading.Timer(lifetime_s, self._server.shutdown)
         self._timer.daemon = True
 

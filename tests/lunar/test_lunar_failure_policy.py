@@ -255,7 +255,8 @@ def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_ht
             self.wfile.write(body)
 
     server = ThreadingHTTPServer(("0.0.0.0", 0), Refuse)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     port = server.server_address[1]
     try:
         url = f"http://127.0.0.1:{port}/v1"

@@ -68,7 +68,8 @@ def fake_vlm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVLM]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     fake = FakeVLM()
-    thread = threading.Thread(target=fake.server.serve_forever, daemon=True)
+    # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
+    thread = threading.Thread(target=fake.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield fake
     fake.server.shutdown()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
 
 from recworld.report.coverage import Role, coverage_groups, role_of
@@ -17,7 +17,7 @@ from recworld.report.tables import fmt_interval
 from recworld.report.writer import write_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from cli_helpers import RECWORLD, cli_env
+from cli_helpers import run_in_process
 
 SUBSET = ("assoc_rule", "mem_item_item")
 
@@ -122,12 +122,13 @@ def test_a_skipped_image_measure_points_to_describe_images(tmp_path: Path) -> No
     assert "run `recworld describe-images`" in md
 
 
-def test_report_names_skipped_runs_on_stderr(tmp_path: Path) -> None:
+def test_report_names_skipped_runs_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     suite = make_suite(tmp_path)
     _two_runs(suite)
     (suite / "runs" / "vllm-foo__generate__zero-shot").mkdir()
-    result = subprocess.run([str(RECWORLD), "report", str(suite)], env=cli_env(tmp_path / "home"),
-                            capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    result = run_in_process(monkeypatch, capsys, tmp_path, "report", str(suite))
     assert result.returncode == 0, result.stderr
     assert "recworld: warning: skipped unfinished runs (no samples.jsonl):" in result.stderr
     assert "vllm-foo__generate__zero-shot" in result.stderr

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from recworld.cli import main
 from recworld.errors import ConfigError
 from recworld.evaluation.records import RUN_KIND
 from recworld.io import mark_output_dir, output_kind, output_kinds
 from recworld.report import write_report
 
-RECWORLD = Path(sys.executable).parent / "recworld"
 
-
-def test_report_refuses_a_foreign_folder_and_keeps_its_files(movie_suite: Path, tmp_path: Path) -> None:
+def test_report_refuses_a_foreign_folder_and_keeps_its_files(
+    movie_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = [movie_suite]
     foreign = tmp_path / "mine"
     foreign.mkdir()
@@ -26,12 +25,11 @@ def test_report_refuses_a_foreign_folder_and_keeps_its_files(movie_suite: Path, 
     with pytest.raises(ConfigError, match="not written by recworld"):
         write_report(runs, foreign)
     assert (foreign / "report.html").read_text(encoding="utf-8") == "my own page"
-    done = subprocess.run(
-        [str(RECWORLD), "report", *map(str, runs), "--out", str(foreign)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2 and done.stderr.startswith("recworld: error:")
-    assert "Traceback" not in done.stderr
+    capsys.readouterr()
+    code = main(["report", *map(str, runs), "--out", str(foreign)])  # what the installed script runs
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("recworld: error:")
+    assert "Traceback" not in err
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt", "report.html"]
 
 

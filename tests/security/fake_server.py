@@ -267,7 +267,8 @@ class FakeServer:
         server.allow_reuse_address = True
         server.server_bind()
         server.server_activate()
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         self._server = server
         return self
 

@@ -69,8 +69,25 @@ def _canaries(root: Path) -> list[str]:
     return [str(p) for p in root.rglob("*") if p.name in CANARIES]
 
 
-@pytest.mark.parametrize("target", sorted(TARGETS))
-@pytest.mark.parametrize("which", ["folder", "zip", "manifest"])
+# Loading an lm-eval or Inspect export runs a fresh interpreter (a second each). The fast suite
+# exports every hostile name to the Hugging Face target, and loads the folder name's export in
+# both harnesses and the manifest's (Python and YAML payloads) in lm-eval; the zip's payload is
+# the folder's text with another canary, so its two harness loads, and the manifest's Inspect
+# load (its Python part is the folder's), are marked slow.
+INJECTION_SLOW = {("zip", "lm-eval"), ("zip", "inspect"), ("manifest", "inspect")}
+INJECTION_CASES = [
+    pytest.param(
+        which,
+        target,
+        id=f"{which}-{target}",
+        marks=pytest.mark.slow if (which, target) in INJECTION_SLOW else (),
+    )
+    for target in sorted(TARGETS)
+    for which in ("folder", "zip", "manifest")
+]
+
+
+@pytest.mark.parametrize(("which", "target"), INJECTION_CASES)
 def test_hostile_names_export_as_data_and_load_without_running(
     hostile_suites: dict[str, Path], work: Path, which: str, target: str
 ) -> None:
