@@ -19,8 +19,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from commands import BY_NAME, USER_DEEP, USER_FILE, World, prepare, run_main
@@ -29,6 +32,7 @@ from kills import litter, tree
 from recworld.errors import ConfigError
 from recworld.io import (
     Journal,
+    atomic_directory,
     atomic_write_text,
     claim_output_dir,
     confined,
@@ -37,6 +41,7 @@ from recworld.io import (
     output_kinds,
     output_lock,
     recover,
+    swap,
 )
 from recworld.io.files import sweep_temporary
 
@@ -181,6 +186,36 @@ def test_a_dead_builders_staging_folder_is_cleaned_and_a_live_ones_is_not(tmp_pa
         os.close(fd)
     recover(target)
     assert not live.exists()
+
+
+def test_a_recovery_racing_a_new_staging_folder_never_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two commands filling one cache entry: the other's recovery lands between mkdtemp and flock.
+
+    The staging folder is made under the parent lock, so the recovery waits for
+    it and then finds it held (alive); before, it removed the folder as a dead
+    builder's and the swap failed with FileNotFoundError (a flaky lunar test).
+    """
+    target = tmp_path / "entry"
+    made = tempfile.mkdtemp
+    racer: list[threading.Thread] = []
+
+    def mkdtemp_then_race(*args: Any, **kwargs: Any) -> str:
+        path = made(*args, **kwargs)
+        thread = threading.Thread(target=recover, args=(target,))
+        thread.start()
+        thread.join(0.3)  # a recovery free to run runs now, while the folder holds no flock
+        racer.append(thread)
+        return path
+
+    monkeypatch.setattr(swap.tempfile, "mkdtemp", mkdtemp_then_race)
+    with atomic_directory(target) as staging:
+        assert staging.is_dir()
+        (staging / "data.json").write_text("{}")
+    racer[0].join(5)
+    assert not racer[0].is_alive()
+    assert (target / "data.json").read_text() == "{}"
 
 
 def test_temporary_files_a_kill_left_are_swept_and_a_live_writers_kept(tmp_path: Path) -> None:

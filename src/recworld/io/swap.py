@@ -148,6 +148,29 @@ def _alive(staging: Path) -> bool:
     return False
 
 
+def _new_staging(target: Path) -> tuple[Path, int]:
+    """A fresh staging folder beside ``target``, and the descriptor holding its ``flock``.
+
+    Called under :func:`parent_lock`: between ``mkdtemp`` and the ``flock`` the
+    folder looks dead, and only the parent lock keeps a concurrent
+    :func:`recover` (another command writing the same cache entry) from removing it.
+    """
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    try:
+        fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # alive while held: recover() leaves it be
+        staging.chmod(default_mode(0o777))  # mkdtemp makes it private
+    except BaseException:
+        os.close(fd)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging, fd
+
+
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         info = path.lstat()
@@ -272,11 +295,9 @@ def atomic_directory(path: str | Path, *, overwrite: bool = True, carry: bool = 
         yield target
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    recover(target)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
-    staging.chmod(default_mode(0o777))  # mkdtemp makes it private
-    fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # alive while held: recover() leaves it be
+    with parent_lock(target):  # a recovery by another process never sees it unlocked
+        _recover_locked(target)
+        staging, fd = _new_staging(target)
     with _HELD_LOCK:
         _HELD.add(staging)
     try:
