@@ -164,9 +164,6 @@ def test_md_text(text: str, shown: str) -> None:
     assert md_cell(f"{text}\nnext") == f"{shown} next"
 
 
-# About 5 s, most of it in scoring four 1 MiB replies (recworld.scoring.extract._contains_phrase
-# compiles the whole reply into a regex): slow, so it runs in ``make test``.
-@pytest.mark.slow
 def test_e13_long_replies_are_cut_in_the_viewer_and_whole_in_the_samples(
     evil_suite: Path, tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

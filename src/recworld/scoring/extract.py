@@ -273,6 +273,10 @@ def _normalise(text: str) -> str:
 
 
 def _contains_phrase(haystack: str, needle: str) -> bool:
+    """``needle`` in ``haystack`` as whole words; a plain substring test first, so a
+    megabyte reply is never compiled into a pattern to look for inside a short option."""
+    if needle not in haystack:
+        return False
     return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
 
 
