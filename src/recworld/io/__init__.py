@@ -5,6 +5,7 @@
   writes confined to their output folder, named kill points;
 * :mod:`~recworld.io.marker`: the output marker and the in-progress claim;
 * :mod:`~recworld.io.swap`: folder swaps journaled and recovered on the next run;
+* :mod:`~recworld.io.carry`: what a replaced output's writer did not write, kept;
 * :mod:`~recworld.io.owned`: the one ownership rule every command that writes a
   folder follows (claim, mark, swap, lock).
 """

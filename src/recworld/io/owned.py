@@ -38,6 +38,7 @@ from pathlib import Path
 
 from recworld import __version__
 from recworld.errors import ConfigError
+from recworld.io.carry import listed_files
 from recworld.io.files import (
     atomic_write_json,
     confine,
@@ -54,7 +55,7 @@ from recworld.io.marker import (
     read_marker,
     write_claim,
 )
-from recworld.io.swap import atomic_directory, listed_files, recover
+from recworld.io.swap import atomic_directory, recover
 
 __all__ = [
     "check_output_dir",

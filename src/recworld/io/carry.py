@@ -1,0 +1,131 @@
+"""Carrying what an output's writer did not write across a replacement of that output.
+
+When a command replaces its own output folder (:func:`recworld.io.swap.atomic_directory`
+with ``carry``), every file of the old folder that the old marker does not list
+as the writer's, and the new folder does not hold, is kept, at every depth: a
+user's notes in a suite folder survive a rebuild. Before the swap the entries
+are hard-linked (so the old folder stays whole); after it, moved.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from recworld.errors import ConfigError
+from recworld.io.marker import CLAIM_FILE, OUTPUT_MARKER, read_marker
+
+__all__ = ["Owned", "keep_foreign", "listed_files", "owned_by"]
+
+
+@dataclass(frozen=True)
+class Owned:
+    """The relative paths of an old output that its writer wrote (so they are not carried over)."""
+
+    files: frozenset[str] = frozenset()
+
+    def __call__(self, relative: str) -> bool:
+        return relative in self.files
+
+    def under(self, relative: str) -> bool:
+        prefix = relative + "/"
+        return any(f.startswith(prefix) for f in self.files)
+
+
+def owned_by(old: Path) -> Owned:
+    """The files ``old``'s marker lists as its writer's.
+
+    Nothing for a folder without a marker, or with a first-version one (which
+    listed no files): then everything the new output lacks is kept.
+    """
+    marker = read_marker(old)
+    return Owned(frozenset(marker.files)) if marker is not None and marker.files else Owned()
+
+
+_NEVER_CARRIED = frozenset({OUTPUT_MARKER, CLAIM_FILE})
+
+
+def keep_foreign(old: Path, new: Path, owned: Owned, *, move: bool) -> None:
+    """Put into ``new`` each entry of ``old`` that ``owned`` does not claim and ``new`` lacks, at any depth.
+
+    ``move`` renames entries (after a swap: ``old`` is going); otherwise they are
+    hard-linked (or copied) so ``old`` stays whole until the swap. Before a swap a
+    foreign entry in the way of what the new output writes (a user's folder where
+    it writes a file) is a :class:`ConfigError` rather than a loss.
+    """
+    _keep(old, new, "", owned, move)
+
+
+def _keep(old: Path, new: Path, prefix: str, owned: Owned, move: bool) -> None:
+    for entry in sorted(os.scandir(old), key=lambda e: e.name):
+        relative = prefix + entry.name
+        if not prefix and entry.name in _NEVER_CARRIED:
+            continue
+        source, dest = Path(entry.path), new / entry.name
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir and dest.is_dir() and not dest.is_symlink():
+            _keep(source, dest, relative + "/", owned, move)
+            continue
+        if not _has_foreign(source, relative, owned, is_dir):
+            continue
+        if os.path.lexists(dest):
+            if (is_dir or dest.is_dir()) and not move:
+                raise ConfigError(
+                    f"{source}: in the way of {dest.name!r}, which this command writes there; "
+                    "move it and rerun (nothing was changed)"
+                )
+            continue  # the same file, written anew: the new output's
+        if is_dir and owned.under(relative):
+            dest.mkdir()
+            _keep(source, dest, relative + "/", owned, move)
+        else:
+            _transfer(source, dest, is_dir=is_dir, move=move)
+
+
+def _has_foreign(source: Path, relative: str, owned: Owned, is_dir: bool) -> bool:
+    if not is_dir:
+        return not owned(relative)
+    if not owned.under(relative):
+        return True
+    entries = list(os.scandir(source))
+    if not entries:
+        return not owned(relative)
+    return any(
+        _has_foreign(Path(e.path), f"{relative}/{e.name}", owned, e.is_dir(follow_symlinks=False))
+        for e in entries
+    )
+
+
+def _transfer(source: Path, dest: Path, *, is_dir: bool, move: bool) -> None:
+    if move:
+        os.replace(source, dest)
+    elif source.is_symlink():
+        os.symlink(os.readlink(source), dest)
+    elif is_dir:
+        shutil.copytree(source, dest, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(str(source), str(dest))
+
+
+def _link_or_copy(source: str, destination: str) -> str:
+    """A hard link (instant, byte-identical, no extra space), or a copy where links are refused."""
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, destination, follow_symlinks=False)
+    return destination
+
+
+def listed_files(folder: Path, skip: Collection[str] = _NEVER_CARRIED) -> list[str]:
+    """Every file and link below ``folder`` as a relative POSIX path (what a marker lists)."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        for name in [*names, *(d for d in dirs if (here / d).is_symlink())]:
+            relative = (here / name).relative_to(folder).as_posix()
+            if relative not in skip:
+                found.append(relative)
+    return sorted(found)
