@@ -42,8 +42,9 @@ test: $(STAMP) lint typecheck smoke
 	bash scripts/ensure-test-tools.sh
 	$(BIN)/pytest -q
 
+# One worker per core (pytest-xdist); `make test` stays serial, since some slow tests measure time and memory.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not slow and not model and not browser"
+	$(BIN)/pytest -q -n auto -m "not slow and not model and not browser"
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
