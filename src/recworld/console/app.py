@@ -108,9 +108,10 @@ def run(app: typer.Typer, argv: list[str] | None = None, *, prog_name: str = "re
 def _built(app: typer.Typer) -> Any:
     """:func:`plain_command` of ``app``, built once per shape of the app (12 ms a build).
 
-    The key is the app and what is registered on it, so a command or group
-    added later (a plugin, a test) is seen; click commands keep no state
-    between invocations, so one build serves every call.
+    The key is the app and the number of commands and groups registered on it,
+    so one added to the app itself later (a test's app grown between calls) is
+    seen; sub-apps are read once, when the app is first run. Click commands keep
+    no state between invocations, so one build serves every call.
     """
     shape = (len(app.registered_commands), len(app.registered_groups))
     built = _BUILT.get(app)
