@@ -21,6 +21,9 @@ __all__ = ["bar_chart", "factors_with_data", "position_chart", "radar_chart"]
 def bar_chart(key: str, dataset: str, runs: Sequence[RunData], measures: Sequence[str]) -> str:
     """Grouped bars per measure, 95% interval error bars, and each measure's chance level dashed."""
 
+    # Only measures some drawn run answered: a ceiling or partial run elsewhere may cover more.
+    measures = [m for m in measures if any(m in r.metrics.measures for r in runs)]
+
     def draw() -> str:
         fig = new_figure(max(6.0, 0.75 * len(measures) * max(1, len(runs)) ** 0.5 + 2.5), 3.6)
         ax = fig.add_subplot()

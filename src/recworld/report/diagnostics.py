@@ -229,6 +229,7 @@ def details_table(runs: Sequence[RunData], coverage: dict[int, str]) -> Table:
         rows.append(
             [
                 Cell(run.label),
+                Cell(run.settings_line or DASH),
                 Cell(run.name, title=str(run.path)),
                 Cell(run.dataset),
                 Cell(role_of(run).value),
@@ -243,13 +244,26 @@ def details_table(runs: Sequence[RunData], coverage: dict[int, str]) -> Table:
         key="details",
         title="Runs",
         caption=(
-            "role: main (a row of the main tables), ceiling (the oracle), variant or orders (their own "
-            "sections); n = samples answered; limit = questions per measure in the last invocation; "
+            "settings: every setting that differs from the defaults (a system prompt as a hash of its text "
+            "and its first words); role: main (a row of the main tables), ceiling (the oracle), variant or "
+            "orders (their own sections); n = samples answered; limit = questions per measure in the last "
+            "invocation; "
             "coverage 'partial' = the run asked fewer or other questions than the primary runs of its "
             "dataset (its averages are in their own tables); runs compared in one table must share a suite "
             "fingerprint."
         ),
-        columns=["Model", "folder", "dataset", "role", "n", "limit", "coverage", "suite", "finished (UTC)"],
+        columns=[
+            "Model",
+            "settings",
+            "folder",
+            "dataset",
+            "role",
+            "n",
+            "limit",
+            "coverage",
+            "suite",
+            "finished (UTC)",
+        ],
         rows=rows,
-        left=4,
+        left=5,
     )

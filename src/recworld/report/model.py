@@ -9,7 +9,7 @@ and every rendering shows it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from recworld.errors import DataError
@@ -19,12 +19,21 @@ from recworld.report import score_tables as st
 from recworld.report import tables as tbl
 from recworld.report.analysis import AnalysisOptions, Section
 from recworld.report.coverage import CoverageGroup, Role, role_of
-from recworld.report.runs import RunData
+from recworld.report.runs import RunData, common_settings
 from recworld.report.sections import build_sections
 from recworld.report.viewer import viewer_data
 from recworld.scoring import PairedRecord, paired_comparison
 
-__all__ = ["AggregatePanel", "DatasetSection", "PositionPanel", "ReportModel", "build_report", "by_dataset"]
+__all__ = [
+    "AggregatePanel",
+    "DatasetSection",
+    "PositionPanel",
+    "ReportModel",
+    "Step",
+    "build_report",
+    "by_dataset",
+    "report_steps",
+]
 
 TITLE = "RecWorld report: LRWorld results"
 
@@ -215,23 +224,49 @@ def _subtitle(runs: Sequence[RunData]) -> str:
     models = sorted({r.model for r in runs})
     run_s = "s" if len(runs) != 1 else ""
     model_s = "s" if len(models) != 1 else ""
+    shared = common_settings(runs)  # settings every run has, so no row label names them
     return (
         f"{len(runs)} run{run_s} · {len(models)} model{model_s} · "
         f"datasets: {', '.join(by_dataset(runs))} · {sum(r.metrics.n for r in runs)} answered questions"
-    )
+    ) + (f" · every run: {shared}" if shared else "")
+
+
+# Hears each step of the report's computation: what it is now doing.
+Step = Callable[[str], None]
+
+
+def report_steps(runs: Sequence[RunData]) -> int:
+    """How many times :func:`build_report` calls its ``step`` over ``runs``: a progress total."""
+    from recworld.report.sections import SECTIONS
+
+    return len(by_dataset(coverage.main_runs(runs))) + 1 + len(SECTIONS)
 
 
 def build_report(
-    runs: list[RunData], skipped: Sequence[str], options: AnalysisOptions, *, paired_seed: int = 0
+    runs: list[RunData],
+    skipped: Sequence[str],
+    options: AnalysisOptions,
+    *,
+    paired_seed: int = 0,
+    step: Step | None = None,
 ) -> ReportModel:
-    """Compute every table, chart and analysis of the report over labelled, scored runs."""
+    """Compute every table, chart and analysis of the report over labelled, scored runs.
+
+    ``step`` hears each stage (a dataset's tables and charts, the position
+    charts, each analysis): :func:`report_steps` calls in all.
+    """
+    tell: Step = step or (lambda _what: None)
     main = coverage.main_runs(runs)
-    sections = [dataset_section(name, ds_runs, paired_seed) for name, ds_runs in by_dataset(main).items()]
+    sections = []
+    for name, ds_runs in by_dataset(main).items():
+        tell(f"tables and charts of {name}")
+        sections.append(dataset_section(name, ds_runs, paired_seed))
     elsewhere = _elsewhere_note(runs, main)
     for section in sections[:1]:
         if elsewhere:
             section.notes.insert(0, elsewhere)
     competing = [r for r in main if role_of(r) is not Role.CEILING] or main
+    tell("position charts")
     positions = [
         PositionPanel(t, charts.position_chart(f"pos-{t.key}", t.key.removeprefix("positions-"), competing))
         for t in diag.position_tables(competing)
@@ -242,7 +277,7 @@ def build_report(
         runs=runs,
         datasets=sections,
         positions=positions,
-        analyses=build_sections(runs, options),
+        analyses=build_sections(runs, options, progress=lambda name: tell(f"analysis: {name}")),
         details=diag.details_table(runs, {id(r): d.coverage_of(r) for d in sections for r in d.runs}),
         skipped=list(skipped),
     )

@@ -20,9 +20,11 @@ from recworld.scoring.thresholds import DEGENERATE_TV, MIN_INTERVAL_N, MIN_PAIRE
 __all__ = ["LONG_COLUMNS", "METHOD", "long_csv", "to_html", "to_markdown", "wide_csv"]
 
 LONG_COLUMNS = (
+    "run",
     "model",
     "mode",
     "variant",
+    "settings",
     "dataset",
     "measure",
     "scale",
@@ -42,6 +44,9 @@ LONG_COLUMNS = (
     "degenerate",
 )
 
+# table.csv's columns before one score column per measure (and "overall").
+WIDE_LEAD = ("run", "model", "mode", "variant", "settings", "dataset", "role", "coverage", "questions")
+
 METHOD = (
     "Each question has one correct option. Multiple-choice (MCQ) questions show 4 options and are scored by "
     "accuracy; HitRatio@1 questions show 1 positive among 10 candidates and score 1 when the model's single "
@@ -49,8 +54,9 @@ METHOD = (
     "read (an echoed option list included) is a miss and counts as wrong. A measure's interval is the exact "
     "Clopper-Pearson 95% interval over its questions (a run asked in several option orders resamples "
     "questions, not question x order copies); factor, scale and overall scores are macro averages over "
-    "measures, with a stratified smoothed Bayesian bootstrap interval (questions resampled within each "
-    "measure, half a pseudo-observation at 0 and 1, so it never has zero width). Averages compare only runs "
+    "measures, with a stratified Clopper-Pearson interval (each measure's exact beta bounds, mixed with "
+    "equal weights, so it never has zero width; a run asked in several option orders gets a stratified "
+    "smoothed Bayesian bootstrap over its questions' mean hits instead). Averages compare only runs "
     "that asked the same questions; a partial run has its own tables. A cell under "
     f"{MIN_INTERVAL_N} questions shows its n instead of an interval. Paired differences use the questions "
     "both runs answered: an exact McNemar test per measure and a stratified sign-flip test over measures, "
@@ -126,9 +132,11 @@ def long_csv(model: ReportModel) -> str:
         for measure, m in run.metrics.measures.items():
             rows.append(
                 [
+                    run.label,
                     run.model,
                     run.mode,
                     run.variant,
+                    run.settings_line,
                     run.dataset,
                     measure,
                     m.scale,
@@ -158,9 +166,7 @@ def wide_csv(model: ReportModel) -> str:
     is the all-measures average of the run's coverage group table.
     """
     measures = tbl.ordered_measures([r for d in model.datasets for r in d.runs])
-    rows: list[list[Any]] = [
-        ["model", "mode", "variant", "dataset", "role", "coverage", "questions", *measures, "overall"]
-    ]
+    rows: list[list[Any]] = [[*WIDE_LEAD, *measures, "overall"]]
     for ds in model.datasets:
         chance: dict[str, float] = {}
         for run in ds.runs:
@@ -170,6 +176,8 @@ def wide_csv(model: ReportModel) -> str:
         rows.append(
             [
                 "RANDOM",
+                "RANDOM",
+                "",
                 "",
                 "",
                 ds.name,
@@ -188,9 +196,11 @@ def wide_csv(model: ReportModel) -> str:
             questions = sum(e.questions for e in entries.values())
             rows.append(
                 [
+                    row.text,
                     run.model,
                     run.mode,
                     run.variant,
+                    run.settings_line,
                     ds.name,
                     role_of(run).value,
                     ds.coverage_of(run),

@@ -17,12 +17,14 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from recworld.errors import DataError
 from recworld.evaluation.records import RunHeader, read_run_header
+from recworld.report.settings import describe_setting, describe_settings, distinguishing_keys
 from recworld.scoring import MetricsRecord, SampleRecord, load_samples, score_samples
 
-__all__ = ["RunData", "default_out_dir", "gather_run_dirs", "label_runs", "load_run"]
+__all__ = ["RunData", "common_settings", "default_out_dir", "gather_run_dirs", "label_runs", "load_run"]
 
 
 @dataclass
@@ -63,6 +65,16 @@ class RunData:
     @property
     def dataset(self) -> str:
         return _first(None if self.info is None else self.info.dataset, self.metrics.dataset, "unknown")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The identity settings that differ from the defaults (``run.json``), by key; {} when unknown."""
+        return {} if self.info is None else dict(self.info.settings)
+
+    @property
+    def settings_line(self) -> str:
+        """Every non-default setting, as one line (``system #1a2b3c 'Be brief.'; max tokens 8``)."""
+        return describe_settings(self.settings)
 
     @property
     def fingerprint(self) -> str:
@@ -146,21 +158,33 @@ def load_run(path: Path, *, seed: int | None = None) -> RunData:
 
 
 def label_runs(runs: Sequence[RunData]) -> None:
-    """Give each run a row label: the model spec, plus mode, variant and orders when not the defaults.
+    """Give each run a row label that tells it apart from the others (see :mod:`recworld.report.settings`).
 
-    Two runs of one dataset with the same label get their directory name added.
+    The model spec, plus mode, variant and orders when not the defaults, plus
+    each non-default setting whose value differs between the runs shown. Two
+    runs of one dataset still alike get their directory name added.
     """
+    varying = distinguishing_keys([run.settings for run in runs])
     for run in runs:
         extras = [x for x, default in ((run.mode, "generate"), (run.variant, "zero-shot")) if x != default]
         orders = len({s.order for s in run.samples})
         extras += [f"{orders} orders"] if orders > 1 else []
-        run.label = run.model + (f" ({', '.join(extras)})" if extras else "")
+        extras += [describe_setting(k, run.settings[k]) for k in varying if k in run.settings]
+        run.label = run.model + (f" ({'; '.join(extras)})" if extras else "")
     seen: dict[tuple[str, str], int] = {}
     for run in runs:
         seen[(run.dataset, run.label)] = seen.get((run.dataset, run.label), 0) + 1
     for run in runs:
         if seen[(run.dataset, run.label)] > 1:
             run.label = f"{run.label} · {run.name}"
+
+
+def common_settings(runs: Sequence[RunData]) -> str:
+    """The non-default settings every run shares (so no label names them), as one line; empty if none."""
+    if not runs:
+        return ""
+    shared = [k for k in runs[0].settings if k not in distinguishing_keys([r.settings for r in runs])]
+    return describe_settings(runs[0].settings, shared)
 
 
 def default_out_dir(paths: Sequence[Path]) -> Path:

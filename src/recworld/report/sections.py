@@ -13,7 +13,7 @@ function) and one entry in :data:`SECTIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from recworld.report import analyses_runs as ar
 from recworld.report import analyses_suite as asu
@@ -52,7 +52,18 @@ SECTIONS: tuple[SectionBuilder, ...] = (
 
 
 def build_sections(
-    runs: Sequence[RunData], options: AnalysisOptions, sections: Sequence[SectionBuilder] = SECTIONS
+    runs: Sequence[RunData],
+    options: AnalysisOptions,
+    sections: Sequence[SectionBuilder] = SECTIONS,
+    *,
+    progress: Callable[[str], None] | None = None,
 ) -> list[Section]:
-    """Every analysis with data, in the order of ``sections``."""
-    return [s for s in (build(runs, options) for build in sections) if s is not None]
+    """Every analysis with data, in the order of ``sections`` (``progress`` hears each one's name)."""
+    out = []
+    for build in sections:
+        if progress is not None:
+            progress(getattr(build, "__name__", "analysis").removesuffix("_section").replace("_", " "))
+        section = build(runs, options)
+        if section is not None:
+            out.append(section)
+    return out
