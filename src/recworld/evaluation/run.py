@@ -5,7 +5,7 @@ Layout of a run directory (default ``SUITE/runs/<model-slug>__<mode>__<variant>[
     run.json                  RunHeader: what was run, with which settings, counts, status, timestamps
     samples.jsonl             one SampleRecord per question, sorted by (measure, question_id)
     metrics.json              MetricsRecord: recworld.scoring.score_samples(samples)
-    .samples.journal.jsonl    fsynced line per finished sample; the resume state
+    .samples.journal.jsonl    a line per finished sample, fsynced in groups; the resume state
     cache.sqlite              the run's response cache (keyed without secrets or concurrency)
     recworld.log              what each invocation did (INFO and above), appended
 
