@@ -1,9 +1,12 @@
 """Progress on stderr: a rich display on a terminal, plain lines everywhere else.
 
-* :class:`StageProgress`, for commands made of stages (``build``): two lines, the
-  overall steps (k/N, elapsed) and the step now running, with a bar when its
-  length is known (NeuMF epochs) and a spinner otherwise. Only on an interactive
-  stderr; elsewhere every call is a no-op.
+* :class:`StageProgress`, for commands made of stages (``build``, ``report``): two
+  lines, the overall steps (k/N, elapsed) and the step now running, with a bar
+  when its length is known (NeuMF epochs) and a spinner otherwise, on an
+  interactive stderr. Elsewhere, with ``plain=True``, it writes plain lines
+  instead: one when the step changes and, from a timer thread, one at least
+  every ``every_s`` seconds (what, done/total, elapsed, an estimate), so a
+  piped ``build`` is never silent for minutes; without ``plain`` it is a no-op.
 * :class:`ProgressLines`, for long loops when stderr is *not* a terminal: one
   plain line per N items or per T seconds, on stderr and in the log, so a run
   in a pipe, a CI log or a notebook is never silent for minutes.
@@ -29,12 +32,30 @@ _log = logging.getLogger("recworld.progress")
 class StageProgress:
     """Overall ``k/N`` plus the current step; use as a context manager."""
 
-    def __init__(self, *, enabled: bool, width: int = 80, console: Console | None = None) -> None:
-        """``console`` (default: stderr, when it is a terminal) is where the display is drawn."""
+    def __init__(
+        self,
+        *,
+        enabled: bool,
+        width: int = 80,
+        console: Console | None = None,
+        plain: bool = False,
+        label: str = "",
+        every_s: float = 30.0,
+    ) -> None:
+        """``console`` (default: stderr, when it is a terminal) is where the display is drawn.
+
+        ``plain``: when stderr is not a terminal, write :class:`PlainStages` lines
+        (prefixed ``label``) instead of nothing.
+        """
         self._progress: Progress | None = None
         self._overall: TaskID | None = None
         self._step: TaskID | None = None
-        if not enabled or (console is None and not sys.stderr.isatty()):
+        self._plain: PlainStages | None = None
+        if not enabled:
+            return
+        if console is None and not sys.stderr.isatty():
+            if plain:
+                self._plain = PlainStages(label, every_s=every_s)
             return
         from rich.console import Console
         from rich.progress import (
@@ -60,7 +81,7 @@ class StageProgress:
 
     @property
     def enabled(self) -> bool:
-        return self._progress is not None
+        return self._progress is not None or self._plain is not None
 
     def lines(self) -> list[tuple[str, float | None, float]]:
         """(description, total, completed) of each line shown now."""
@@ -71,6 +92,8 @@ class StageProgress:
     def __enter__(self) -> StageProgress:
         if self._progress is not None:
             self._progress.start()
+        if self._plain is not None:
+            self._plain.start()
         return self
 
     def __exit__(
@@ -78,9 +101,13 @@ class StageProgress:
     ) -> None:
         if self._progress is not None:
             self._progress.stop()
+        if self._plain is not None:
+            self._plain.stop()
 
     def overall(self, description: str, done: int, total: int | None) -> None:
         """Set the top line: ``description`` with ``done`` of ``total`` steps."""
+        if self._plain is not None:
+            self._plain.overall(description, done, total)
         if self._progress is None:
             return
         if self._overall is None:
@@ -90,6 +117,8 @@ class StageProgress:
 
     def step(self, description: str, done: int = 0, total: int | None = None) -> None:
         """Set the second line: the step now running (``total`` None: a spinner, no bar)."""
+        if self._plain is not None:
+            self._plain.step(description, done, total)
         if self._progress is None:
             return
         if self._step is not None and self._progress.tasks[-1].total != total:
@@ -110,6 +139,91 @@ def _fit(text: str, width: int = 34) -> str:
     text = strip_control(text)
     text = text if len(text) <= width else text[: width - 1] + "…"
     return escape(text.ljust(width))
+
+
+class PlainStages:
+    """:class:`StageProgress` as plain lines (stderr not a terminal): on each new step, and every ``every_s``.
+
+    A line reads ``progress: build: measures 3/10 (30.0%), building kg_movie_genre,
+    1m12s elapsed, about 2m48s left``; the estimate extrapolates the overall
+    steps (or the step's own count, when only it has one) from the time so far.
+    """
+
+    def __init__(self, label: str, *, every_s: float = 30.0) -> None:
+        self.label, self.every_s = label, every_s
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = self._last = time.monotonic()
+        self._overall: tuple[str, int, int | None] = ("", 0, None)
+        self._overall_since = self._started
+        self._step: tuple[str, int, int | None] = ("", 0, None)
+        self._step_since = self._started
+        self.lines_written = 0
+
+    def start(self) -> None:
+        self._started = self._last = self._overall_since = self._step_since = time.monotonic()
+        self._thread = threading.Thread(target=self._tick, name="recworld-stages", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+
+    def overall(self, description: str, done: int, total: int | None) -> None:
+        with self._lock:
+            if description != self._overall[0] or total != self._overall[2]:
+                self._overall_since = time.monotonic()
+            self._overall = (description, done, total)
+
+    def step(self, description: str, done: int, total: int | None) -> None:
+        with self._lock:
+            new = description != self._step[0]
+            if new:
+                self._step_since = time.monotonic()
+            self._step = (description, done, total)
+        if new:
+            self._emit()
+
+    def line(self) -> str:
+        now = time.monotonic()
+        with self._lock:
+            (what, done, total), (step, s_done, s_total) = self._overall, self._step
+            overall_since, step_since = self._overall_since, self._step_since
+        parts = []
+        if what:
+            parts.append(
+                f"{what} {done}/{total}" + (f" ({done / total:.1%})" if total else "") if total else what
+            )
+        if step and step != what:
+            parts.append(f"{step} {s_done}/{s_total}" if s_total else step)
+        parts.append(f"{clock(now - self._started)} elapsed")
+        left = _estimate(done, total, now - overall_since) or _estimate(s_done, s_total, now - step_since)
+        if left is not None:
+            parts.append(f"about {clock(left)} left" + ("" if total else " in this step"))
+        return (
+            f"progress: {self.label}: " + ", ".join(parts) if self.label else "progress: " + ", ".join(parts)
+        )
+
+    def _tick(self) -> None:
+        while not self._stop.wait(max(0.01, self._last + self.every_s - time.monotonic())):
+            if time.monotonic() - self._last >= self.every_s - 0.005:
+                self._emit()
+
+    def _emit(self) -> None:
+        text = self.line()
+        with self._lock:
+            self._last = time.monotonic()
+            self.lines_written += 1
+        notice(text)
+
+
+def _estimate(done: int, total: int | None, elapsed: float) -> float | None:
+    """Seconds left at the rate so far (None: nothing done yet, or no total)."""
+    if not total or done <= 0 or done >= total:
+        return None
+    return elapsed / done * (total - done)
 
 
 class ProgressLines:

@@ -1,9 +1,10 @@
 """What ``recworld build`` shows while it works: a progress display on stderr and INFO log lines.
 
 NeuMF alone can take minutes on a large dataset, so a silent build looks hung.
-The display is :class:`~recworld.console.progress.StageProgress` (a terminal
-only); the same events go to the log, so ``--log-level info`` narrates a build
-in a pipe or a CI log too.
+The display is :class:`~recworld.console.progress.StageProgress`: a live
+display on a terminal, and plain ``progress:`` lines on stderr elsewhere (a
+pipe, a CI log), one per step and at least every 30 s, with done/total and an
+estimate once the measures are counted. The same events go to the log.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class BuildView:
     """A :class:`~recworld.lrworld.suite.BuildProgress` that draws and logs each event."""
 
     def __init__(self, *, enabled: bool) -> None:
-        self._display = StageProgress(enabled=enabled)
+        self._display = StageProgress(enabled=enabled, plain=True, label="build")
         self._measure: str | None = None
 
     def __enter__(self) -> BuildView:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+
+class ReportFormat(StrEnum):
+    latex = "latex"
 
 
 def report(
@@ -34,6 +39,14 @@ def report(
         int,
         typer.Option("--tsne-clusters", min=1, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."),
     ] = 5,
+    formats: Annotated[
+        list[ReportFormat] | None,
+        typer.Option(
+            "--format",
+            help="Also write this format: latex (report.tex, booktabs score tables with intervals). "
+            "Repeatable; report.md, report.html and the CSVs are always written.",
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -52,7 +65,8 @@ def report(
         tsne_clusters=tsne_clusters,
     )
     target = out if out is not None else default_out_dir(paths)
-    written = write_report(paths, target, seed=seed, options=options, force=force)
+    latex = ReportFormat.latex in (formats or [])
+    written = write_report(paths, target, seed=seed, options=options, force=force, progress=True, latex=latex)
     for path in written.values():
         typer.echo(str(path))
 
@@ -60,6 +74,10 @@ def report(
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the ``recworld`` app."""
     from recworld.report.analyze_cli import analyze_command
+    from recworld.report.compare_cli import compare_command
+    from recworld.report.runs_cli import runs_command
 
     app.command("report")(report)
     app.command("analyze")(analyze_command)
+    app.command("runs")(runs_command)
+    app.command("compare")(compare_command)
