@@ -30,8 +30,11 @@ def load_questions(
     wanted = list(measures) if measures else available
     unknown = [m for m in wanted if m not in available]
     if unknown:
+        from recworld.console import suggestion
+
+        hints = "".join(suggestion(m, available) for m in unknown)
         raise ConfigError(
-            f"--measures: not in {qdir}: {', '.join(unknown)}; available: {', '.join(available)}"
+            f"--measures: not in {qdir}: {', '.join(unknown)}{hints}; available: {', '.join(available)}"
         )
     questions: list[Question] = []
     for measure in wanted:

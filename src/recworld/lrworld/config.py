@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.mining import NeuMFConfig
@@ -96,3 +96,13 @@ class BuildConfig(FrozenRecord):
         if len(set(value)) != len(value):
             raise ValueError("measures are listed twice")
         return value
+
+    @model_validator(mode="after")
+    def _one_neural_policy(self) -> BuildConfig:
+        """A weak NeuMF space cannot be both fatal and built anyway: neither flag may silently win."""
+        if self.require_neural and self.allow_weak_neumf:
+            raise ValueError(
+                "--require-neural and --allow-weak-neumf contradict each other (fail on a weak NeuMF "
+                "space, or build its measures anyway): give one"
+            )
+        return self

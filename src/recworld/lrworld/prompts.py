@@ -111,7 +111,10 @@ def get_variant(name: str) -> Variant:
     try:
         return _VARIANTS[name]
     except KeyError:
-        raise ConfigError(f"unknown prompt variant {name!r}; known: {', '.join(VARIANTS)}") from None
+        from recworld.console import suggestion
+
+        hint = suggestion(name, VARIANTS)
+        raise ConfigError(f"unknown prompt variant {name!r}{hint}; known: {', '.join(VARIANTS)}") from None
 
 
 @cache

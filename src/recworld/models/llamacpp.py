@@ -125,8 +125,13 @@ def resolve_model_path(name: str) -> Path:
         return join_parts(SPLIT_MODELS[name], feature=f"llamacpp:{name}")
     path = Path(name).expanduser()
     if not path.name.endswith(".gguf"):
+        from recworld.console import suggestion
+
         known = ", ".join(KNOWN_MODELS)
-        raise ConfigError(f"llamacpp model {name!r} is neither a known name ({known}) nor a .gguf path")
+        raise ConfigError(
+            f"llamacpp model {name!r}{suggestion(name, KNOWN_MODELS)} is neither a known name ({known}) "
+            "nor a .gguf path"
+        )
     if not path.is_file():
         raise ConfigError(f"{path}: GGUF file not found")
     return path

@@ -115,8 +115,11 @@ def parse_options(cls: type[Options], options: Mapping[str, Any], backend: str) 
         name = ".".join(str(p) for p in first.get("loc") or ()) or "?"
         known = ", ".join(sorted(cls.model_fields)) or "none"
         if first.get("type") == "extra_forbidden":
+            from recworld.console import suggestion
+
+            hint = suggestion(name, cls.model_fields)
             raise ConfigError(
-                f"the {backend} backend has no option {name!r} (its options: {known})"
+                f"the {backend} backend has no option {name!r}{hint} (its options: {known})"
             ) from None
         raise ConfigError(f"the {backend} backend's option {name!r}: {first.get('msg')}") from None
 

@@ -115,6 +115,10 @@ class ModelFactory(Protocol):
     def __call__(self, spec: ModelSpec, config: ModelConfig) -> Model: ...
 
 
+# The llamacpp backend's built-in short names (recworld.models.llamacpp.KNOWN_MODELS, which a test
+# keeps equal), here so that a hint for a bare "smollm2-135m" imports nothing.
+LLAMACPP_NAMES = ("smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b")
+
 # The built-in chat backends. Third-party ones come from the ``recworld.models`` entry-point group.
 BACKENDS: dict[str, Backend] = {
     "openai": Backend("recworld.models.openai_compat", OpenAIOptions),
@@ -180,6 +184,10 @@ def _spec_hint(spec: str, names: list[str]) -> str:
     close = did_you_mean(backend, names, n=1)
     if close:
         return phrase([f"{close[0]}{sep}{name}"])
+    if not sep and "llamacpp" in names:  # a built-in local model's short name: "smollm2-135m"
+        local = did_you_mean(backend, LLAMACPP_NAMES, n=1)
+        if local:
+            return phrase([f"llamacpp:{local[0]}"])
     if not sep and "openai" in names:  # "gpt-4o-mini" or "org/model": a model name without its backend
         return phrase([f"{'hf' if '/' in backend else 'openai'}:{backend}"])
     return ""

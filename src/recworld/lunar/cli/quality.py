@@ -127,8 +127,8 @@ def add_agreement(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--out",
-                help="Where agreement.json/.csv go (default: the first sheet's folder). "
-                "A LUNAR run feeds the report.",
+                help="Where agreement.json/.csv go (default: the first sheet's folder when recworld wrote "
+                "it, else a new 'agreement' folder beside the sheet). A LUNAR run feeds the report.",
             ),
         ] = None,
         force: Annotated[
@@ -145,7 +145,7 @@ def add_agreement(app: typer.Typer) -> None:
         from recworld.lunar.quality.agreement import rows_text, write_agreement
 
         machines = {r.strip() for r in llm_raters.split(",") if r.strip()}
-        target = out or ratings[0].parent
+        target = out or _default_out(ratings[0])
         report = write_agreement(ratings, machines, target, force=force)
         lines = [rows_text(report.rows) if report.rows else "no rater pair shares an item"]
         data = {"command": "agreement", **report.to_json()}
@@ -154,6 +154,22 @@ def add_agreement(app: typer.Typer) -> None:
             data,
             [*lines, f"wrote {target / 'agreement.json'} and agreement.csv"],
         )
+
+
+def _default_out(sheet: Path) -> Path:
+    """The sheet's folder when recworld wrote it (an agreement may go there), else ``agreement/`` in it.
+
+    A user's own folder of sheets is never refused for holding other files: the
+    default is a place the command may write.
+    """
+    from recworld.errors import ConfigError
+    from recworld.io import check_output_dir
+    from recworld.lunar.quality.agreement import AGREEMENT_JOINS, AGREEMENT_KIND
+
+    try:
+        return check_output_dir(sheet.parent, AGREEMENT_KIND, joins=AGREEMENT_JOINS)
+    except ConfigError:
+        return sheet.parent / "agreement"
 
 
 def add_quality_commands(app: typer.Typer) -> None:

@@ -228,8 +228,10 @@ def context_setting(name: str) -> type[ContextSetting[Any]]:
     """The setting registered as ``name``; a ConfigError naming the known ones otherwise."""
     found = _REGISTRY.get(name)
     if found is None:
-        known = ", ".join(c.name for c in registered())
-        raise ConfigError(f"unknown context {name!r}; known: {known}")
+        from recworld.console import suggestion
+
+        names = [c.name for c in registered()]
+        raise ConfigError(f"unknown context {name!r}{suggestion(name, names)}; known: {', '.join(names)}")
     return found
 
 
