@@ -139,9 +139,11 @@ def test_numeric_labels_are_labels() -> None:
     assert extract_choice("1", labels, HIT_TEXT) == 0
 
 
-def test_label_beats_conflicting_option_text() -> None:
-    # The label is an explicit statement; the title is only a weaker hint.
-    assert extract_choice("B. Toy Story", MCQ, MCQ_TEXT) == 1
+def test_label_and_conflicting_option_text_is_a_miss() -> None:
+    # "B. Toy Story" where Toy Story is A: neither is the answer (first-hour review §1.9: small models
+    # prefix "A." by habit, so reading the label made their answers drift to A).
+    assert extract_choice("B. Toy Story", MCQ, MCQ_TEXT) is None
+    assert extract_choice("Answer: B", MCQ, MCQ_TEXT) == 1  # a stated label alone still reads
 
 
 def test_empty_labels() -> None:
@@ -234,3 +236,23 @@ def test_an_answer_beside_an_echo_still_counts(text: str, expected: int) -> None
 def test_any_ascending_run_of_three_listed_labels_is_an_echo(indices: list[int], form: str) -> None:
     text = " ".join(form.format(MCQ[i]) for i in indices)
     assert extract_choice(text, MCQ, MCQ_TEXT) is None
+
+
+@given(
+    case=st.sampled_from([(MCQ, MCQ_TEXT), (HIT, HIT_TEXT)]).flatmap(
+        lambda c: st.tuples(st.just(c), st.integers(0, len(c[0]) - 1), st.integers(0, len(c[0]) - 1))
+    ),
+    punct=st.sampled_from([". ", ") ", ": "]),
+)
+def test_an_enumerated_label_with_another_options_text_is_a_miss(
+    case: tuple[tuple[tuple[str, ...], tuple[str, ...]], int, int], punct: str
+) -> None:
+    """ "A. Romance" where Romance is option B reads as neither (the review's drift to A); agreeing reads."""
+    (labels, texts), label, text = case
+    reply = f"{labels[label]}{punct}{texts[text]}"
+    assert extract_choice(reply, labels, texts) == (label if label == text else None)
+
+
+def test_an_enumerated_label_with_its_reason_still_reads() -> None:
+    assert extract_choice("B. because the user likes crime films", MCQ, MCQ_TEXT) == 1
+    assert extract_choice("B) Heat, a crime film", MCQ, MCQ_TEXT) == 1

@@ -34,8 +34,9 @@ __all__ = ["CI_NOTE", "DEGENERATE_MARK", "ScoreRow", "factor_table", "main_table
 DEGENERATE_MARK = "†"
 
 CI_NOTE = (
-    "[a, b] is the 95% interval: exact (Clopper-Pearson) for a measure, a stratified smoothed bootstrap for "
-    f"a macro average (docs/report.md, Intervals); under {MIN_INTERVAL_N} questions a cell shows its n "
+    "[a, b] is the 95% interval: exact (Clopper-Pearson) for a measure, stratified Clopper-Pearson for a "
+    "macro average (a smoothed bootstrap when a run asked several option orders; docs/report.md, "
+    f"Intervals); under {MIN_INTERVAL_N} questions a cell shows its n "
     "instead, and is never bold."
 )
 

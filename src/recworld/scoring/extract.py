@@ -27,7 +27,8 @@ answer is C" reads as C):
    not an answer, and is ignored.
 2. **Enumeration** - a line starting "B. ", "B) " or "B: " ("B. Heat"); used
    only when every such line names the same label (several distinct ones are
-   an echoed option list).
+   an echoed option list), and never when the text after the label is another
+   option's ("A. Romance" where Romance is option B: a miss, not A).
 3. **Option text** - the reply equals one option's text (case- and
    space-insensitive), or mentions exactly one option's text (an option whose
    text lies inside another mentioned option's text does not count), or is a
@@ -300,6 +301,17 @@ def _by_option_text(text: str, option_texts: Sequence[str]) -> int | None:
     return None
 
 
+def _text_names_other(body: str, hit: _Hit, option_texts: Sequence[str]) -> bool:
+    """Whether the text after an enumerated label ("B. Heat") names another option than that label's."""
+    end = body.find("\n", hit.pos)
+    rest = _ENUM_LEAD.sub("", body[hit.pos : len(body) if end < 0 else end], count=1)
+    named = _by_option_text(rest, option_texts) if rest.strip() else None
+    return named is not None and named != hit.index
+
+
+_ENUM_LEAD = re.compile(r"^\S+?\s*[.):]\s*")
+
+
 def strip_reasoning(text: str) -> str | None:
     """``text`` without its reasoning blocks, or ``None`` when a block never closes.
 
@@ -344,9 +356,12 @@ def extract_choice(text: str, labels: Sequence[str], option_texts: Sequence[str]
     if statements:
         return max(statements, key=lambda h: h.pos).index
 
-    enumerated = {h.index for h in parser.hits(body, parser.enum, decorated=False, numbers=False)}
+    enum_hits = parser.hits(body, parser.enum, decorated=False, numbers=False)
+    enumerated = {h.index for h in enum_hits}
     if len(enumerated) == 1:
-        return enumerated.pop()
+        index = enumerated.pop()
+        # "A. Romance" where Romance is option B: label and text disagree, so neither is the answer.
+        return None if any(_text_names_other(body, h, option_texts) for h in enum_hits) else index
 
     by_text = _by_option_text(body, option_texts)
     if by_text is not None:

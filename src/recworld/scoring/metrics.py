@@ -17,9 +17,12 @@ Intervals (docs/report.md, "Intervals", gives the reasons and references):
   smoothed Bayesian bootstrap over the questions' mean hit across orders, so
   five copies of a question do not pass for five questions;
 - factor, scale and overall scores are macro averages over measures (each
-  measure weighs the same, whatever its size); their interval is a stratified
-  smoothed Bayesian bootstrap (questions resampled within each measure, with
-  half a pseudo-observation at 0 and 1), which cannot collapse to zero width.
+  measure weighs the same, whatever its size); their interval is the
+  stratified Clopper-Pearson interval of 0/1 hits (each measure's exact beta
+  bounds, mixed with equal weights: ``recworld.stats.stratified_interval``),
+  which cannot collapse to zero width; for a run asked in several orders (mean
+  hits per question, not 0/1) a stratified smoothed Bayesian bootstrap
+  (questions resampled within each measure, half a pseudo-observation at 0 and 1).
   A group of one measure has that measure's interval.
 
 Paired comparisons (:func:`paired_comparison`) use the questions both runs
@@ -70,7 +73,8 @@ SampleLike = SampleRecord | Mapping[str, Any]
 
 INTERVAL = (
     "Clopper-Pearson per measure (over questions; a smoothed Bayesian bootstrap over questions when "
-    "asked in several orders); groups: stratified smoothed Bayesian bootstrap over measures"
+    "asked in several orders); groups: stratified Clopper-Pearson over measures (a stratified smoothed "
+    "Bayesian bootstrap when asked in several orders)"
 )
 
 __all__ = [
