@@ -103,3 +103,17 @@ def test_plain_stages_say_what_done_total_and_how_long(capsys: pytest.CaptureFix
     assert lines[0].startswith("recworld: progress: build: measures 0/4 (0.0%), building assoc_rule, ")
     assert any("measures 1/4 (25.0%), building kg_movie_genre" in x and "left" in x for x in lines)
     assert len(lines) >= 4  # the heartbeat, not only the changes
+
+
+def test_agreement_default_never_writes_through_a_linked_folder(recworld: Recworld, tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    rows = ["item_id,rater,dimension,score"] + [
+        f"i{i},{r},realism,{i % 5 + 1}" for i in range(4) for r in "ab"
+    ]
+    (real / "ratings.csv").write_text("\n".join(rows) + "\n")
+    (real / "notes.txt").write_text("mine")
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    done = recworld("lunar", "agreement", str(tmp_path / "link" / "ratings.csv"))
+    assert done.returncode == 2 and "symbolic link" in done.stderr
+    assert sorted(p.name for p in real.iterdir()) == ["notes.txt", "ratings.csv"]

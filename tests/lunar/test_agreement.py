@@ -142,8 +142,10 @@ def test_cli_prints_and_writes_the_table(tmp_path: Path) -> None:
     for item, (x, y, z) in enumerate([(5, 5, 5), (4, 5, 4), (5, 5, 3)]):
         lines += [f"q{item},ann1,realism,{x}", f"q{item},ann2,realism,{y}", f"q{item},gpt,realism,{z}"]
     path = _write(tmp_path / "ratings.csv", "\n".join(lines) + "\n")
-    assert main(["lunar", "agreement", str(path), "--llm-raters", "gpt"]) == 2  # its folder is not ours
+    # Its folder is not recworld's: the default is a new agreement/ folder beside the sheet.
+    assert main(["lunar", "agreement", str(path), "--llm-raters", "gpt"]) == 0
     out = tmp_path / "agreement"
+    assert (out / "agreement.json").is_file()
     result = CliRunner().invoke(
         app, ["lunar", "agreement", str(path), "--llm-raters", "gpt", "--out", str(out)]
     )

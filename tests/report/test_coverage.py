@@ -96,8 +96,8 @@ def test_markdown_marks_partial_runs_once_under_one_runs_heading(tmp_path: Path)
     md = written["markdown"].read_text()
     assert md.count("## Runs") == 1 and "### Runs" not in md
     runs_table = md.split("## Runs", 1)[1]
-    assert "| popularity | part | ml-100k | main | 10 | 5 | partial |" in runs_table
-    assert "| itemknn | full |" in runs_table and "2025-01-01T10:05:00Z" in runs_table
+    assert "| popularity | – | part | ml-100k | main | 10 | 5 | partial |" in runs_table
+    assert "| itemknn | – | full |" in runs_table and "2025-01-01T10:05:00Z" in runs_table
     assert "model spec" not in runs_table  # the label already names the model
     assert "> Partial runs: popularity" in md
 

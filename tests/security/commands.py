@@ -265,7 +265,14 @@ WRITERS: tuple[Writer, ...] = (
     ),
     Writer(
         "lunar-agreement",
-        lambda w, d: ["lunar", "agreement", d / "lun" / "annotation" / "ratings.csv"],
+        # --out named: the default moves to a new agreement/ folder when the sheet's is not claimable
+        lambda w, d: [
+            "lunar",
+            "agreement",
+            d / "lun" / "annotation" / "ratings.csv",
+            "--out",
+            d / "lun" / "annotation",
+        ],
         lambda d: d / "lun" / "annotation",
         swap=False,
         inputs=_lunar_copy,

@@ -225,8 +225,13 @@ def test_a6_a7_annotate_and_agreement_refuse_foreign_files(
     before = _foreign(agree, {"agreement.json": b'{"mine":1}\n', "agreement.csv": b"my,analysis\n"})
     shutil.move(agree.parent / "ratings.csv", agree / "ratings.csv")
     before["ratings.csv"] = (agree / "ratings.csv").read_bytes()
-    code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv")], capsys)
+    code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv"), "--out", str(agree)], capsys)
     assert code == 2 and "--out" in err and _snapshot(agree) == before
+    code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv")], capsys)  # the default: beside
+    assert code == 0, err
+    assert {k: v for k, v in _snapshot(agree).items() if not k.startswith("agreement/")} == before
+    assert (agree / "agreement" / "agreement.json").is_file()
+    shutil.rmtree(agree / "agreement")
     code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv"), "--out", str(run_dir)], capsys)
     assert code == 0, err  # into the LUNAR run it feeds: a kind the agreement joins
     assert output_kinds(run_dir) == {"lunar-run", "lunar-agreement"}

@@ -160,16 +160,20 @@ def _default_out(sheet: Path) -> Path:
     """The sheet's folder when recworld wrote it (an agreement may go there), else ``agreement/`` in it.
 
     A user's own folder of sheets is never refused for holding other files: the
-    default is a place the command may write.
+    default is a place the command may write. A folder that is a symbolic link
+    is kept, so the claim refuses it rather than writing through the link.
     """
     from recworld.errors import ConfigError
     from recworld.io import check_output_dir
     from recworld.lunar.quality.agreement import AGREEMENT_JOINS, AGREEMENT_KIND
 
+    folder = sheet.parent
+    if folder.is_symlink() or not folder.is_dir():
+        return folder
     try:
-        return check_output_dir(sheet.parent, AGREEMENT_KIND, joins=AGREEMENT_JOINS)
+        return check_output_dir(folder, AGREEMENT_KIND, joins=AGREEMENT_JOINS)
     except ConfigError:
-        return sheet.parent / "agreement"
+        return folder / "agreement"
 
 
 def add_quality_commands(app: typer.Typer) -> None:
