@@ -248,7 +248,7 @@ def _without_echo(body: str, parser: _Parser, option_texts: Sequence[str]) -> tu
         starts = [pos for pos, _ in run]
         for k, start in enumerate(starts):
             spans.append((start, _item_end(body, start, starts[k + 1] if k + 1 < len(starts) else len(body))))
-    options = {_normalise(o): i for i, o in enumerate(option_texts) if _normalise(o)}
+    options = {n: i for i, o in enumerate(option_texts) if (n := _normalise(o))}
     lines, offset, echoed_lines = [], 0, set()
     for line in body.split("\n"):
         index = options.get(_normalise(line))
