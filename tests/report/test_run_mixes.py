@@ -119,3 +119,18 @@ def test_runs_differing_only_in_system_are_distinct_rows_in_every_csv(tmp_path: 
         assert any("Be brief." in r["run"] for r in rows)
         assert any("max tokens 8" in r["run"] for r in rows)
         assert not any("__" in r["run"] for r in rows)  # labelled by settings, never by a folder hash
+
+
+def test_a_run_with_no_answer_is_no_chart_legend_entry(tmp_path: Path) -> None:
+    from recworld.report.charts import bar_chart, radar_chart
+    from recworld.report.runs import label_runs, load_run
+
+    suite = _suite(tmp_path / "suite")
+    good = write_spec(suite, RunSpec("full", "random", MEASURES, 5))
+    failed = write_spec(
+        suite, RunSpec("errored", "openai:gpt-4o-mini", MEASURES, 5, errors=5, status="stopped")
+    )
+    runs = [load_run(good), load_run(failed)]
+    label_runs(runs)
+    for svg in (bar_chart("b", "ml-100k", runs, list(MEASURES)), radar_chart("r", "ml-100k", runs) or ""):
+        assert "random" in svg and "gpt-4o-mini" not in svg

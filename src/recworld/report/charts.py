@@ -21,6 +21,8 @@ __all__ = ["bar_chart", "factors_with_data", "position_chart", "radar_chart"]
 def bar_chart(key: str, dataset: str, runs: Sequence[RunData], measures: Sequence[str]) -> str:
     """Grouped bars per measure, 95% interval error bars, and each measure's chance level dashed."""
 
+    # A run with no scored answer draws nothing, so it is no legend entry (the tables still show it).
+    runs = [r for r in runs if r.metrics.n > 0] or list(runs)
     # Only measures some drawn run answered: a ceiling or partial run elsewhere may cover more.
     measures = [m for m in measures if any(m in r.metrics.measures for r in runs)]
 
@@ -82,6 +84,7 @@ def factors_with_data(runs: Sequence[RunData]) -> list[str]:
 
 def radar_chart(key: str, dataset: str, runs: Sequence[RunData]) -> str | None:
     """Each model's "mental world": its score on every factor with data (None if fewer than 3)."""
+    runs = [r for r in runs if r.metrics.n > 0]  # a run with no scored answer has no shape to draw
     factors = factors_with_data(runs)
     if len(factors) < 3:
         return None
