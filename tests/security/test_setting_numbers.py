@@ -235,3 +235,20 @@ def test_d13_a_valid_run_json_is_strict_json(
 
     header = json.loads((out / "run.json").read_text(encoding="utf-8"), parse_constant=refuse)
     assert header["config"]["runner"]["timeout_s"] == 86400
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{suite}", "--seed", "-1"],
+        ["report", "{suite}", "--seed", "1" + "0" * 30],
+        ["report", "{suite}", "--tsne-clusters", "1" + "0" * 20],
+        ["lunar", "annotate", "{suite}", "--seed", "-3"],
+        ["lunar", "annotate", "{suite}", "--histories", "1" + "0" * 30],
+    ],
+)
+def test_numbers_of_hand_declared_options_are_bounded_too(
+    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code, _stdout, err = run([a.format(suite=evil_suite) for a in argv], capsys)
+    assert code == 2 and "Traceback" not in err, err

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from recworld.records import MAX_INT
+
 
 def report(
     paths: Annotated[
@@ -20,7 +22,10 @@ def report(
         ),
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(help="Bootstrap seed (default: the one each run's metrics.json used).")
+        int | None,
+        typer.Option(
+            min=0, max=MAX_INT, help="Bootstrap seed (default: the one each run's metrics.json used)."
+        ),
     ] = None,
     pair: Annotated[
         list[str] | None,
@@ -32,7 +37,9 @@ def report(
     ] = None,
     tsne_clusters: Annotated[
         int,
-        typer.Option("--tsne-clusters", min=1, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."),
+        typer.Option(
+            "--tsne-clusters", min=1, max=1000, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."
+        ),
     ] = 5,
     force: Annotated[
         bool,
