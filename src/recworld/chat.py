@@ -12,7 +12,8 @@ Invariant: every :class:`Response` is well-formed data, whatever backend or
 server made it: its text is valid Unicode (a lone UTF-16 surrogate, which a JSON
 reply can spell as ``\\ud800`` and no UTF-8 encoder accepts, becomes U+FFFD), and
 each choice log-probability is a float that is finite or ``-inf`` (NaN and
-``+inf`` become ``-inf``: that choice was not scored). :meth:`Response.to_json`
+``+inf`` become ``-inf``: that choice was not scored), and its usage counts are whole numbers
+from 0 to 2**63 - 1 (anything else counts 0). :meth:`Response.to_json`
 is strict JSON (``-inf`` is written ``null``, read back as ``-inf``), so the
 cache, the journal and the samples can always encode what a model answered.
 """
@@ -178,6 +179,18 @@ def clean_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
+def _count(value: object) -> int:
+    """A token count a backend reported: a whole number from 0 to 2**63 - 1, else 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        try:
+            value = int(value)  # type: ignore[call-overload]  # numpy integers and the like
+        except (TypeError, ValueError, OverflowError):
+            return 0
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return 0
+    return int(value) if 0 <= value < 2**63 else 0
+
+
 def _logprob(value: float) -> float:
     """A choice log-probability: finite or ``-inf``; NaN and ``+inf`` (never a probability) are ``-inf``."""
     number = float(value)
@@ -186,8 +199,16 @@ def _logprob(value: float) -> float:
 
 @dataclass(frozen=True)
 class Usage:
+    """Token counts: whole numbers from 0 to 2**63 - 1 (anything else a backend reports counts 0)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = getattr(self, name)
+            if type(value) is not int or not 0 <= value < 2**63:
+                object.__setattr__(self, name, _count(value))
 
 
 @dataclass(frozen=True)

@@ -289,3 +289,35 @@ def test_d10_a_lone_surrogate_in_a_reply_is_data_not_a_hang(
     else:
         assert "bad \ufffd thing" in sample["error"]
     check_cache(out / "cache.sqlite")
+
+
+ANY_TEXT = (
+    st.text() | st.text(st.characters(categories=["Cs", "Cc"])) | st.sampled_from(["\ud800", "a\udfff"])
+)
+ANY_COUNT = (
+    st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.none()
+    | st.text(max_size=3)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ANY_TEXT,
+    st.none() | st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 5), max_size=5),
+    ANY_COUNT,
+    ANY_COUNT,
+)
+def test_any_backend_response_is_well_formed(text: str, scores: Any, prompt: Any, completion: Any) -> None:
+    """Whatever a backend or plugin builds (not only the openai one), the Response is well-formed data."""
+    from recworld.chat import Response, Usage
+
+    made = Response(
+        text=text, choice_logprobs=None if scores is None else tuple(scores), usage=Usage(prompt, completion)
+    )
+    check_completion(type("C", (), {"response": made, "error": None})())
+    assert all(
+        type(n) is int and 0 <= n < 2**63 for n in (made.usage.prompt_tokens, made.usage.completion_tokens)
+    )
+    strict_json(json.dumps(made.to_json(), ensure_ascii=False, allow_nan=False)).keys()
