@@ -181,14 +181,19 @@ def clean_text(text: str) -> str:
 
 def _count(value: object) -> int:
     """A token count a backend reported: a whole number from 0 to 2**63 - 1, else 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        try:
-            value = int(value)  # type: ignore[call-overload]  # numpy integers and the like
-        except (TypeError, ValueError, OverflowError):
-            return 0
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+    number: int | float
+    if isinstance(value, bool):
         return 0
-    return int(value) if 0 <= value < 2**63 else 0
+    if isinstance(value, int | float):
+        number = value
+    else:
+        try:
+            number = float(str(value))  # numpy numbers and the like
+        except ValueError:
+            return 0
+    if isinstance(number, float) and not (math.isfinite(number) and number.is_integer()):
+        return 0
+    return int(number) if 0 <= number < 2**63 else 0
 
 
 def _logprob(value: float) -> float:
