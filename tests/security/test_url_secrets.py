@@ -143,3 +143,27 @@ def test_d11_credentials_in_base_url_are_one_config_error_and_stored_nowhere(
     assert not text_has_key(out) and not text_has_key(err)
     assert files_with_key(work) == []
     assert not (work / "q").exists()
+
+
+def test_describe_images_refuses_a_key_in_its_base_url_before_writing(
+    work: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from worlds import write_ml_latest_small
+
+    data = write_ml_latest_small(work / "data" / "ml-latest-small")
+    url = f"http://u:{KEY}@127.0.0.1:9/v1"
+    argv = [
+        "describe-images",
+        "--dataset",
+        data,
+        "--model",
+        "openai:v",
+        "--base-url",
+        url,
+        "--out",
+        work / "d",
+    ]
+    code, out, err = run(argv, capsys)
+    assert code == 2 and "--base-url" in err and "Traceback" not in err, err
+    assert not text_has_key(out + err) and files_with_key(work) == []
+    assert not (work / "d").exists()

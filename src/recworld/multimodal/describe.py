@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from recworld import paths
 from recworld.chat import AnswerMode, Message, Request
@@ -339,6 +339,14 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     from recworld.data import resolve_dataset
     from recworld.models.registry import ModelConfig, ModelSpec, load_model
 
+    try:  # first: a key inside --base-url is refused before anything is written (recworld.models._urls)
+        backend = ModelConfig(
+            base_url=job.base_url, api_key_env=job.api_key_env, allow_insecure_http=job.allow_insecure_http
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        option = "-".join(str(p) for p in first["loc"]).replace("_", "-")
+        raise ConfigError(f"option --{option}: {str(first['msg']).removeprefix('Value error, ')}") from None
     dataset = resolve_dataset(job.dataset)
     out_dir = _out_dir(job, dataset)
     if not job.in_place:  # --in-place names the input cache itself; its other files are kept
@@ -348,9 +356,6 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     state = (job.state_dir or state_dir_for(out_dir)).expanduser()
 
     spec = str(ModelSpec.parse(job.model))
-    backend = ModelConfig(
-        base_url=job.base_url, api_key_env=job.api_key_env, allow_insecure_http=job.allow_insecure_http
-    )
     model = load_model(spec, backend)
     journal = DescriptionJournal(state / JOURNAL_NAME)
     state.mkdir(parents=True, exist_ok=True)
