@@ -64,19 +64,12 @@ def add_annotate(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Sheet folder [default: ROOT/annotation].")
         ] = None,
-        histories: Annotated[
-            int, typer.Option("--histories", min=0, max=MAX_INT, help="Users to sample.")
-        ] = 30,
-        queries: Annotated[
-            int, typer.Option("--queries", min=0, max=MAX_INT, help="Queries to sample.")
-        ] = 100,
+        histories: Annotated[int, typer.Option(min=0, max=MAX_INT, help="Users to sample.")] = 30,
+        queries: Annotated[int, typer.Option(min=0, max=MAX_INT, help="Queries to sample.")] = 100,
         max_records: Annotated[
             int,
             typer.Option(
-                "--max-records",
-                min=1,
-                max=MAX_INT,
-                help="Records shown per history (lunar rate shows the LLM the same).",
+                min=1, max=MAX_INT, help="Records shown per history (lunar rate shows the LLM the same)."
             ),
         ] = HISTORY_RECORDS,
         seed: Annotated[
