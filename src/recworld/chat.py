@@ -7,10 +7,21 @@ An :class:`EmbeddingRequest` is one text asked of an embedder.
 
 This module imports nothing from recworld, so every layer (lrworld prompts,
 models, the runner, LUNAR) can use these types without an upward import.
+
+Invariant: every :class:`Response` is well-formed data, whatever backend or
+server made it: its text is valid Unicode (a lone UTF-16 surrogate, which a JSON
+reply can spell as ``\\ud800`` and no UTF-8 encoder accepts, becomes U+FFFD), and
+each choice log-probability is a float that is finite or ``-inf`` (NaN and
+``+inf`` become ``-inf``: that choice was not scored), and its usage counts are whole numbers
+from 0 to 2**63 - 1 (anything else counts 0). :meth:`Response.to_json`
+is strict JSON (``-inf`` is written ``null``, read back as ``-inf``), so the
+cache, the journal and the samples can always encode what a model answered.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
@@ -156,10 +167,53 @@ def _image_key(reference: str) -> str:
         return reference  # the backend reports the unreadable file
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate replaced by U+FFFD, so it encodes as UTF-8.
+
+    A Python string from ``json.loads`` holds a surrogate only when it was
+    unpaired (``"\\ud800"``); a valid pair decodes to one character.
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def _count(value: object) -> int:
+    """A token count a backend reported: a whole number from 0 to 2**63 - 1, else 0."""
+    number: int | float
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int | float):
+        number = value
+    else:
+        try:
+            number = float(str(value))  # numpy numbers and the like
+        except ValueError:
+            return 0
+    if isinstance(number, float) and not (math.isfinite(number) and number.is_integer()):
+        return 0
+    return int(number) if 0 <= number < 2**63 else 0
+
+
+def _logprob(value: float) -> float:
+    """A choice log-probability: finite or ``-inf``; NaN and ``+inf`` (never a probability) are ``-inf``."""
+    number = float(value)
+    return number if math.isfinite(number) else -math.inf
+
+
 @dataclass(frozen=True)
 class Usage:
+    """Token counts: whole numbers from 0 to 2**63 - 1 (anything else a backend reports counts 0)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = getattr(self, name)
+            if type(value) is not int or not 0 <= value < 2**63:
+                object.__setattr__(self, name, _count(value))
 
 
 @dataclass(frozen=True)
@@ -176,10 +230,20 @@ class Response:
     usage: Usage = field(default_factory=Usage)
     raw: Mapping[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        """Make the answer well-formed (see the module docstring), whoever built it."""
+        if type(self.text) is not str or _SURROGATE.search(self.text):
+            object.__setattr__(self, "text", clean_text(str(self.text)))
+        scores = self.choice_logprobs
+        if scores is not None and not all(type(x) is float and math.isfinite(x) for x in scores):
+            object.__setattr__(self, "choice_logprobs", tuple(_logprob(x) for x in scores))
+
     def to_json(self) -> dict[str, Any]:
+        """Strict JSON: a ``-inf`` log-probability is ``null`` (:meth:`from_json` reads it back)."""
+        scores = self.choice_logprobs
         return {
             "text": self.text,
-            "choice_logprobs": None if self.choice_logprobs is None else list(self.choice_logprobs),
+            "choice_logprobs": None if scores is None else [x if math.isfinite(x) else None for x in scores],
             "usage": {
                 "prompt_tokens": self.usage.prompt_tokens,
                 "completion_tokens": self.usage.completion_tokens,
@@ -192,6 +256,8 @@ class Response:
         logprobs = data.get("choice_logprobs")
         return cls(
             text=str(data["text"]),
-            choice_logprobs=None if logprobs is None else tuple(float(x) for x in logprobs),
+            choice_logprobs=None
+            if logprobs is None
+            else tuple(-math.inf if x is None else float(x) for x in logprobs),
             usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
         )

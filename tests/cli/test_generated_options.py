@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 import typer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from typer.testing import CliRunner
 
 from recworld.console.options import (
@@ -27,6 +27,7 @@ from recworld.console.options import (
     with_options,
 )
 from recworld.errors import ConfigError
+from recworld.records import Settings as Bounded  # every options class is a bounded Settings one
 
 
 class Colour(enum.Enum):
@@ -34,18 +35,20 @@ class Colour(enum.Enum):
     BLUE = "blue"
 
 
-class Engine(BaseModel):
+class Engine(Bounded):
     model_config = ConfigDict(extra="forbid")
 
-    timeout_s: Annotated[float, Field(gt=0, description="Seconds per attempt."), Flag("--timeout")] = 120.0
-    concurrency: Annotated[int, Field(ge=1, description="Requests in flight.")] = 8
+    timeout_s: Annotated[
+        float, Field(gt=0, le=3600, description="Seconds per attempt."), Flag("--timeout")
+    ] = 120.0
+    concurrency: Annotated[int, Field(ge=1, le=4096, description="Requests in flight.")] = 8
 
 
-class Settings(BaseModel):
+class Settings(Bounded):
     model_config = ConfigDict(extra="forbid")
 
     suite: str = "s"
-    limit: Annotated[int | None, Field(ge=1, description="First N questions.")] = None
+    limit: Annotated[int | None, Field(ge=1, le=10**9, description="First N questions.")] = None
     colour: Annotated[Colour, Field(description="A colour.")] = Colour.RED
     kind: Annotated[Literal["a", "b"], Field(description="A kind.")] = "a"
     measures: Annotated[
@@ -134,8 +137,8 @@ def test_file_errors_name_the_file_and_key_with_a_suggestion() -> None:
 
 
 def test_two_fields_with_one_flag_are_refused() -> None:
-    class Twice(BaseModel):
-        timeout: float = 1.0
+    class Twice(Bounded):
+        timeout: float = Field(default=1.0, ge=0, le=10)
         engine: Engine = Field(default_factory=Engine)
 
     with pytest.raises(TypeError, match=r"--timeout is declared by both timeout and engine\.timeout_s"):
@@ -148,11 +151,11 @@ def test_settings_of_a_built_config_are_listed_with_values() -> None:
     assert values["--limit"] == 4 and values["--timeout"] == 120.0
 
 
-class Backend(BaseModel):
+class Backend(Bounded):
     model_config = ConfigDict(extra="forbid")
 
     url: Annotated[str | None, Field(description="Server URL."), Operational()] = None
-    seed: int = 0  # the parent sets it
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)  # the parent sets it
     options: Annotated[
         dict[str, Any],
         Field(description="Backend options."),
@@ -160,11 +163,11 @@ class Backend(BaseModel):
     ] = Field(default_factory=dict)
 
 
-class Run(BaseModel):
+class Run(Bounded):
     model_config = ConfigDict(extra="forbid")
 
     suite: Annotated[str, Flag(cli=False, file=False)] = "s"
-    seed: Annotated[int, Field(description="The one seed.")] = 0
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1, description="The one seed.")] = 0
     system: Annotated[str | None, Field(description="A system prompt.")] = None
     mode: Annotated[Literal["fast", "slow"], Field(description="How.")] = "fast"
     quiet: Annotated[bool, Field(description="Say less.")] = False
@@ -229,7 +232,7 @@ def test_identity_is_every_setting_not_marked_operational() -> None:
 
 
 def test_two_file_keys_that_collide_are_refused() -> None:
-    class Clash(BaseModel):
+    class Clash(Bounded):
         model_options: dict[str, Any] = Field(default_factory=dict)
         backend: Backend = Field(default_factory=Backend)
 

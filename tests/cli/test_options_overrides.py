@@ -10,27 +10,28 @@ from typing import Annotated, Any
 
 import pytest
 import typer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from typer.testing import CliRunner
 
 from recworld.console.options import Flag, Given, build, layered, option_fields, with_options
+from recworld.records import Settings as Bounded  # every options class is a bounded Settings one
 
 
-class Engine(BaseModel):
+class Engine(Bounded):
     model_config = ConfigDict(extra="forbid")
 
-    timeout_s: Annotated[float, Field(gt=0, description="Seconds per attempt.")] = 120.0
-    options: dict[str, Any] = {}
+    timeout_s: Annotated[float, Field(gt=0, le=3600, description="Seconds per attempt.")] = 120.0
+    options: dict[str, Any] = Field(default_factory=dict)
 
 
-class Session(BaseModel):
+class Session(Bounded):
     model_config = ConfigDict(extra="forbid")
 
     model: str
     engine: Engine = Engine(timeout_s=900.0)
 
 
-class Command(BaseModel):
+class Command(Bounded):
     model_config = ConfigDict(extra="forbid")
 
     answer: Session

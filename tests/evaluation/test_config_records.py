@@ -111,7 +111,9 @@ def test_a_run2_folder_resumes_and_refuses_other_settings(suite: Path, tmp_path:
 class WithTopK(EvalConfig):
     """EvalConfig and one new setting, declared the one way a setting is declared."""
 
-    top_k: Annotated[int | None, Field(ge=1, description="Sample from the K likeliest tokens only.")] = None
+    top_k: Annotated[
+        int | None, Field(ge=1, le=1000, description="Sample from the K likeliest tokens only.")
+    ] = None
 
 
 def _app() -> typer.Typer:

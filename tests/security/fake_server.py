@@ -32,7 +32,12 @@ Modes (``mode``, ``arg``) as the review named them:
 * ``infinite_chunked``: chunks until the client hangs up; ``big_cl``: a
   ``Content-Length`` of ``arg`` MiB, then 2 MiB and a close; ``big_nocl``: ``arg``
   MiB with no length; ``slowloris``: headers, then one byte a second;
-* ``retry_after``: HTTP 429 with ``Retry-After: arg``.
+* ``retry_after``: HTTP 429 with ``Retry-After: arg``;
+* ``lone_surrogate``: a valid completion whose content holds the JSON escape
+  ``\\ud800`` (review 3, E1/E2); ``lone_surrogate_error``: HTTP 400 whose
+  ``error.message`` holds ``\\udfff`` (E3);
+* ``raw_body``: the server's ``status`` and ``body`` bytes as they are (set
+  them between requests: a generator's replies).
 """
 
 from __future__ import annotations
@@ -128,6 +133,10 @@ def raw_json(text: str) -> Reply:
     yield response(200, text.encode(), {"Content-Type": "application/json"})
 
 
+def raw_json_status(status: int, text: str) -> Reply:
+    yield response(status, text.encode(), {"Content-Type": "application/json"})
+
+
 @cache
 def gzip_bomb_bytes(mib: int) -> bytes:
     """``mib`` MiB of zeros, gzip-compressed (about 1 KiB per MiB)."""
@@ -214,6 +223,11 @@ def mode_reply(mode: str, arg: str, request: Request) -> Reply:
     if mode == "redirect":
         location = f"http://127.0.0.1:{arg}/v1/chat/completions"
         return iter([response(307, b"", {"Location": location})])
+    if mode == "lone_surrogate":
+        text = json.dumps(completion("Answer: A PLACEHOLDER tail", logprobs=wants_logprobs))
+        return raw_json(text.replace("PLACEHOLDER", "\\ud800"))
+    if mode == "lone_surrogate_error":
+        return raw_json_status(400, '{"error":{"message":"bad \\udfff thing","type":"x"}}')
     if mode == "retry_after":
         return json_reply(429, {"error": {"message": "wait"}}, {"Retry-After": arg})
     if mode == "infinite_chunked":
@@ -244,6 +258,8 @@ class FakeServer:
     arg: str = ""
     expect_key: str = ""
     seen: list[Seen] = field(default_factory=list)
+    status: int = 200  # mode raw_body: what every request gets
+    body: bytes = b"{}"
     _server: socketserver.ThreadingTCPServer | None = None
 
     @property
@@ -291,6 +307,9 @@ class FakeServer:
             if request is None:
                 return
             self.seen.append(self._log(request))
+            if self.mode == "raw_body":
+                conn.sendall(response(self.status, self.body, {"Content-Type": "application/json"}))
+                return
             for piece in mode_reply(self.mode, self.arg, request):
                 conn.sendall(piece)
         except OSError:

@@ -28,8 +28,8 @@ from recworld.chat import AnswerMode
 from recworld.console.options import Flag, Nested, Operational, comma_list, identity_settings
 from recworld.errors import ConfigError
 from recworld.io import dumps_canonical
-from recworld.models.registry import ModelConfig
-from recworld.records import Record
+from recworld.models.registry import ModelConfig, ServerURL
+from recworld.records import MAX_INT, MAX_TOKENS, Record, Seed, Settings
 from recworld.runner import RunnerConfig
 
 __all__ = ["NAMED", "EvalConfig", "default_run_dir", "run_slug"]
@@ -40,8 +40,11 @@ NAMED = frozenset({"suite_dir", "model", "mode", "variant", "orders"})
 _VARIANTS = "zero-shot, cot, few-shot-1..5, noisy or describe+image"
 
 
-class EvalConfig(Record):
+class EvalConfig(Record, Settings):
     """Everything an evaluation needs; written typed into ``run.json``.
+
+    Every number in it, nested ones included, is finite and bounded
+    (:class:`~recworld.records.Settings`): one config error before any work.
 
     Adding a setting is one field here: the flag, the file key, the library
     keyword, the run.json field and (unless marked ``Operational``) the run's
@@ -64,7 +67,9 @@ class EvalConfig(Record):
         Operational(),
     ] = False
     limit: Annotated[
-        int | None, Field(ge=1, description="First N questions per measure (default all)."), Operational()
+        int | None,
+        Field(ge=1, le=MAX_INT, description="First N questions per measure (default all)."),
+        Operational(),
     ] = None
     measures: Annotated[
         tuple[str, ...] | None,
@@ -77,11 +82,11 @@ class EvalConfig(Record):
     ] = AnswerMode.GENERATE
     variant: Annotated[str, Field(min_length=1, description=f"Prompt variant: {_VARIANTS}.")] = "zero-shot"
     seed: Annotated[
-        int, Field(description="Seeds the request (so the cache key), backoff jitter and bootstrap CIs.")
+        Seed, Field(description="Seeds the request (so the cache key), backoff jitter and bootstrap CIs.")
     ] = 0
     max_tokens: Annotated[
         int | None,
-        Field(ge=1, description="Reply length."),
+        Field(ge=1, le=MAX_TOKENS, description="Reply length."),
         Flag(default_help="16; 512 for --variant cot"),
     ] = None
     temperature: Annotated[
@@ -128,12 +133,14 @@ class EvalConfig(Record):
         Operational(),
     ] = "local"
     ray_address: Annotated[
-        str | None,
+        ServerURL | None,
         Field(description="Ray cluster to join (default: start a local one)."),
         Flag(metavar="ADDRESS"),
         Operational(),
     ] = None
-    replicas: Annotated[int, Field(ge=1, description="Model replicas (--engine ray)."), Operational()] = 1
+    replicas: Annotated[
+        int, Field(ge=1, le=4096, description="Model replicas (--engine ray)."), Operational()
+    ] = 1
     # The --config file this run came from, if any (the values above are what it resolved to).
     config_file: Annotated[Path | None, Flag(cli=False, file=False), Operational()] = None
 

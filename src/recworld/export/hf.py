@@ -9,7 +9,6 @@ metadata, so a file copied out of the export still says where it came from.
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import re
@@ -19,6 +18,7 @@ from typing import Any
 from recworld.export.common import Suite, question_row, write_bytes, write_text
 from recworld.export.yaml_text import dump
 from recworld.lrworld.catalogue import MEASURES_BY_ID
+from recworld.mdsafe import md_cell
 
 MOVIELENS = (
     "other",
@@ -112,8 +112,8 @@ def _card_header(suite: Suite) -> str:
 
 
 def _text(value: str) -> str:
-    """A name from the suite as one line of Markdown text: no line breaks, no HTML."""
-    return html.escape(" ".join(strip_controls(value).split()), quote=False)
+    """A name from the suite as one line of Markdown text: no line breaks, HTML, link or image."""
+    return md_cell(" ".join(strip_controls(value).split()))
 
 
 def card(suite: Suite, meta: dict[str, Any]) -> str:
@@ -152,7 +152,8 @@ def card(suite: Suite, meta: dict[str, Any]) -> str:
         known = MEASURES_BY_ID.get(measure)
         what = known.description if known else "(not in this recworld version's catalogue)"
         body.append(
-            f"| {measure} | {q.scale} | {q.format.value} | {len(suite.questions[measure])} | {what} |"
+            f"| {_text(measure)} | {_text(q.scale)} | {q.format.value} | {len(suite.questions[measure])} "
+            f"| {_text(what)} |"
         )
     body += [
         "",

@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.mining import NeuMFConfig
-from recworld.records import FrozenRecord
+from recworld.records import MAX_INT, FrozenRecord, Seed, Settings
 
 # The paper's leave-one-out example is (i1..i5) -> i6: five items of history.
 PAPER_HISTORY_LENGTH = 5
@@ -21,11 +21,13 @@ PAPER_HISTORY_LENGTH = 5
 LLARA_HISTORY_LENGTH = 10
 
 
-class BuildConfig(FrozenRecord):
+class BuildConfig(FrozenRecord, Settings):
     """How to build an LRWorld suite from a dataset."""
 
-    seed: int = 0
-    per_measure: int = Field(1000, ge=1, description="questions per measure (fewer if fewer targets exist)")
+    seed: Seed = 0
+    per_measure: int = Field(
+        1000, ge=1, le=MAX_INT, description="questions per measure (fewer if fewer targets exist)"
+    )
     measures: tuple[str, ...] | None = Field(None, description="measure ids; None = every one that applies")
     min_support: float = Field(0.01, gt=0.0, le=1.0, description="association rules: minimum support")
     min_confidence: float = Field(0.01, gt=0.0, le=1.0, description="association rules: minimum confidence")
@@ -33,11 +35,15 @@ class BuildConfig(FrozenRecord):
         0.01, ge=0.0, le=1.0, description="memory CF: a target's top cosine must reach this (paper: 0.01)"
     )
     history_length: int = Field(
-        PAPER_HISTORY_LENGTH, ge=1, description="items of history shown to the model (most recent last)"
+        PAPER_HISTORY_LENGTH,
+        ge=1,
+        le=1 << 16,
+        description="items of history shown to the model (most recent last)",
     )
     min_history: int = Field(
         PAPER_HISTORY_LENGTH,
         ge=1,
+        le=MAX_INT,
         description="a user needs this many earlier items to be a question's user",
     )
     neumf: NeuMFConfig = Field(default_factory=NeuMFConfig)
@@ -47,7 +53,7 @@ class BuildConfig(FrozenRecord):
         "beat popularity's (the check is recorded in the manifest either way)",
     )
     kmeans_clusters: int = Field(
-        10, ge=1, description="neural measures: targets spread over k-means clusters"
+        10, ge=1, le=1 << 20, description="neural measures: targets spread over k-means clusters"
     )
     distractors: Literal["uniform", "popularity"] = Field(
         "uniform",
@@ -63,6 +69,7 @@ class BuildConfig(FrozenRecord):
     taxo_level: int = Field(
         1,
         ge=1,
+        le=1000,
         description="taxo_interm: the category depth asked (0 = root; 1 = directly under the root, "
         "the paper's Figure 2); answer and wrong options come from that one level",
     )
@@ -82,7 +89,10 @@ class BuildConfig(FrozenRecord):
         "popularity, instead of skipping the neu_* measures with the figures in the manifest",
     )
     lastfm_history: int = Field(
-        LLARA_HISTORY_LENGTH, ge=1, description="LastFM measures: items of history shown (LLaRA: 10)"
+        LLARA_HISTORY_LENGTH,
+        ge=1,
+        le=1 << 16,
+        description="LastFM measures: items of history shown (LLaRA: 10)",
     )
 
     @field_validator("measures")

@@ -29,7 +29,7 @@ from recworld.lunar.contexts.base import (
     default_contexts,
 )
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
-from recworld.records import FrozenRecord, Record
+from recworld.records import MAX_INT, MAX_TOKENS, FrozenRecord, Record, Seed, Settings
 
 # The output marker kind of a LUNAR run folder: lunar synth marks it, later stages require it.
 RUN_KIND = "lunar-run"
@@ -58,7 +58,7 @@ UserZone = Annotated[
 ]
 
 
-class SynthOptions(FrozenRecord):
+class SynthOptions(FrozenRecord, Settings):
     """The generation knobs of synthesis (what the paper's method varies)."""
 
     weeks: Annotated[int, Field(ge=1, le=52, description="Weeks per user.")] = 1
@@ -88,7 +88,7 @@ class SynthOptions(FrozenRecord):
     ] = True
 
 
-class SynthConfig(FrozenRecord):
+class SynthConfig(FrozenRecord, Settings):
     """``recworld.lunar.synthesize``: anchors in, a de-identified dataset folder out."""
 
     anchors: Annotated[
@@ -112,8 +112,8 @@ class SynthConfig(FrozenRecord):
         bool,
         Field(description="Write into an --out recworld did not write (files it does not write are kept)."),
     ] = False
-    users: Annotated[int, Field(ge=1, description="Anchor users to synthesise.")] = 1
-    seed: Annotated[int, _seed("the anchor draw")] = 0
+    users: Annotated[int, Field(ge=1, le=MAX_INT, description="Anchor users to synthesise.")] = 1
+    seed: Annotated[Seed, _seed("the anchor draw")] = 0
     llm: SessionConfig
     # Adds an embedding cosine to the backward consistency check.
     embedder: EmbedderConfig | None = None
@@ -121,13 +121,13 @@ class SynthConfig(FrozenRecord):
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
 
 
-class QueriesConfig(FrozenRecord):
+class QueriesConfig(FrozenRecord, Settings):
     """``recworld.lunar.make_queries``: queries and rubrics for a synthesised folder."""
 
     root: Path
     llm: SessionConfig
-    per_user: Annotated[int, Field(ge=1, description="Queries per user.")] = 2
-    seed: Annotated[int, _seed("the exemplar draw")] = 0
+    per_user: Annotated[int, Field(ge=1, le=MAX_INT, description="Queries per user.")] = 2
+    seed: Annotated[Seed, _seed("the exemplar draw")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     # Ranks each domain's records by relevance to the query for evidence; None: word overlap.
     embedder: EmbedderConfig | None = None
@@ -145,7 +145,7 @@ def _options_of(name: str, value: Any) -> Record:
         raise ValueError(f"{where}: {first['msg']}") from None
 
 
-class LunarEvalConfig(FrozenRecord):
+class LunarEvalConfig(FrozenRecord, Settings):
     """``recworld.lunar.evaluate_contexts``: answer every query under each context, judge each answer.
 
     ``contexts`` are registered setting names (:mod:`recworld.lunar.contexts`);
@@ -167,10 +167,10 @@ class LunarEvalConfig(FrozenRecord):
     # The generic baseline answer is written with 256 tokens (rubrics.generic_answer); targets get the same.
     answer_max_tokens: Annotated[
         int,
-        Field(ge=1, description="Answer length cap (the generic baseline's is 256)."),
+        Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
         Flag("--max-tokens"),
     ] = 256
-    seed: Annotated[int, _seed("the judge order")] = 0
+    seed: Annotated[Seed, _seed("the judge order")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     privacy: Annotated[
         bool,
@@ -254,7 +254,7 @@ _FLAT_KNOBS = (
 )
 
 
-class AblateConfig(FrozenRecord):
+class AblateConfig(FrozenRecord, Settings):
     """``recworld.lunar.ablate``: one answer model, one judge, the evidence variants of Table 5 and Fig. 3."""
 
     root: Path
@@ -263,10 +263,10 @@ class AblateConfig(FrozenRecord):
     k_max: Annotated[int, Field(ge=1, le=8, description="Largest k of the scaling curve.")] = 4
     answer_max_tokens: Annotated[
         int,
-        Field(ge=1, description="Answer length cap (the generic baseline's is 256)."),
+        Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
         Flag("--max-tokens"),
     ] = 256
-    seed: Annotated[int, _seed("the evidence draws, the judge order")] = 0
+    seed: Annotated[Seed, _seed("the evidence draws, the judge order")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     timezone: UserZone = None
 
@@ -275,7 +275,7 @@ class AblateConfig(FrozenRecord):
 HISTORY_RECORDS = 60
 
 
-class RateConfig(FrozenRecord):
+class RateConfig(FrozenRecord, Settings):
     """``recworld.lunar.rate_quality``: which folder, which rater model, how much of each log it sees.
 
     The LLM rates exactly what the human sheet shows: the same history text (profile,
@@ -289,7 +289,7 @@ class RateConfig(FrozenRecord):
     llm: SessionConfig
     max_records: Annotated[
         int | None,
-        Field(ge=1, description="Records shown per history, evenly spread."),
+        Field(ge=1, le=MAX_INT, description="Records shown per history, evenly spread."),
         Flag(default_help=f"the annotation sheet's, else {HISTORY_RECORDS}"),
     ] = None
     queries: Annotated[bool, Field(description="Rate the queries too."), Flag("--queries/--no-queries")] = (
@@ -299,14 +299,14 @@ class RateConfig(FrozenRecord):
     timezone: UserZone = None
 
 
-class ReportConfig(FrozenRecord):
+class ReportConfig(FrozenRecord, Settings):
     """``recworld.lunar.build_report``: the tables and figures of a LUNAR folder."""
 
     root: Path
     baseline: Annotated[
         Path | None, Field(description="A --no-anchors synth folder for the JSD ablation.")
     ] = None
-    seed: Annotated[int, Field(description="Seed of the bootstrap intervals.")] = 0
+    seed: Annotated[Seed, Field(description="Seed of the bootstrap intervals.")] = 0
     reference: Annotated[str | None, Field(description="Another behaviour dataset for the external JSD.")] = (
         None
     )

@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import pydantic
@@ -55,6 +55,7 @@ from recworld.mining._neumf_holdout import (
 )
 from recworld.mining._neumf_sampler import Positives, epoch_examples, epoch_positives
 from recworld.mining.matrix import InteractionMatrix
+from recworld.records import MAX_INT, Settings
 from recworld.seeding import child_seed, rng
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ GMF_TAU_INIT = 5.0  # the GMF branch's initial temperature (learned; ML-100K end
 GMF_INIT_STD = 0.1  # cosine ignores the scale; a small one only slows the first steps
 
 
-class NeuMFConfig(pydantic.BaseModel, extra="forbid", frozen=True):
+class NeuMFConfig(Settings, extra="forbid", frozen=True):
     """Training settings. ``epochs`` caps the time: ML-25M-sized logs stop there (docs/mining.md).
 
     Each epoch trains on every positive when there are at most
@@ -93,21 +94,21 @@ class NeuMFConfig(pydantic.BaseModel, extra="forbid", frozen=True):
     alone would stop it there.
     """
 
-    factors: int = pydantic.Field(32, ge=1)
-    mlp_layers: tuple[int, ...] = (64, 32, 16)
-    negatives: int = pydantic.Field(4, ge=1)
-    epochs: int = pydantic.Field(10, ge=1)
-    patience: int = pydantic.Field(2, ge=1)
-    min_epochs: int = pydantic.Field(5, ge=1)
-    batch_size: int = pydantic.Field(32768, ge=1)
-    lr: float = pydantic.Field(0.02, gt=0)
-    max_train_samples: int | None = pydantic.Field(500_000, ge=1)
-    user_floor: int = pydantic.Field(4, ge=0)
-    item_floor: int = pydantic.Field(4, ge=0)
-    eval_users: int = pydantic.Field(1000, ge=0)
-    eval_candidates: int = pydantic.Field(100, ge=2)
-    threads: int | None = pydantic.Field(1, ge=1)
-    gmf_loss_weight: float = pydantic.Field(1.0, ge=0.0)
+    factors: int = pydantic.Field(32, ge=1, le=1 << 16)
+    mlp_layers: tuple[Annotated[int, pydantic.Field(ge=1, le=1 << 16)], ...] = (64, 32, 16)
+    negatives: int = pydantic.Field(4, ge=1, le=1 << 16)
+    epochs: int = pydantic.Field(10, ge=1, le=1 << 20)
+    patience: int = pydantic.Field(2, ge=1, le=1 << 20)
+    min_epochs: int = pydantic.Field(5, ge=1, le=1 << 20)
+    batch_size: int = pydantic.Field(32768, ge=1, le=1 << 30)
+    lr: float = pydantic.Field(0.02, gt=0, le=1e3)
+    max_train_samples: int | None = pydantic.Field(500_000, ge=1, le=MAX_INT)
+    user_floor: int = pydantic.Field(4, ge=0, le=MAX_INT)
+    item_floor: int = pydantic.Field(4, ge=0, le=MAX_INT)
+    eval_users: int = pydantic.Field(1000, ge=0, le=MAX_INT)
+    eval_candidates: int = pydantic.Field(100, ge=2, le=MAX_INT)
+    threads: int | None = pydantic.Field(1, ge=1, le=4096)
+    gmf_loss_weight: float = pydantic.Field(1.0, ge=0.0, le=1e6)
 
     @pydantic.field_validator("mlp_layers")
     @classmethod

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from recworld.errors import ConfigError
+from recworld.models._urls import refuse_credentials, strip_url_credentials
 
 # What a local server that wants no key gets (vLLM and llama.cpp servers accept anything).
 PLACEHOLDER_KEY = "EMPTY"
@@ -47,8 +48,11 @@ class KeyChoice:
     note: str  # "key from $VAR", "no key set in $VAR", or why the key was withheld
 
     def redact(self, text: str) -> str:
-        """``text`` with every run of the key of :data:`SECRET_FRAGMENT` characters or more replaced."""
-        return redact_secret(text, self.secret)
+        """``text`` with every run of the key of :data:`SECRET_FRAGMENT` characters or more replaced.
+
+        The userinfo of any URL in it goes too (:func:`~recworld.models._urls.strip_url_credentials`).
+        """
+        return strip_url_credentials(redact_secret(text, self.secret))
 
 
 def redact_secret(text: str, secret: str | None) -> str:
@@ -148,6 +152,10 @@ def choose_key(
     ``proxy`` is the proxy the request will go through (None: a direct connection).
     """
     url = base_url or default_url
+    try:
+        refuse_credentials(url)
+    except ValueError as exc:
+        raise ConfigError(f"openai:{model}: {exc}") from None
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"openai:{model}: base_url {url!r} is not an http(s) URL")

@@ -5,15 +5,25 @@ number out of range (``usage: 1e400``, an offset of ``inf``) or a missing field
 is a classified model error, never an exception the runner would take for a
 bug. Error text from a server passes ``redact`` before it is cut to
 :data:`ERROR_CHARS`, so a cut can never leave part of a key behind.
+
+Invariant: a reply body becomes well-formed data or a classified error, in
+every field (answer, model name, error message, usage, logprobs): invalid
+UTF-8, ``NaN``/``Infinity`` tokens and nesting past the depth guard are a
+malformed reply (:func:`parse_reply` raises :class:`DataError`, which callers
+turn into a :class:`TransientModelError`); a lone surrogate escape
+(``"\\ud800"``) in any string, key or value, is replaced by U+FFFD; a logprob
+that is NaN or ``+inf`` is a malformed reply. So no server can make the runner
+raise, hang or write text that does not encode.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from recworld.chat import Usage
+from recworld.chat import Usage, clean_text
 from recworld.errors import DataError, ModelError
 from recworld.io import parse_json
 from recworld.models._transport import HTTPReply
@@ -28,6 +38,40 @@ FATAL_STATUS = {
 ERROR_CHARS = 300  # a server's error message is cut to this, after redaction
 # Converting a server's value can fail these ways (an int(inf) overflows); each is a malformed reply.
 BAD_VALUE = (LookupError, TypeError, ValueError, ArithmeticError)
+
+
+# A JSON escape in the surrogate range: only then can a parsed string hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def parse_reply(body: bytes) -> Any:
+    """A reply body as plain JSON with every string well-formed (see the module docstring).
+
+    Raises :class:`DataError` for invalid UTF-8, ``NaN``/``Infinity``, bad JSON
+    or nesting past :data:`recworld.io.MAX_JSON_DEPTH`.
+    """
+    data = parse_json(body)
+    return _cleaned(data) if _SURROGATE_ESCAPE.search(body) else data
+
+
+def _cleaned(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k): _cleaned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cleaned(v) for v in value]
+    return value
+
+
+def logprob_of(value: Any) -> float:
+    """A logprob from a reply: a number that is finite or ``-inf``; anything else is a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"a logprob is not a number: {type(value).__name__}")
+    number = float(value)
+    if math.isnan(number) or number == math.inf:
+        raise ValueError("a logprob is NaN or +inf")
+    return number
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -98,7 +142,7 @@ def span_logprob(choice: Mapping[str, Any], start: int, text: str) -> tuple[floa
         total = float(sum(span))
     except ArithmeticError:
         raise ModelError("the server returned logprobs out of range for the scored option") from None
-    if math.isnan(total):
+    if math.isnan(total) or total == math.inf:
         raise ModelError("the server returned logprobs out of range for the scored option")
     return total, len(span)
 
@@ -118,12 +162,12 @@ def message_of(reply: Mapping[str, Any]) -> Mapping[str, Any]:
 def error_message(body: bytes, redact: Callable[[str], str]) -> str:
     """The ``error.message`` of an error body, else its start: redacted, then one line cut to 300 chars."""
     try:
-        data = parse_json(body)
+        data = parse_reply(body)
         message = data["error"]["message"] if isinstance(data.get("error"), dict) else data["error"]
         text = str(message)
     except (DataError, *BAD_VALUE, AttributeError):
         text = body.decode("utf-8", "replace")  # whole: a cut before redaction could split a key
-    return " ".join(redact(text).split())[:ERROR_CHARS] or "(empty body)"
+    return clean_text(" ".join(redact(text).split())[:ERROR_CHARS]) or "(empty body)"
 
 
 def token_count(value: Any) -> int:

@@ -31,6 +31,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, NamedTuple
 
+from recworld.chat import clean_text
 from recworld.errors import ModelError
 from recworld.models.base import ConnectionFailedError, TransientModelError
 
@@ -139,7 +140,8 @@ def request_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def _body(args: dict[str, Any]) -> bytes:
-    return json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """The request as UTF-8 JSON; a lone surrogate in a prompt (a crafted suite) is sent as U+FFFD."""
+    return clean_text(json.dumps(args, ensure_ascii=False, separators=(",", ":"))).encode("utf-8")
 
 
 class AiohttpTransport:
@@ -314,5 +316,5 @@ def _httpx_failure(exc: Exception, redact: Redact) -> Exception:
 
 def _reason(exc: BaseException, redact: Redact) -> str:
     """One line saying why a connection failed, without request details: redacted, then cut."""
-    text = redact(" ".join(str(exc).split()))
+    text = clean_text(redact(" ".join(str(exc).split())))
     return text[:REASON_CHARS] or type(exc).__name__

@@ -65,14 +65,15 @@ from typing import Any
 
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, DataError, ModelError
-from recworld.io import parse_json
 from recworld.models._common import best_choice, completion_choice, flatten_messages
 from recworld.models._keys import choose_key, proxy_for
 from recworld.models._replies import (
     BAD_VALUE,
     choice_of,
     classify_status,
+    logprob_of,
     message_of,
+    parse_reply,
     span_logprob,
     usage_of,
 )
@@ -195,7 +196,7 @@ class OpenAICompatModel(ModelBase):
             try:
                 reply = await self._http.get("/models")
                 if 200 <= reply.status < 300:
-                    self._served_window = served_window(parse_json(reply.body), self._model)
+                    self._served_window = served_window(parse_reply(reply.body), self._model)
             except (TransientModelError, ModelError, DataError) as exc:
                 _log.debug("%s: no context window from GET /models: %s", self._where, exc)
         return self.context_window
@@ -252,7 +253,7 @@ class OpenAICompatModel(ModelBase):
         reply = await self._call(args)
         try:
             first = choice_of(reply)["logprobs"]["content"][0]
-            top = [(str(t["token"]), float(t["logprob"])) for t in first["top_logprobs"]]
+            top = [(str(t["token"]), logprob_of(t["logprob"])) for t in first["top_logprobs"]]
         except (*BAD_VALUE, TransientModelError) as exc:
             raise TransientModelError(
                 f"{self._model}: the server returned no token logprobs (does it support them?)"
@@ -307,7 +308,7 @@ class OpenAICompatModel(ModelBase):
         if not 200 <= reply.status < 300:
             raise classify_status(reply, self._where, self._key.note, self._key.redact)
         try:
-            data = parse_json(reply.body)
+            data = parse_reply(reply.body)
         except DataError as exc:
             raise TransientModelError(self._key.redact(f"{self._model}: malformed reply: {exc}")) from None
         if not isinstance(data, dict):

@@ -11,15 +11,17 @@ spec names it; its options are checked before that.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, field_validator
 
 from recworld.console import did_you_mean, phrase
 from recworld.console.options import Flag, Operational, key_values
 from recworld.errors import ConfigError
+from recworld.models._urls import refuse_credentials
 from recworld.models.backend import Backend, ModelKind
 from recworld.models.base import Model
 from recworld.models.embedding import Embedder
@@ -37,9 +39,13 @@ from recworld.models.options import (
 )
 from recworld.models.plugins import load_plugin
 from recworld.models.plugins import plugin_names as plugins_of
+from recworld.records import MAX_TOKENS, Seed, Settings
+
+# A URL a model or service is reached at: never one holding credentials (recworld.models._urls).
+ServerURL = Annotated[str, AfterValidator(refuse_credentials)]
 
 
-class ModelConfig(BaseModel):
+class ModelConfig(Settings):
     """Settings every backend shares, plus ``options`` that only its own backend reads.
 
     ``options`` is validated against the backend's typed class
@@ -63,7 +69,10 @@ class ModelConfig(BaseModel):
     # Where the model is asked, not what it is (the spec names the model): a server moved to
     # another port still serves the same run.
     base_url: Annotated[
-        str | None, Field(description="OpenAI-compatible server URL."), Flag(metavar="URL"), Operational()
+        ServerURL | None,
+        Field(description="OpenAI-compatible server URL (the key comes from --api-key-env, never the URL)."),
+        Flag(metavar="URL"),
+        Operational(),
     ] = None
     api_key_env: Annotated[
         str,
@@ -74,14 +83,16 @@ class ModelConfig(BaseModel):
     allow_insecure_http: Annotated[
         bool, Field(description="Send the key over plain http:// to a non-loopback host."), Operational()
     ] = False
-    n_ctx: Annotated[int, Field(ge=1, description="Context window of a local model, in tokens.")] = 4096
+    n_ctx: Annotated[
+        int, Field(ge=1, le=MAX_TOKENS, description="Context window of a local model, in tokens.")
+    ] = 4096
     n_threads: Annotated[
         int | None,
-        Field(ge=1, description="CPU threads of a local model (default: all cores)."),
+        Field(ge=1, le=4096, description="CPU threads of a local model (default: all cores)."),
         Operational(),
     ] = None
     # Fallback sampling seed, for a request that carries none.
-    seed: int = 0
+    seed: Seed = 0
     suite_dir: Path | None = None
     options: Annotated[
         dict[str, Any],
@@ -90,6 +101,25 @@ class ModelConfig(BaseModel):
             "--model-option", key="model_options", metavar="KEY=VALUE", parse=key_values, cli_type=list[str]
         ),
     ] = Field(default_factory=dict)
+
+    @field_validator("options")
+    @classmethod
+    def _finite(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Options are stored in ``run.json``: a TOML ``inf`` or ``nan`` in one is refused here, by name."""
+        for name, option in value.items():
+            if not _finite_json(option):
+                raise ValueError(f"option {name!r} holds a number that is not finite (inf or nan)")
+        return value
+
+
+def _finite_json(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite_json(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_finite_json(v) for v in value)
+    return True
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,9 @@ def known_context_window(model: str) -> int | None:
     return found[0] if found else None
 
 
+MAX_SERVED_WINDOW = 1 << 24
+
+
 def served_window(listing: Any, model: str) -> int | None:
     """The window a ``GET /models`` reply reports for ``model`` (the only entry when one), else None."""
     entries = listing.get("data") if isinstance(listing, dict) else None
@@ -59,6 +62,7 @@ def served_window(listing: Any, model: str) -> int | None:
     for entry in chosen:
         for name in WINDOW_FIELDS:
             value = entry.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            # A server's claim past 2**24 tokens is no window any model has: not believed.
+            if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SERVED_WINDOW:
                 return value
     return None

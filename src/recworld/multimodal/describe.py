@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from recworld import paths
 from recworld.chat import AnswerMode, Message, Request
@@ -45,6 +45,7 @@ from recworld.data.image_refs import ImageFile, ImageRoots, ImageScreen, dataset
 from recworld.errors import ConfigError, DataError, RunError
 from recworld.io import atomic_write_jsonl, check_output_dir, dumps_canonical, normal, output_directory
 from recworld.multimodal.journal import DescriptionJournal
+from recworld.records import MAX_INT, MAX_TOKENS, Settings
 from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
 
 DESCRIPTIONS_NAME = "descriptions.jsonl"
@@ -83,14 +84,16 @@ def kind_for(choice: KindChoice, domain: Domain) -> ImageKind:
     return ImageKind.POSTER if domain is Domain.MOVIE else ImageKind.PRODUCT
 
 
-class DescribeConfig(BaseModel):
+class DescribeConfig(Settings):
     """What changes which images are described and how."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: KindChoice = "auto"
-    limit: int | None = Field(default=None, ge=1, description="describe at most N images (first by item id)")
-    max_tokens: int = Field(default=512, ge=1, description="longest description, in tokens")
+    limit: int | None = Field(
+        default=None, ge=1, le=MAX_INT, description="describe at most N images (first by item id)"
+    )
+    max_tokens: int = Field(default=512, ge=1, le=MAX_TOKENS, description="longest description, in tokens")
     instructions: InstructionStyle = Field(
         default="paper", description="'paper' describes the image only; 'transcribe' copies printed text"
     )
@@ -336,6 +339,14 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     from recworld.data import resolve_dataset
     from recworld.models.registry import ModelConfig, ModelSpec, load_model
 
+    try:  # first: a key inside --base-url is refused before anything is written (recworld.models._urls)
+        backend = ModelConfig(
+            base_url=job.base_url, api_key_env=job.api_key_env, allow_insecure_http=job.allow_insecure_http
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        option = "-".join(str(p) for p in first["loc"]).replace("_", "-")
+        raise ConfigError(f"option --{option}: {str(first['msg']).removeprefix('Value error, ')}") from None
     dataset = resolve_dataset(job.dataset)
     out_dir = _out_dir(job, dataset)
     if not job.in_place:  # --in-place names the input cache itself; its other files are kept
@@ -345,9 +356,6 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     state = (job.state_dir or state_dir_for(out_dir)).expanduser()
 
     spec = str(ModelSpec.parse(job.model))
-    backend = ModelConfig(
-        base_url=job.base_url, api_key_env=job.api_key_env, allow_insecure_http=job.allow_insecure_http
-    )
     model = load_model(spec, backend)
     journal = DescriptionJournal(state / JOURNAL_NAME)
     state.mkdir(parents=True, exist_ok=True)

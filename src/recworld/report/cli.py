@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from recworld.records import MAX_INT
+
 
 class ReportFormat(StrEnum):
     latex = "latex"
@@ -25,7 +27,10 @@ def report(
         ),
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(help="Bootstrap seed (default: the one each run's metrics.json used).")
+        int | None,
+        typer.Option(
+            min=0, max=MAX_INT, help="Bootstrap seed (default: the one each run's metrics.json used)."
+        ),
     ] = None,
     pair: Annotated[
         list[str] | None,
@@ -37,7 +42,9 @@ def report(
     ] = None,
     tsne_clusters: Annotated[
         int,
-        typer.Option("--tsne-clusters", min=1, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."),
+        typer.Option(
+            "--tsne-clusters", min=1, max=1000, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."
+        ),
     ] = 5,
     formats: Annotated[
         list[ReportFormat] | None,

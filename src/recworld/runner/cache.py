@@ -12,6 +12,12 @@ process killed mid-write leaves the last committed state intact. Rows are
 written in batches, one transaction per turn of the event loop (see
 :meth:`ResponseCache.store`). Values are ``Response.to_json()`` documents (or,
 for embeddings, a vector document): plain JSON, never pickle.
+
+Invariant: every row written is strict JSON text that encodes as UTF-8 (a
+non-finite number is written ``null``, a lone surrogate U+FFFD), and every
+batch is committed whole or rolled back whole: whatever goes wrong inside one
+(a full disk, a bug), the transaction is closed, no row of it is kept, and
+every caller waiting on it gets the error instead of waiting for ever.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import sqlite3
 import threading
 import time
@@ -28,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from recworld.chat import Response
+from recworld.chat import Response, clean_text
 from recworld.errors import DataError
 from recworld.io import dumps_canonical
 
@@ -42,7 +49,7 @@ _log = logging.getLogger(__name__)
 # The canonical one gives exactly ``recworld.io.dumps_canonical``'s text (tested); values need no
 # canonical form, only keys do.
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -63,7 +70,12 @@ class Keyed(Protocol):
 def cache_key(identity: Mapping[str, str], request: Keyed) -> str:
     """The sha256 hex digest naming ``request`` sent to the model ``identity``."""
     document = {"model": dict(identity), "request": request.cache_payload()}
-    return hashlib.sha256(dumps_canonical(document).encode("utf-8")).hexdigest()
+    return hashlib.sha256(_utf8(dumps_canonical(document))).hexdigest()
+
+
+def _utf8(text: str) -> bytes:
+    """Key text as bytes; a lone surrogate (from a crafted suite) is hashed as its code point, not a crash."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 class CacheKeyer:
@@ -78,11 +90,11 @@ class CacheKeyer:
 
     def __init__(self, identity: Mapping[str, str]) -> None:
         prefix = '{"model":' + dumps_canonical(dict(identity)) + ',"request":'
-        self._prefix = hashlib.sha256(prefix.encode("utf-8"))
+        self._prefix = hashlib.sha256(_utf8(prefix))
 
     def __call__(self, request: Keyed) -> str:
         digest = self._prefix.copy()
-        digest.update(_CANONICAL(request.cache_payload()).encode("utf-8"))
+        digest.update(_utf8(_CANONICAL(request.cache_payload())))
         digest.update(b"}")
         return digest.hexdigest()
 
@@ -194,7 +206,7 @@ class ResponseCache:
     async def store_documents(self, rows: Mapping[str, Mapping[str, Any]]) -> None:
         """Store JSON objects by key with the current batch; returns once the batch is committed."""
         loop = asyncio.get_running_loop()
-        texts = {key: _COMPACT(dict(value)) for key, value in rows.items()}
+        texts = {key: _row_text(value) for key, value in rows.items()}
         with self._lock:
             self._pending.update(texts)
             batch = self._waiting.get(loop)
@@ -212,9 +224,12 @@ class ResponseCache:
                 del self._waiting[other]  # their rows are pending still: committed here
         try:
             self.flush()
-        except DataError as exc:
+        except BaseException as exc:  # any failure: the waiters get it (flush rolled the batch back)
             if not batch.done():
-                batch.set_exception(exc)
+                failure = exc if isinstance(exc, DataError) else DataError(f"{exc!r}", path=self.path)
+                batch.set_exception(failure)
+            if not isinstance(exc, Exception):
+                raise
             return
         if not batch.done():
             batch.set_result(None)
@@ -225,7 +240,7 @@ class ResponseCache:
 
     def put_json(self, key: str, value: Mapping[str, Any]) -> None:
         with self._lock:
-            self._pending[key] = _COMPACT(dict(value))
+            self._pending[key] = _row_text(value)
         self.flush()
 
     def flush(self) -> None:
@@ -243,10 +258,14 @@ class ResponseCache:
                         [(key, value, now) for key, value in rows.items()],
                     )
                     cursor.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:
-                with contextlib.suppress(sqlite3.DatabaseError):
-                    self._db.execute("ROLLBACK")
-                raise DataError(f"cannot write the response cache: {exc}", path=self.path) from exc
+            except BaseException as exc:  # the batch goes whole or not at all; nothing stays open
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                if not isinstance(exc, Exception):
+                    raise
+                why = exc if isinstance(exc, sqlite3.DatabaseError) else repr(exc)
+                raise DataError(f"cannot write the response cache: {why}", path=self.path) from exc
             self.commits += 1
 
     # -- the rest -------------------------------------------------------------------------------
@@ -280,6 +299,25 @@ class ResponseCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _row_text(value: Mapping[str, Any]) -> str:
+    """``value`` as a row: strict JSON (non-finite numbers ``null``) with no lone surrogate."""
+    try:
+        text = _COMPACT(dict(value))
+    except ValueError:  # NaN or an infinity somewhere: JSON has no such number
+        text = _COMPACT(_finite(dict(value)))
+    return clean_text(text)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _record(response: Response, latency_s: float | None) -> dict[str, Any]:

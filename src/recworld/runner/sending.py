@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from recworld.chat import clean_text
 from recworld.errors import ModelError
 from recworld.models.base import ConnectionFailedError, FatalModelError, TransientModelError
 from recworld.runner.config import RunnerConfig, RunnerStats
@@ -189,6 +190,11 @@ def _classify(exc: BaseException, timeout_s: float) -> _Attempt[T]:
 
 
 def describe(exc: BaseException) -> str:
-    """``Type: first line of the message``: how an error is shown in a sample and a log."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    """``Type: first line of the message``: how an error is shown in a sample and a log.
+
+    Always valid Unicode (:func:`recworld.chat.clean_text`): an error quoting a
+    server's lone surrogate must not crash the journal that records it.
+    """
+    message = clean_text(str(exc)).strip()
+    text = message.splitlines()[0] if message else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -14,6 +14,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from recworld.errors import ConfigError
+from recworld.records import Settings
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
 Path_ = tuple[str, ...]  # a field's place in the nested config: ("runner", "timeout_s")
@@ -216,6 +217,10 @@ def _walk(
     identity: bool,
     flags: Mapping[str, Flag],
 ) -> None:
+    if not issubclass(config, Settings):  # every option a user gives is a bounded, finite number
+        raise TypeError(
+            f"{config.__qualname__} declares options, so it must derive from recworld.records.Settings"
+        )
     for name, info in config.model_fields.items():
         path = (*prefix, name)
         if name in exclude or ".".join(path) in exclude:

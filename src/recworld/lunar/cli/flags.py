@@ -20,7 +20,7 @@ from pydantic import Field
 
 from recworld.console.options import Flag, key_values
 from recworld.lunar.llm.config import LUNAR_RUNNER
-from recworld.records import FrozenRecord
+from recworld.records import FrozenRecord, Settings
 
 SPECS = "openai:NAME, llamacpp:NAME, vllm:NAME, hf:ORG/NAME or scripted:FILE.json"
 
@@ -106,7 +106,7 @@ MEMORY_EMBEDDER: dict[str, Flag] = {
 EMBEDDERS = ("embedder", "memory_embedder")
 
 
-class RunOptions(FrozenRecord):
+class RunOptions(FrozenRecord, Settings):
     """How a command runs, beside what it computes."""
 
     dry_run: Annotated[

@@ -44,6 +44,7 @@ from recworld.lunar.cli.flags import (
     RunOptions,
 )
 from recworld.lunar.contexts import context_setting, default_contexts, registered
+from recworld.records import Settings
 
 C = TypeVar("C", bound=BaseModel)
 Path_ = tuple[str, ...]
@@ -223,7 +224,7 @@ def context_options() -> tuple[type[BaseModel], list[str]]:
             flag = next((m for m in info.metadata if isinstance(m, Flag)), None)
             if flag is not None and not flag.cli and _nested(info.annotation) is not None:
                 hidden.append(f"{s.name}.{name}")
-    return create_model("ContextOptions", **fields), hidden
+    return create_model("ContextOptions", __base__=Settings, **fields), hidden
 
 
 def _context_flags() -> dict[str, str]:

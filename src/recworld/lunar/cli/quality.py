@@ -18,6 +18,7 @@ from recworld.lunar.cli import output as show
 from recworld.lunar.cli.flags import RunOptions, session_roles
 from recworld.lunar.cli.options import LunarCommand, lunar_options
 from recworld.lunar.config import HISTORY_RECORDS, RateConfig
+from recworld.records import MAX_INT
 
 
 def _fmt(value: float | None) -> str:
@@ -63,15 +64,17 @@ def add_annotate(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Sheet folder [default: ROOT/annotation].")
         ] = None,
-        histories: Annotated[int, typer.Option("--histories", min=0, help="Users to sample.")] = 30,
-        queries: Annotated[int, typer.Option("--queries", min=0, help="Queries to sample.")] = 100,
+        histories: Annotated[int, typer.Option(min=0, max=MAX_INT, help="Users to sample.")] = 30,
+        queries: Annotated[int, typer.Option(min=0, max=MAX_INT, help="Queries to sample.")] = 100,
         max_records: Annotated[
             int,
             typer.Option(
-                "--max-records", min=1, help="Records shown per history (lunar rate shows the LLM the same)."
+                min=1, max=MAX_INT, help="Records shown per history (lunar rate shows the LLM the same)."
             ),
         ] = HISTORY_RECORDS,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the sample and the item ids.")] = 0,
+        seed: Annotated[
+            int, typer.Option("--seed", min=0, max=MAX_INT, help="Seed of the sample and the item ids.")
+        ] = 0,
         timezone: Annotated[
             str | None, typer.Option("--timezone", help="IANA zone of users whose profile records none.")
         ] = None,

@@ -39,7 +39,7 @@ from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.llm.structured import FailureRecord, StructuredLLM
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
-from recworld.records import FrozenRecord, Record
+from recworld.records import FrozenRecord, Record, Settings
 
 # The answering model's system prompt, by name (``--assistant-prompt``). The default carries no
 # privacy instruction: the privacy x personalisation trade-off is what the privacy judge measures,
@@ -119,8 +119,8 @@ class Preparation:
     calls: int = 0
 
 
-class NoOptions(FrozenRecord):
-    """The options of a setting without knobs."""
+class NoOptions(FrozenRecord, Settings):
+    """The options of a setting without knobs (a setting's options are :class:`Settings`: bounded numbers)."""
 
 
 OptionsT = TypeVar("OptionsT", bound=Record)

@@ -37,13 +37,13 @@ from recworld.lunar.llm.budget import (
 )
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData, records_block
-from recworld.records import FrozenRecord
+from recworld.records import MAX_TOKENS, FrozenRecord, Settings
 
 
-class FullOptions(FrozenRecord):
+class FullOptions(FrozenRecord, Settings):
     budget_tokens: Annotated[
         int | None,
-        Field(ge=1, description="Cap on the full-context budget."),
+        Field(ge=1, le=MAX_TOKENS, description="Cap on the full-context budget."),
         Flag("--budget-tokens", default_help="the answer model's window less answer, prompt"),
     ] = None
 

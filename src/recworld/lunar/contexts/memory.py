@@ -75,7 +75,8 @@ from recworld.lunar.llm.session import open_llm
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 from recworld.models import Embedder as ModelsEmbedder
 from recworld.models import ModelConfig, load_embedder
-from recworld.records import FrozenRecord, Record
+from recworld.models.registry import ServerURL
+from recworld.records import MAX_INT, FrozenRecord, Record, Settings
 from recworld.runner import EmbeddingRunner, ResponseCache, RunnerConfig
 
 
@@ -106,12 +107,14 @@ class MemoryRun(Record):
     memories_distance: CopyDistance  # the final memories
 
 
-class MemoryOptions(FrozenRecord):
+class MemoryOptions(FrozenRecord, Settings):
     k: Annotated[
-        int, Field(ge=1, description="Memories retrieved for the memory context."), Flag("--memory-k")
+        int,
+        Field(ge=1, le=MAX_INT, description="Memories retrieved for the memory context."),
+        Flag("--memory-k"),
     ] = TOP_K
     qdrant_url: Annotated[
-        str | None,
+        ServerURL | None,
         Field(description="Qdrant server for memory."),
         Flag("--qdrant-url", default_help="embedded in ROOT"),
     ] = None

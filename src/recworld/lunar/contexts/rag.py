@@ -14,11 +14,13 @@ from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, P
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData, records_block
-from recworld.records import FrozenRecord
+from recworld.records import MAX_INT, FrozenRecord, Settings
 
 
-class RagOptions(FrozenRecord):
-    k: Annotated[int, Field(ge=1, description="Records retrieved for the rag context."), Flag("--rag-k")] = 30
+class RagOptions(FrozenRecord, Settings):
+    k: Annotated[
+        int, Field(ge=1, le=MAX_INT, description="Records retrieved for the rag context."), Flag("--rag-k")
+    ] = 30
 
 
 class RagContext(ContextSetting[RagOptions]):

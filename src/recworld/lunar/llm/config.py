@@ -25,7 +25,8 @@ from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, model_v
 
 from recworld.errors import ConfigError
 from recworld.models import Embedder, Model, ModelConfig, backend_of
-from recworld.records import FrozenRecord
+from recworld.models.registry import ServerURL
+from recworld.records import MAX_SECONDS, MAX_TOKENS, FrozenRecord, Settings
 from recworld.runner import RunnerConfig
 
 # Local CPU models under load can need minutes per structured call; a runner timeout
@@ -70,7 +71,7 @@ _BACKEND_KEYS = ("base_url", "api_key_env", "allow_insecure_http", "n_ctx")
 _RUNNER_KEYS = ("concurrency", "timeout_s", "max_retries")
 
 
-class SessionConfig(FrozenRecord):
+class SessionConfig(FrozenRecord, Settings):
     """One model a stage asks: its spec or object, how to reach it, how to send, how to parse.
 
     Each model has its own ``backend.base_url`` and ``backend.api_key_env``: a key goes
@@ -87,12 +88,18 @@ class SessionConfig(FrozenRecord):
         int,
         Field(ge=1, le=10, description="Tries per structured output before giving up on that piece."),
     ] = 3
-    max_tokens: Annotated[int, Field(ge=1, description="Reply cap of a structured call.")] = 512
+    max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS, description="Reply cap of a structured call.")] = (
+        512
+    )
     # The model's context window in tokens, when the backend cannot say (an API model missing from
     # the models package's table, a server that reports none). What the model reports wins.
     context_window: Annotated[
         int | None,
-        Field(ge=256, description="Context window of the model in tokens, when its backend cannot say."),
+        Field(
+            ge=256,
+            le=MAX_TOKENS,
+            description="Context window of the model in tokens, when its backend cannot say.",
+        ),
     ] = None
     # None: compact decoding (short strings, fixed-length arrays) for local llama.cpp models,
     # which loop under greedy decoding of a full schema; full schemas for servers.
@@ -168,7 +175,7 @@ def _embedder_object(value: Any) -> Embedder | None:
     )
 
 
-class EmbedderConfig(FrozenRecord):
+class EmbedderConfig(FrozenRecord, Settings):
     """A text embedder, ``minilm``, ``st:NAME`` or ``openai:MODEL`` (with its server), or an object.
 
     From Python, ``instance`` is any :class:`recworld.models.Embedder` (``identity``,
@@ -179,13 +186,13 @@ class EmbedderConfig(FrozenRecord):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     spec: Annotated[str, Field(description="minilm, st:NAME, openai:MODEL or a plugin's spec.")] = "minilm"
-    base_url: Annotated[str | None, Field(description="Server URL of the embedder.")] = None
+    base_url: Annotated[ServerURL | None, Field(description="Server URL of the embedder.")] = None
     api_key_env: Annotated[str, Field(description="Name of the env var holding the embedder's API key.")] = (
         "OPENAI_API_KEY"
     )
     allow_insecure_http: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0, le=MAX_SECONDS)
+    max_retries: int = Field(default=6, ge=0, le=100)
     instance: Annotated[Embedder | None, PlainValidator(_embedder_object), Field(exclude=True)] = None
 
     @model_validator(mode="after")
