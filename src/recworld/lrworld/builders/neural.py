@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from recworld import mining
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, matched_weights, negative_weights
 from recworld.lrworld.builders.memory import target_view
 from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, EntityKind
 from recworld.lrworld.gates import NEURAL_GATE, WeakGateError, WeakGroundTruth
@@ -241,7 +241,12 @@ class NeuralBuilder:
             return
         guard = ctx.option_guard(self.key_kind, tied.tolist())
         negatives = draw_distinct(
-            rng, pool, maker.measure.format.n_options - 1, {*tied.tolist(), *seen.tolist()}, weights, guard
+            rng,
+            pool,
+            maker.measure.format.n_options - 1,
+            {*tied.tolist(), *seen.tolist()},
+            matched_weights(ctx, self.key_kind, pool, weights, positive),
+            guard,
         )
         if negatives is None:
             maker.drop("too_few_negatives")
