@@ -141,11 +141,11 @@ def test_a_question_never_scores_its_own_answer(questions: list[Question], pick:
     for shortcut in (answer_prior, answer_rate):
         assert by_id(questions[i], shortcut(questions)[i]) == by_id(other[i], shortcut(other)[i])
 
-    def popularity(q: Question) -> list[float]:
-        return [float(int(c.id)) for c in q.candidates]
+    def popularity(qs: list[Question]) -> list[list[float] | None]:
+        return [[float(int(c.id)) for c in q.candidates] for q in qs]
 
-    first = option_model(questions, popularity, np.random.default_rng(7))
-    second = option_model(other, popularity, np.random.default_rng(7))
+    first = option_model(questions, popularity(questions), np.random.default_rng(7))
+    second = option_model(other, popularity(other), np.random.default_rng(7))
     assert first is not None and second is not None
     assert by_id(questions[i], first[i]) == pytest.approx(by_id(other[i], second[i]))
 
@@ -159,7 +159,7 @@ def test_option_model_finds_a_planted_option_and_not_noise() -> None:
         noise.append(question(i, ids, int(gen.integers(4))))
 
     def hits(qs: list[Question]) -> float:
-        scores = option_model(qs, lambda q: [0.0] * 4, np.random.default_rng(1))
+        scores = option_model(qs, [None] * len(qs), np.random.default_rng(1))
         assert scores is not None
         return float(np.mean([int(np.argmax(s)) == q.answer_index for s, q in zip(scores, qs, strict=True)]))
 

@@ -81,7 +81,7 @@ LabelRulesOption = Annotated[
     str | None,
     typer.Option(
         "--label-rules",
-        help="Label support and margins, KEY=VALUE,...: memory_min_support (3), memory_margin (0.01), "
+        help="Label support and margins, KEY=VALUE,...: memory_min_support (3), memory_margin (0.005), "
         "rule_margin (0.05, or 'none': no consequent is ever a negative).",
     ),
 ]

@@ -21,7 +21,7 @@ PAPER_HISTORY_LENGTH = 5
 LLARA_HISTORY_LENGTH = 10
 # Label margins and support (ours: the paper is silent), declared here so the manifest records them.
 MEMORY_MIN_SUPPORT = 3
-MEMORY_MARGIN = 0.01
+MEMORY_MARGIN = 0.005
 RULE_MARGIN = 0.05
 # What a suite built before manifest/4 used (no support floor, no margin, every consequent kept out).
 LEGACY_LABEL_RULES: dict[str, object] = {"memory_min_support": 1, "memory_margin": 0.0, "rule_margin": None}

@@ -17,15 +17,14 @@ argmax of (:func:`recworld.lrworld.shortcuts.hit` turns them into credit).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from recworld.lrworld.schema import Question
 
 __all__ = ["answer_prior", "answer_rate", "option_model"]
-
-Popularity = Callable[[Question], list[float] | None]
 
 
 def _answers_and_shows(questions: Sequence[Question]) -> tuple[Counter[str], Counter[str]]:
@@ -74,25 +73,53 @@ def _numeric_id(value: str) -> float:
         return -1.0
 
 
-def _features(
-    q: Question, popularity: list[float] | None, right: Counter[str], shown: Counter[str]
-) -> np.ndarray:
-    """One row per option: its features, whether it is the question's highest and lowest on each, its slot.
+@dataclass(frozen=True)
+class _Options:
+    """A measure's options as (questions x options) arrays: what the model may read, nothing else."""
 
-    (Within-question centring adds nothing: the softmax over a question's options ignores shifts.)
-    """
-    n = len(q.candidates)
-    pop = np.log1p(np.asarray(popularity if popularity is not None else [0.0] * n, dtype=np.float64))
-    count = np.log1p([float(right[c.id]) for c in q.candidates])
-    rate = np.array([right[c.id] / shown[c.id] if shown[c.id] else 0.0 for c in q.candidates])
-    seen = np.log1p([float(shown[c.id]) for c in q.candidates])
-    length = np.log1p([float(len(c.text)) for c in q.candidates])
-    words = np.log1p([float(len(c.text.split())) for c in q.candidates])
-    ident = np.array([_numeric_id(c.id) for c in q.candidates])
-    base = np.column_stack([pop, count, rate, seen, length, words, ident])
-    top = (base >= base.max(axis=0, keepdims=True)).astype(np.float64)
-    bottom = (base <= base.min(axis=0, keepdims=True)).astype(np.float64)
-    return np.column_stack([base, top, bottom, np.eye(n)])
+    codes: np.ndarray  # option id -> a code shared by every question showing it
+    fixed: np.ndarray  # (questions, options, 4): log popularity, log length, log words, log numeric id
+    answers: np.ndarray  # (questions,)
+
+    @staticmethod
+    def of(questions: Sequence[Question], popularity: Sequence[list[float] | None]) -> _Options:
+        ids = [[c.id for c in q.candidates] for q in questions]
+        _, codes = np.unique(np.asarray(ids, dtype=object).astype(str), return_inverse=True)
+        rows = []
+        for q, scores in zip(questions, popularity, strict=True):
+            pop = scores or [0.0] * len(q.candidates)
+            rows.append(
+                [
+                    (float(p), len(c.text), len(c.text.split()), _numeric_id(c.id))
+                    for p, c in zip(pop, q.candidates, strict=True)
+                ]
+            )
+        fixed = np.asarray(rows, dtype=np.float64)
+        fixed[..., :3] = np.log1p(fixed[..., :3])
+        answers = np.array([q.answer_index for q in questions], dtype=np.int64)
+        return _Options(codes.reshape(len(questions), -1), fixed, answers)
+
+    def features(self, rows: np.ndarray, train: np.ndarray) -> np.ndarray:
+        """(len(rows), options, features) for ``rows``, with answer counts and rates from ``train`` only.
+
+        Per option: the fixed features, answer count, answer rate and times shown on
+        the training questions, whether it is the question's highest and lowest
+        on each, and its slot. (Within-question centring adds nothing: the
+        softmax over a question's options ignores shifts.)
+        """
+        size = int(self.codes.max()) + 1
+        right = np.bincount(self.codes[train, self.answers[train]], minlength=size).astype(np.float64)
+        shown = np.bincount(self.codes[train].ravel(), minlength=size).astype(np.float64)
+        codes = self.codes[rows]
+        rate = np.divide(right[codes], shown[codes], out=np.zeros(codes.shape), where=shown[codes] > 0)
+        base = np.concatenate(
+            [self.fixed[rows], np.stack([np.log1p(right[codes]), rate, np.log1p(shown[codes])], axis=-1)],
+            axis=-1,
+        )
+        top = (base >= base.max(axis=1, keepdims=True)).astype(np.float64)
+        bottom = (base <= base.min(axis=1, keepdims=True)).astype(np.float64)
+        slots = np.broadcast_to(np.eye(codes.shape[1]), (len(rows), codes.shape[1], codes.shape[1]))
+        return np.concatenate([base, top, bottom, slots], axis=-1)
 
 
 def _fit_conditional_logit(x: np.ndarray, answers: np.ndarray, l2: float = 1.0) -> np.ndarray:
@@ -118,9 +145,10 @@ def _fit_conditional_logit(x: np.ndarray, answers: np.ndarray, l2: float = 1.0) 
         scores = x @ w
         p = np.exp(scores - scores.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
-        mean = np.einsum("nk,nkd->nd", p, x)
+        mean = (p[..., None] * x).sum(axis=1)
         grad = mean.sum(axis=0) - chosen + l2 * w
-        hess = np.einsum("nk,nkd,nke->de", p, x, x) - mean.T @ mean + l2 * np.eye(d)
+        weighted = (np.sqrt(p)[..., None] * x).reshape(-1, d)
+        hess = weighted.T @ weighted - mean.T @ mean + l2 * np.eye(d)
         step = np.linalg.solve(hess, grad)
         size = 1.0
         while size > 1e-4 and loss(w - size * step) > current:
@@ -133,12 +161,13 @@ def _fit_conditional_logit(x: np.ndarray, answers: np.ndarray, l2: float = 1.0) 
 
 
 def option_model(
-    questions: Sequence[Question], popularity: Popularity, seed: np.random.Generator
+    questions: Sequence[Question], popularity: Sequence[list[float] | None], seed: np.random.Generator
 ) -> list[list[float]] | None:
     """Held-out option scores of a conditional logit over option-only features (2-fold cross-fitting).
 
     A logistic model of "which option is the answer" with one softmax per
-    question over its options (the form an argmax pick needs). None when there
+    question over its options (the form an argmax pick needs). ``popularity``
+    holds each question's option popularities (None: not defined). None when there
     are too few questions to fit on one half and score the other (fewer than 20).
     """
     n = len(questions)
@@ -146,17 +175,15 @@ def option_model(
         return None
     order = seed.permutation(n)
     folds = [np.sort(order[: n // 2]), np.sort(order[n // 2 :])]
-    pops = [popularity(q) for q in questions]
+    options = _Options.of(questions, popularity)
     out: list[list[float]] = [[] for _ in range(n)]
     for k in (0, 1):
         train, test = folds[k], folds[1 - k]
-        right, shown = _answers_and_shows([questions[i] for i in train])
-        x = np.stack([_features(questions[i], pops[i], right, shown) for i in train])
+        x = options.features(train, train)
         mean, std = x.mean(axis=(0, 1)), x.std(axis=(0, 1))
         std[std == 0] = 1.0
-        answers = np.array([questions[i].answer_index for i in train], dtype=np.int64)
-        w = _fit_conditional_logit((x - mean) / std, answers)
-        for i in test:
-            scores = ((_features(questions[i], pops[i], right, shown) - mean) / std) @ w
-            out[i] = [round(float(v), 9) for v in scores]
+        w = _fit_conditional_logit((x - mean) / std, options.answers[train])
+        scores = ((options.features(test, train) - mean) / std) @ w
+        for i, row in zip(test.tolist(), scores.tolist(), strict=True):
+            out[i] = [round(float(v), 9) for v in row]
     return out

@@ -111,6 +111,7 @@ def hit(scores: Sequence[float], answer: int) -> float:
     return 1.0 / len(top) if answer in top else 0.0
 
 
+@cache
 def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(fold(text)))
 
@@ -263,7 +264,7 @@ def question_hits(
     table["answer_prior"] = list(answer_prior(questions))
     table["answer_rate"] = list(answer_rate(questions))
     seed = rng(battery.ctx.config.seed, "shortcuts", measure.id)
-    model = option_model(questions, lambda q: battery.popularity(q, measure), seed)
+    model = option_model(questions, table["popularity"], seed)
     if model is not None:
         table["option_model"] = list(model)
     return {

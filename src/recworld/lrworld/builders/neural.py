@@ -9,8 +9,8 @@ clusters (the geometry retrieval uses) of the target side's vectors
 not seen in training are ranked, as a recommender would rank them: the users
 who already interacted with a target item (or the items a target user already
 has) are neither the answer nor negatives. Positive set: the unseen keys tied
-with the top cosine. Negatives: the remaining unseen keys, uniform or
-popularity-weighted (``negatives``), drawn through the same option guard as
+with the top cosine (the one shown drawn with the seed). Negatives: the
+remaining unseen keys, uniform or popularity-weighted (``negatives``), drawn through the same option guard as
 every builder (no text or title alike with the positive).
 
 The ground truth is only as good as the space behind it, so before any
@@ -232,7 +232,8 @@ class NeuralBuilder:
             maker.drop("ties_past_returned_neighbours")
             return
         tied = index[tied_mask]
-        positive = int(tied[0])
+        # Equally right keys: the one shown is drawn with the seed, never the first by index.
+        positive = int(tied[0]) if len(tied) == 1 else int(tied[rng.integers(len(tied))])
         if self.kind == "item" and ctx.item_identities[t] in {
             ctx.item_identities[int(j)] for j in ctx.sequences.of(positive)[-ctx.config.history_length :]
         }:
