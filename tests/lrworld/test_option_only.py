@@ -64,6 +64,7 @@ def test_strongest_shortcut_is_at_least_the_independent_prior(suite: Path) -> No
         mine = independent_prior(rows)
         verdict = verdicts[path.stem]
         assert verdict.strongest_score >= mine, (path.stem, verdict.strongest_score, mine)
+        assert verdict.strongest_score >= independent_prior(list(reversed(rows)))  # any summation order
         prior = next(
             r for r in manifest.shortcuts.rows if r.measure == path.stem and r.shortcut == "answer_prior"
         )

@@ -54,7 +54,7 @@ NegativesOption = Annotated[
     typer.Option(
         "--negatives",
         help="hit@1 negatives: 'uniform' (the paper), 'popularity' (weighted by interaction count) or "
-        "'matched' (from the positive's popularity decile).",
+        "'matched' (from the positive's popularity bin, 1/30 of the catalogue).",
     ),
 ]
 DistractorsOption = Annotated[

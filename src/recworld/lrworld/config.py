@@ -83,7 +83,8 @@ class BuildConfig(FrozenRecord):
     negatives: Literal["uniform", "popularity", "matched"] = Field(
         "uniform",
         description="hit@1 questions: negatives drawn uniformly (the paper), in proportion to "
-        "each candidate's interaction count, or from the positive's popularity decile (matched), "
+        "each candidate's interaction count, or from the positive's popularity bin (matched: 1/30 "
+        "of the catalogue), "
         "so popularity alone does not point at the answer",
     )
 

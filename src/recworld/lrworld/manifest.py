@@ -139,10 +139,12 @@ class ShortcutScore(FrozenRecord):
     """One shortcut baseline's score on one measure's questions, against chance.
 
     ``score`` is the mean hit (a tie among k options counts 1/k when the answer
-    is among them); ``ci_low``/``ci_high`` are the 95 % Wilson score interval
-    over the ``n`` questions. ``flagged`` when the score beats chance by more
-    than 2 standard errors of a chance guesser (``se``: sqrt(c(1 - c)/n)); suites
-    built before manifest/4 flagged when the Wilson interval lay above chance.
+    is among them), computed exactly and reported 0.5e-9 to 1.5e-9 above it, so
+    that a float sum in another order never exceeds it; ``ci_low``/``ci_high``
+    are the 95 % Wilson score interval over the ``n`` questions. ``flagged``
+    when the score beats chance by more than 2 standard errors of a chance
+    guesser (``se``: sqrt(c(1 - c)/n)); suites built before manifest/4
+    flagged when the Wilson interval lay above chance.
     ``option_only``: the shortcut reads the options alone (no target, no
     history). ``remedy`` names what works against it.
     """

@@ -53,6 +53,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -224,6 +225,18 @@ def remedy(measure: Measure, shortcut: str, config: BuildConfig) -> str | None:
     return " or ".join(left) if left else None
 
 
+def upper_mean(hits: Sequence[float]) -> float:
+    """The mean hit, computed exactly and reported 0.5e-9 to 1.5e-9 above it.
+
+    Hits are 0 or 1/k, so the exact mean is a fraction; a float sum of the same
+    hits in another order (an independent check) differs from it by far less
+    than 1e-9, so it never exceeds the reported score.
+    """
+    counts = Counter(hits)  # few distinct values: 0, 1, 1/2, ...
+    exact = sum((Fraction(h).limit_denominator(1000) * c for h, c in counts.items()), Fraction(0)) / len(hits)
+    return (math.floor(exact * 10**9 + Fraction(1, 2)) + 1) / 10**9
+
+
 def chance_se(chance: float, n: int) -> float:
     """Standard error of a chance guesser's mean hit over ``n`` questions."""
     return math.sqrt(chance * (1.0 - chance) / n) if n > 0 else math.inf
@@ -238,12 +251,13 @@ def _score_row(measure: Measure, name: str, hits: list[float], config: BuildConf
     n, total = len(hits), float(np.sum(hits))
     low, high = wilson_interval(total, n)
     chance = measure.format.chance
-    flagged = beats_chance(total / n, chance, n)
+    score = upper_mean(hits)
+    flagged = beats_chance(score, chance, n)
     return ShortcutScore(
         measure=measure.id,
         shortcut=name,
         n=n,
-        score=total / n,  # unrounded: the verdict's strongest is compared with other computations
+        score=score,
         chance=round(chance, 6),
         ci_low=round(low, 6),
         ci_high=round(high, 6),
