@@ -218,7 +218,7 @@ def remedy(measure: Measure, shortcut: str, config: BuildConfig) -> str | None:
         if measure.options is OptionKind.ATTRIBUTE:
             options.append(("--distractors popularity", config.distractors == "popularity"))
         else:
-            options.append(("--negatives popularity", config.negatives == "popularity"))
+            options.append(("--negatives matched", config.negatives == "matched"))
     elif shortcut in ("history_majority", "token_overlap") and measure.options is OptionKind.ATTRIBUTE:
         options.append(("--history-text title", config.history_text == "title"))
     left = [name for name, active in options if not active]
