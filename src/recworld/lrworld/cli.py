@@ -165,8 +165,7 @@ def build(
 
     options = {"negatives": negatives, "distractors": distractors, "taxo_level": taxo_level, "rules": rules}
     options |= {"min_support": min_support, "allow_weak_neumf": allow_weak_neumf}
-    options |= {"require_neural": require_neural, "history_text": history_text}
-    options |= _label_rules(label_rules)
+    options |= {"require_neural": require_neural, "history_text": history_text, **_label_rules(label_rules)}
     config = _build_config(seed, per_measure, measures, options)
     roots = ImageRoots.of([dataset_folder(dataset), *([metadata.parent] if metadata else [])])
     roots += ImageRoots.of(image_root or (), check=True)

@@ -24,6 +24,19 @@ from recworld.report.tables import Cell, Table, fmt_score, label
 __all__ = ["shortcuts_section"]
 
 NO_REMEDY = "no build option; read scores against it"
+INTRO = (
+    "At build time each suite runs shortcut baselines on its own questions, with no model: "
+    "the most popular option, the attribute value most history lines mention, title and word overlap "
+    "with what the question shows, the longest or shortest option, and three that learn from the "
+    "measure's other questions only: the option most often the answer elsewhere (leave one out), the "
+    "option most often right where shown, and a logistic regression over option-only features "
+    "trained on half the questions and scored on the other half. A row is listed when the shortcut "
+    "beats chance by more than 2 standard errors of a chance guesser: that much of a model's score on "
+    "the measure needs no understanding of the user. A build option that works against it is named "
+    "where one exists (it may weaken the shortcut rather than remove it: rebuild and read this table "
+    "again); the paper's "
+    "defaults are kept, so the warning travels with them."
+)
 
 
 def _manifests(runs: Sequence[RunData]) -> list[tuple[Path, SuiteManifest]]:
@@ -129,24 +142,11 @@ def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sect
                     Cell(str(row.n)),
                 ]
             )
-    intro = (
-        "At build time each suite runs shortcut baselines on its own questions, with no model: "
-        "the most popular option, the attribute value most history lines mention, title and word overlap "
-        "with what the question shows, the longest or shortest option, and three that learn from the "
-        "measure's other questions only: the option most often the answer elsewhere (leave one out), the "
-        "option most often right where shown, and a logistic regression over option-only features "
-        "trained on half the questions and scored on the other half. A row is listed when the shortcut "
-        "beats chance by more than 2 standard errors of a chance guesser: that much of a model's score on "
-        "the measure needs no understanding of the user. A build option that works against it is named "
-        "where one exists (it may weaken the shortcut rather than remove it: rebuild and read this table "
-        "again); the paper's "
-        "defaults are kept, so the warning travels with them."
-    )
     if checked == 0:
         return Section(
             "shortcuts",
             "Shortcuts",
-            intro,
+            INTRO,
             note="The suites were built before the shortcut "
             "battery existed; rebuild them to see which measures a shortcut solves.",
         )
@@ -163,6 +163,6 @@ def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sect
     )
     if not rows:
         return Section(
-            "shortcuts", "Shortcuts", intro, tables, note="No shortcut beats chance on any measure."
+            "shortcuts", "Shortcuts", INTRO, tables, note="No shortcut beats chance on any measure."
         )
-    return Section("shortcuts", "Shortcuts", intro, [table, *tables])
+    return Section("shortcuts", "Shortcuts", INTRO, [table, *tables])

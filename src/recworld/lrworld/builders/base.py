@@ -117,6 +117,11 @@ def negative_weights(ctx: BuildContext, kind: EntityKind, pool: np.ndarray) -> n
     return np.asarray(counts[pool], dtype=np.float64)
 
 
+def draw_one(tied: np.ndarray, rng: np.random.Generator) -> int:
+    """One of several equally right entities, drawn with the seed (a single one draws nothing)."""
+    return int(tied[0]) if len(tied) == 1 else int(tied[rng.integers(len(tied))])
+
+
 POPULARITY_BINS = 30  # ML-100K neu_user2items popularity: 10 bins leave 0.449, 30 leave 0.309
 BIN_MIN_SIZE = 40  # entities per bin at least (4x a hit@1 question's options): fewer bins on small data
 _BINS: weakref.WeakKeyDictionary[BuildContext, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()

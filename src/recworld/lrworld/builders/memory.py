@@ -96,20 +96,11 @@ class MemoryBuilder:
             if not eligible[row]:
                 maker.drop("below_min_similarity" if not reaches[row] else "ties_past_returned_neighbours")
                 continue
-            index, score = nb.index[row], nb.score[row]
-            tied, runner_up = top_set(index, score, float(top[row]))
-            if float(top[row]) - runner_up < ctx.config.memory_margin:
-                maker.drop("below_margin")
-                continue
-            supported = tied[
-                shared_count(ctx, self.kind, t, tied, float(top[row])) >= ctx.config.memory_min_support
-            ]
-            if len(supported) == 0:
-                maker.drop("below_min_support")
-                continue
-            shown = choose_positive(ctx, self.kind, t, supported, rng)
+            tied, runner_up = top_set(nb.index[row], nb.score[row], float(top[row]))
+            label = memory_label(ctx, self.kind, t, tied, float(top[row]), runner_up)
+            shown = None if isinstance(label, str) else choose_positive(ctx, self.kind, t, label, rng)
             if shown is None:
-                maker.drop("positive_reads_like_target")
+                maker.drop(label if isinstance(label, str) else "positive_reads_like_target")
                 continue
             entry = ctx.entity_entry(self.kind, t)
             guard = ctx.option_guard(self.kind, [t, *tied.tolist()])
@@ -147,6 +138,20 @@ def top_set(index: np.ndarray, score: np.ndarray, top: float) -> tuple[np.ndarra
     tied_mask = valid & (score >= top - TIE_TOLERANCE)
     below = score[valid & ~tied_mask]
     return index[tied_mask], float(below.max()) if len(below) else 0.0
+
+
+def memory_label(
+    ctx: BuildContext, kind: EntityKind, target: int, tied: np.ndarray, top: float, runner_up: float
+) -> np.ndarray | str:
+    """The tied positives a question may show, or why the target is not asked (a drop reason).
+
+    Not asked when the top beats the runner-up by less than ``memory_margin``,
+    or when no tied positive shares ``memory_min_support`` users (items) with the target.
+    """
+    if top - runner_up < ctx.config.memory_margin:
+        return "below_margin"
+    supported = tied[shared_count(ctx, kind, target, tied, top) >= ctx.config.memory_min_support]
+    return supported if len(supported) else "below_min_support"
 
 
 def shared_count(

@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 
 from recworld import mining
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, matched_weights, negative_weights
+from recworld.lrworld.builders.base import (
+    QuestionMaker,
+    draw_distinct,
+    draw_one,
+    matched_weights,
+    negative_weights,
+)
 from recworld.lrworld.builders.memory import target_view
 from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, EntityKind
 from recworld.lrworld.gates import NEURAL_GATE, WeakGateError, WeakGroundTruth
@@ -232,8 +238,7 @@ class NeuralBuilder:
             maker.drop("ties_past_returned_neighbours")
             return
         tied = index[tied_mask]
-        # Equally right keys: the one shown is drawn with the seed, never the first by index.
-        positive = int(tied[0]) if len(tied) == 1 else int(tied[rng.integers(len(tied))])
+        positive = draw_one(tied, rng)  # equally right keys: never the first by index
         if self.kind == "item" and ctx.item_identities[t] in {
             ctx.item_identities[int(j)] for j in ctx.sequences.of(positive)[-ctx.config.history_length :]
         }:
