@@ -166,3 +166,42 @@ def test_option_model_finds_a_planted_option_and_not_noise() -> None:
 
     assert hits(planted) > 0.9
     assert hits(noise) < 0.25 + 3 * math.sqrt(0.25 * 0.75 / 200)
+
+
+def test_report_sets_faithful_beside_debiased(suite: Path, tmp_path: Path) -> None:
+    """A run right exactly on the questions an option-only shortcut solves scores 0 once debiased."""
+    from recworld.evaluation.records import RunHeader
+    from recworld.report.analysis import AnalysisOptions
+    from recworld.report.runs import RunData
+    from recworld.report.shortcuts_section import shortcuts_section
+    from recworld.scoring.records import MetricsRecord, SampleRecord
+
+    manifest = read_manifest(suite)
+    assert manifest.shortcuts is not None
+    samples = []
+    expected = {}
+    for path in sorted((suite / "questions").glob("*.jsonl")):
+        solved = set(manifest.shortcuts.measures[path.stem].solved)
+        rows = [row for _, row in iter_json_lines(path)]
+        for i, row in enumerate(rows):
+            samples.append(
+                SampleRecord.model_construct(question_id=row["id"], measure=path.stem, correct=i in solved)
+            )
+        deb = len(rows) - len(solved)
+        expected[path.stem] = (
+            f"{len(solved) / len(rows):.3f}",
+            "0.000" if deb else "–",
+            f"{deb} of {len(rows)}",
+        )
+    run = RunData(
+        path=tmp_path,
+        info=RunHeader.model_construct(suite=str(suite)),
+        samples=samples,
+        metrics=MetricsRecord.model_construct(),
+        label="planted",
+    )
+    section = shortcuts_section([run], AnalysisOptions())
+    assert section is not None
+    table = next(t for t in section.tables if t.key == "debiased")
+    got = {row[1].title: (row[2].text, row[3].text, row[4].text) for row in table.rows}
+    assert got == expected
