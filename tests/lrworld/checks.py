@@ -87,10 +87,16 @@ def check_assoc(ctx: BuildContext, qs: list[Question]) -> None:
         }
         answer = col[q.answer.id]
         assert answer in consequents
-        assert consequents[answer] == pytest.approx(max(consequents.values()))
+        top = max(consequents.values())
+        assert consequents[answer] == pytest.approx(top)
+        margin = ctx.config.rule_margin
         for i, c in enumerate(q.candidates):
             if i != q.answer_index:
-                assert col[c.id] not in consequents and col[c.id] != a
+                assert col[c.id] != a
+                if margin is None:
+                    assert col[c.id] not in consequents
+                else:  # a weaker consequent may be wrong; a near tie never is
+                    assert consequents.get(col[c.id], -np.inf) < top - margin
 
 
 Check = Callable[[BuildContext, list[Question]], None]
@@ -107,7 +113,11 @@ def check_memory(kind: EntityKind) -> Check:
             t = index[q.target.id]
             top = sims[t].max()
             assert top >= ctx.config.min_similarity
-            assert sims[t, index[q.answer.id]] >= top - EPS
+            a = index[q.answer.id]
+            assert sims[t, a] >= top - EPS
+            runner_up = max([s for s in sims[t] if s < top - EPS], default=0.0)
+            assert top - runner_up >= ctx.config.memory_margin
+            assert vectors[t] @ vectors[a] >= ctx.config.memory_min_support, "the answer's support"
             for i, c in enumerate(q.candidates):
                 if i != q.answer_index:
                     assert sims[t, index[c.id]] < top - EPS
@@ -141,40 +151,63 @@ def check_neural(kind: EntityKind) -> Check:
     return check
 
 
+def timed_sequences(dataset: Dataset) -> dict[str, list[tuple[int, str]]]:
+    """Per user, (timestamp, item id) sorted by time then id as strings: a loop, not the builders' arrays."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for u, it, t in zip(
+        dataset.interactions["user_id"].astype(str),
+        dataset.interactions["item_id"].astype(str),
+        dataset.interactions["timestamp"].astype(int),
+        strict=True,
+    ):
+        out.setdefault(u, []).append((int(t), it))
+    return {u: sorted(rows) for u, rows in out.items()}
+
+
+def window_of(rows: list[tuple[int, str]], pos: int, length: int) -> tuple[list[str], list[str]]:
+    """(shown history, next event) at ``pos``: the event is every item at ``rows[pos]``'s time; the
+    history is the last ``length`` items before it, less the earliest timestamp when that one was cut."""
+    t = rows[pos][0]
+    assert pos == 0 or rows[pos - 1][0] != t, "a question starts at the first item of its timestamp"
+    event = [it for when, it in rows if when == t]
+    window = rows[max(0, pos - length) : pos]
+    cut = pos - length > 0 and window and rows[pos - length - 1][0] == window[0][0]
+    if cut:
+        window = [(when, it) for when, it in window if when != window[0][0]]
+    return [it for _, it in window], event
+
+
 def check_attribute(field: str, level: Level = "all", lead: int | None = None) -> Check:
     def check(ctx: BuildContext, qs: list[Question]) -> None:
-        seqs = sequences(ctx.dataset)
+        seqs = timed_sequences(ctx.dataset)
         values = field_of(ctx.dataset, field)
 
         def as_list(v: object) -> list[str]:
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                return []
             return [v] if isinstance(v, str) else list(v)  # type: ignore[call-overload]
 
-        vocabulary = set()
-        for v in values.values():
-            if v is None or (isinstance(v, float) and np.isnan(v)):
-                continue
-            path = as_list(v)
+        def eligible(path: list[str]) -> list[str]:
             depth = ctx.config.taxo_level
             interm = path[depth : depth + 1] if len(path) > depth + 1 else []
             part = {"root": path[:1], "leaf": path[-1:] if len(path) > 1 else [], "interm": interm}
-            vocabulary |= set(part.get(level, path[:lead] if lead else path))
+            return part.get(level, path[:lead] if lead else path)
+
+        vocabulary = {v for value in values.values() for v in eligible(as_list(value))}
+        fold = lambda text: " ".join(text.casefold().split())  # noqa: E731
         for q in qs:
-            seq = seqs[q.target.id]
             pos = q.evidence["position"]
-            nxt = seq[pos]
-            assert nxt == q.evidence["next_item"]
+            shown, event = window_of(seqs[q.target.id], pos, ctx.history_length)
             assert pos >= ctx.config.min_history
-            assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
-            assert nxt not in {h.id for h in q.history}, "the answer is never on screen"
-            path = as_list(values[nxt])
-            depth = ctx.config.taxo_level
-            allowed = {"root": path[:1], "leaf": path[-1:], "interm": path[depth : depth + 1]}.get(
-                level, path[:lead] if lead else path
-            )
-            assert q.answer.id in allowed
+            assert [h.id for h in q.history] == shown
+            assert not set(event) & set(shown), "no item of the next event is on screen"
+            assert q.evidence["next_item"] in event
+            owned = {fold(v) for it in event for v in as_list(values.get(it))}
+            right = {v for it in event for v in eligible(as_list(values.get(it)))}
+            assert q.answer.id in right
             for i, c in enumerate(q.candidates):
                 if i != q.answer_index:
-                    assert c.id not in path and c.id in vocabulary
+                    assert fold(c.id) not in owned and c.id in vocabulary, "no tied item's value is wrong"
 
     return check
 
@@ -184,19 +217,21 @@ def check_next_item(view: str | None) -> Check:
         domain = ctx.dataset.domain.value
         rows = ctx.dataset.items.to_dict("records")
         texts = {str(r["item_id"]): item_text(r, domain, view) for r in rows}
-        seqs = sequences(ctx.dataset)
+        seqs = timed_sequences(ctx.dataset)
         for q in qs:
-            seq = [i for i in seqs[q.target.id] if texts.get(i)]
+            seq = [(t, i) for t, i in seqs[q.target.id] if texts.get(i)]
             pos = q.evidence["position"]
             assert pos >= ctx.config.min_history
-            assert q.answer.id == seq[pos]
-            assert [h.id for h in q.history] == seq[max(0, pos - ctx.history_length) : pos]
-            assert q.answer.id not in {h.id for h in q.history}, "the answer is never on screen"
+            shown, event = window_of(seq, pos, ctx.history_length)
+            assert q.answer.id in event
+            assert [h.id for h in q.history] == shown
+            assert not set(event) & set(shown), "the answer is never on screen"
             assert all(h.text == texts[h.id] for h in q.history)
+            owned = {i for _, i in seqs[q.target.id]}
             for i, c in enumerate(q.candidates):
                 assert c.text == texts[c.id]
                 if i != q.answer_index:
-                    assert c.id not in seqs[q.target.id]
+                    assert c.id not in owned
 
     return check
 

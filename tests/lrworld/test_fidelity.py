@@ -219,7 +219,8 @@ def test_uniform_distractors_ignore_popularity(tmp_path: Path) -> None:
     """One colour on most items: popularity weighting offers it far more often than uniform does."""
     dataset = shop()
     items = dataset.items.copy()
-    items["color"] = ["Teal" if i % 10 else f"Shade {i}" for i in range(len(items))]
+    # Per twin pair (bought at one time, one next event): a colour on one twin is never a distractor.
+    items["color"] = ["Teal" if (i // 2) % 10 else f"Shade {i // 2}" for i in range(len(items))]
     skewed = Dataset.from_frames("shop", "product", dataset.interactions, items)
     share = {}
     for mode in ("uniform", "popularity"):

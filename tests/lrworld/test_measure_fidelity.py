@@ -480,9 +480,10 @@ def _swapped(q: Question, pool: list[Question]) -> Question | None:
     """The positive replaced by an option of another question of the measure (a wrong label).
 
     An attribute value the next item also has would still be right, and so would another of
-    several tied neighbours: those are not planted.
+    several tied neighbours, or a value of an item tied in time with the next one (the next
+    event is a set): those are not planted.
     """
-    if q.evidence.get("tied_positives", 1) != 1:
+    if q.evidence.get("tied_positives", 1) != 1 or len(q.evidence.get("next_event", [None])) != 1:
         return None
     ids = {c.id for c in q.candidates}
     has = fold(str(q.evidence.get("next_item_text", "")))

@@ -51,6 +51,7 @@ from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.measure import AttributeSpec, MemorySpec, NeuralSpec, NextItemSpec, RuleSpec
 from recworld.lrworld.options import fold
 from recworld.lrworld.schema import Question
+from recworld.lrworld.ties import history_start, next_event_items
 from recworld.models.registry import ModelConfig
 
 _NONE = -np.inf
@@ -264,19 +265,19 @@ class OracleBaseline(Baseline):
         if not 0 <= position < len(history):
             return [_NONE] * len(question.candidates)
         shown = [e.id for e in question.history]
+        start = history_start(0, np.asarray(times), position, self._history_length)
         if (
-            position < len(shown)
-            or history[position - len(shown) : position] != shown
-            or len(shown) != min(position, self._history_length)
+            history[start:position] != shown
+            or not shown
             or (position > 0 and times[position] == times[position - 1])
         ):
-            # The window shown is not the user's items right before the next one (or a tie
-            # decided which came next): no option is the ground truth of this question.
+            # The window shown is not the user's items right before the next event, cut at a time
+            # boundary (or the position is inside an event): no option is the ground truth.
             return [0.0] * len(question.candidates)
-        nxt = history[position]
+        event = next_event_items(history, times, position)  # every item at the next timestamp
         if field is None:
-            return [1.0 if c.id == nxt else 0.0 for c in question.candidates]
-        values = {fold(v) for v in _values(self._data.items, nxt, field)}
+            return [1.0 if c.id in event else 0.0 for c in question.candidates]
+        values = {fold(v) for nxt in event for v in _values(self._data.items, nxt, field)}
         return [1.0 if fold(c.text) in values else 0.0 for c in question.candidates]
 
 

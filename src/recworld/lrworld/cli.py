@@ -53,7 +53,8 @@ NegativesOption = Annotated[
     str,
     typer.Option(
         "--negatives",
-        help="hit@1 negatives: 'uniform' (the paper) or 'popularity' (weighted by interaction count).",
+        help="hit@1 negatives: 'uniform' (the paper), 'popularity' (weighted by interaction count) or "
+        "'matched' (from the positive's popularity bin, 1/30 of the catalogue).",
     ),
 ]
 DistractorsOption = Annotated[
@@ -75,6 +76,14 @@ RulesOption = Annotated[
 ]
 MinSupportOption = Annotated[
     float, typer.Option("--min-support", help="assoc_rule: minimum rule support (the paper: 0.01).")
+]
+LabelRulesOption = Annotated[
+    str | None,
+    typer.Option(
+        "--label-rules",
+        help="Label support and margins, KEY=VALUE,...: memory_min_support (3), memory_margin (0.005), "
+        "rule_margin (0.05, or 'none': no consequent is ever a negative).",
+    ),
 ]
 ImageRootOption = Annotated[
     list[Path] | None,
@@ -138,6 +147,7 @@ def build(
     taxo_level: TaxoLevelOption = 1,
     rules: RulesOption = "confidence",
     min_support: MinSupportOption = 0.01,
+    label_rules: LabelRulesOption = None,
     image_root: ImageRootOption = None,
     force: Annotated[
         bool, typer.Option("--force", help="Write into an --out that is not a suite (its files are kept).")
@@ -155,7 +165,7 @@ def build(
 
     options = {"negatives": negatives, "distractors": distractors, "taxo_level": taxo_level, "rules": rules}
     options |= {"min_support": min_support, "allow_weak_neumf": allow_weak_neumf}
-    options |= {"require_neural": require_neural, "history_text": history_text}
+    options |= {"require_neural": require_neural, "history_text": history_text, **_label_rules(label_rules)}
     config = _build_config(seed, per_measure, measures, options)
     roots = ImageRoots.of([dataset_folder(dataset), *([metadata.parent] if metadata else [])])
     roots += ImageRoots.of(image_root or (), check=True)
@@ -169,6 +179,21 @@ def build(
 
         echo_match_report(data.source)
     _print_manifest(manifest, out, as_json=as_json)
+
+
+def _label_rules(text: str | None) -> dict[str, Any]:
+    """``--label-rules`` as config fields (validated with the rest of the config)."""
+    from recworld.errors import ConfigError
+
+    out: dict[str, Any] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in ("memory_min_support", "memory_margin", "rule_margin"):
+            raise ConfigError(f"--label-rules: {part.strip()!r} is not KEY=VALUE with a known key")
+        out[key.strip()] = None if value.strip().lower() == "none" else value.strip()
+    return out
 
 
 def _build_config(seed: int, per_measure: int, measures: str | None, options: dict[str, Any]) -> BuildConfig:

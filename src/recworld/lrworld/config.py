@@ -19,6 +19,12 @@ from recworld.records import MAX_INT, FrozenRecord, Seed, Settings
 PAPER_HISTORY_LENGTH = 5
 # LLaRA's LastFM test sequences (paper §5.5) hold up to ten artists before the next one.
 LLARA_HISTORY_LENGTH = 10
+# Label margins and support (ours: the paper is silent), declared here so the manifest records them.
+MEMORY_MIN_SUPPORT = 3
+MEMORY_MARGIN = 0.005
+RULE_MARGIN = 0.05
+# What a suite built before manifest/4 used (no support floor, no margin, every consequent kept out).
+LEGACY_LABEL_RULES: dict[str, object] = {"memory_min_support": 1, "memory_margin": 0.0, "rule_margin": None}
 
 
 class BuildConfig(FrozenRecord, Settings):
@@ -33,6 +39,26 @@ class BuildConfig(FrozenRecord, Settings):
     min_confidence: float = Field(0.01, gt=0.0, le=1.0, description="association rules: minimum confidence")
     min_similarity: float = Field(
         0.01, ge=0.0, le=1.0, description="memory CF: a target's top cosine must reach this (paper: 0.01)"
+    )
+    memory_min_support: int = Field(
+        MEMORY_MIN_SUPPORT,
+        ge=1,
+        description="memory CF: the answer must share at least this many users (items) with the target "
+        "(ours; the paper states none: two items met by one same user have cosine 1.0)",
+    )
+    memory_margin: float = Field(
+        MEMORY_MARGIN,
+        ge=0.0,
+        le=1.0,
+        description="memory CF: the top cosine must beat the runner-up (the best below the tie) by this "
+        "much (ours; the paper states none)",
+    )
+    rule_margin: float | None = Field(
+        RULE_MARGIN,
+        ge=0.0,
+        description="assoc_rule: consequents of the antecedent within this of the top metric are neither "
+        "answer nor negative; weaker ones may be negatives (None: no consequent is ever a negative, "
+        "the behaviour before manifest/4)",
     )
     history_length: int = Field(
         PAPER_HISTORY_LENGTH,
@@ -60,10 +86,12 @@ class BuildConfig(FrozenRecord, Settings):
         description="attribute MCQs: wrong values drawn uniformly (the paper, §4) or weighted by how "
         "often users met items carrying them, so the answers' prior does not point at the answer",
     )
-    negatives: Literal["uniform", "popularity"] = Field(
+    negatives: Literal["uniform", "popularity", "matched"] = Field(
         "uniform",
-        description="hit@1 questions: negatives drawn uniformly (the paper) or in proportion to "
-        "each candidate's interaction count, so popularity alone does not point at the answer",
+        description="hit@1 questions: negatives drawn uniformly (the paper), in proportion to "
+        "each candidate's interaction count, or from the positive's popularity bin (matched: 1/30 "
+        "of the catalogue), "
+        "so popularity alone does not point at the answer",
     )
 
     taxo_level: int = Field(

@@ -27,6 +27,7 @@ from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.gates import GateLog
 from recworld.lrworld.options import OptionGuard, fold
 from recworld.lrworld.schema import EntityKind, Entry
+from recworld.lrworld.ties import event_starts
 from recworld.lrworld.views import TEXT_VIEW, describe_item, item_identity, render_user, title_line
 from recworld.seeding import child_seed
 
@@ -64,21 +65,24 @@ class Sequences:
         return np.searchsorted(self.ptr, positions, side="right").astype(np.int64) - 1
 
     def windows(self, min_history: int, next_ok: np.ndarray) -> np.ndarray:
-        """Flat positions ``p`` whose item can be a next item: ``min_history`` earlier items, ``next_ok``."""
+        """Flat positions ``p`` with ``min_history`` earlier items whose next event has a ``next_ok`` item.
+
+        The next event is every item of the user at ``times[p]`` (:mod:`recworld.lrworld.ties`),
+        so whether a window qualifies never depends on which tied item sorts first.
+        """
         positions = np.arange(len(self.items), dtype=np.int64)
         offset = positions - self.ptr[self.user_of(positions)]
-        keep = (offset >= min_history) & next_ok[self.items]
+        keep = (offset >= min_history) & self.event_any(next_ok[self.items])
         return np.asarray(positions[keep], dtype=np.int64)
 
-    def tied_with_previous(self, positions: np.ndarray) -> np.ndarray:
-        """True where the item at ``p`` has the timestamp of the item at ``p - 1`` of the same user.
-
-        Such a "next item" is next only because of how ties were ordered, so it is never asked.
-        """
-        positions = np.asarray(positions, dtype=np.int64)
-        has_previous = positions > self.ptr[self.user_of(positions)]
-        previous = np.maximum(positions - 1, 0)
-        return np.asarray(has_previous & (self.times[positions] == self.times[previous]), dtype=bool)
+    def event_any(self, flags: np.ndarray) -> np.ndarray:
+        """Per flat position: whether any item of its next event (same user, same time) has ``flags``."""
+        if len(self.items) == 0:
+            return np.zeros(0, dtype=bool)
+        starts = event_starts(self.ptr, self.times, np.arange(len(self.items), dtype=np.int64))
+        first = np.flatnonzero(starts)
+        per_event = np.maximum.reduceat(np.asarray(flags, dtype=np.int8), first)
+        return np.asarray(per_event[np.cumsum(starts) - 1] > 0, dtype=bool)
 
     def restricted(self, keep: np.ndarray) -> Sequences:
         """The same sequences with only the items where ``keep`` is true (order kept)."""
@@ -103,11 +107,15 @@ class MeasureFilter:
     """What one measure's builder left out: tied windows (pool-level) and visited targets, by reason."""
 
     windows: int | None = None  # leave-one-out windows that met the history rule (None: no windows)
-    tied_windows: int = 0  # of them, whose next item shares a timestamp with the last shown item
+    tied_windows: int = 0  # of them, inside a next event that starts earlier (asked as that event)
     dropped: Counter[str] = field(default_factory=Counter)
+    merged: Counter[str] = field(default_factory=Counter)  # asked questions a tie rule reshaped, by rule
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] += 1
+
+    def merge(self, rule: str) -> None:
+        self.merged[rule] += 1
 
 
 class BuildContext:
@@ -183,9 +191,9 @@ class BuildContext:
     def windows(self, seq: Sequences, next_ok: np.ndarray, measure_id: str) -> np.ndarray:
         """Flat positions a next-item question may ask about (see :meth:`Sequences.windows`).
 
-        A window whose next item has the same timestamp as the last shown item
-        is left out (and counted): which of the two came "next" is only the
-        order ties were sorted in.
+        Only windows that start a next event are kept: a window whose next item
+        has the timestamp of the item before it is part of that event, asked
+        once from its start (:mod:`recworld.lrworld.ties`), and counted.
         """
         if not self.imported_sequences:
             positions = seq.windows(self.config.min_history, next_ok)
@@ -193,11 +201,11 @@ class BuildContext:
             last = seq.ptr[1:] - 1
             keep = (seq.lengths >= 2) & next_ok[seq.items[np.maximum(last, 0)]]
             positions = np.asarray(last[keep], dtype=np.int64)
-        tied = seq.tied_with_previous(positions)
+        starts = event_starts(seq.ptr, seq.times, positions)
         record = self.filter_for(measure_id)
         record.windows = len(positions)
-        record.tied_windows = int(tied.sum())
-        return np.asarray(positions[~tied], dtype=np.int64)
+        record.tied_windows = int((~starts).sum())
+        return np.asarray(positions[starts], dtype=np.int64)
 
     def given_candidates(self) -> dict[int, list[str]]:
         """User row -> the candidate item ids an imported sequence file fixed (empty when none)."""

@@ -7,7 +7,13 @@ checked and left out: ``gates`` (ground-truth gates and what they skipped),
 ``filters`` (per measure: tied windows never asked, questions dropped by
 reason) and ``shortcuts`` (the shortcut battery). Older manifests still read:
 a ``/1`` suite allows images from ``SUITE/dataset`` only, and ``/1``/``/2``
-suites have no gates, filters or shortcuts recorded.
+suites have no gates, filters or shortcuts recorded. ``/4`` (issue 24) asks
+next events as sets and cuts histories at time boundaries (``filters.merged``
+counts it), adds label support and margins to the config (a ``/1``-``/3``
+config reads back with the values those builds used,
+:data:`~recworld.lrworld.config.LEGACY_LABEL_RULES`), and adds to
+``shortcuts`` the option-only rows (answer priors, a cross-fitted option
+model), the 2-SE flag rule and each measure's verdict and debiased subset.
 
 ``config`` is the :class:`~recworld.lrworld.config.BuildConfig` itself, so a
 suite's config reads back as the object it was built with (fields added to the
@@ -21,15 +27,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from recworld.data.metadata_match import MetadataSummary
 from recworld.errors import DataError
-from recworld.lrworld.config import BuildConfig
+from recworld.lrworld.config import LEGACY_LABEL_RULES, BuildConfig
 from recworld.records import FrozenRecord
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_SCHEMA: Literal["recworld.manifest/3"] = "recworld.manifest/3"
+MANIFEST_SCHEMA: Literal["recworld.manifest/4"] = "recworld.manifest/4"
 
 
 class UsersSkipped(FrozenRecord):
@@ -112,8 +118,12 @@ class MeasureFilters(FrozenRecord):
     """What one measure's builder left out, so a reader knows what the questions are a sample of.
 
     ``windows`` counts the leave-one-out windows that met the history rule
-    (``None`` for measures without windows); ``tied_windows`` of them had a
-    next item with the last shown item's timestamp and were never asked.
+    (``None`` for measures without windows); ``tied_windows`` of them lie
+    inside a next event that starts earlier (same user and timestamp as the
+    item before) and are asked as that event (before manifest/4: never asked).
+    ``merged`` counts asked questions a tie rule reshaped (``next_event_set``:
+    the next event had several items, all right; ``history_cut_at_tie``;
+    ``tied_top_rules``; ``weaker_consequents_may_be_negatives``).
     ``dropped`` counts visited targets or windows that gave no question, by
     reason (``positive_reads_like_target``, ``next_item_twin_in_history``,
     ``too_few_negatives``, ...; docs/lrworld.md lists them).
@@ -122,16 +132,21 @@ class MeasureFilters(FrozenRecord):
     windows: int | None = None
     tied_windows: int = Field(default=0, ge=0)
     dropped: dict[str, int] = Field(default_factory=dict)
+    merged: dict[str, int] = Field(default_factory=dict)  # manifest/4: asked questions a tie rule reshaped
 
 
 class ShortcutScore(FrozenRecord):
     """One shortcut baseline's score on one measure's questions, against chance.
 
     ``score`` is the mean hit (a tie among k options counts 1/k when the answer
-    is among them); ``ci_low``/``ci_high`` are the 95 % Wilson score interval
-    over the ``n`` questions. ``flagged`` when the interval lies above chance:
-    the shortcut solves the measure better than guessing, without any model.
-    ``remedy`` names the build option that removes it, when one exists.
+    is among them), computed exactly and reported 0.5e-9 to 1.5e-9 above it, so
+    that a float sum in another order never exceeds it; ``ci_low``/``ci_high``
+    are the 95 % Wilson score interval over the ``n`` questions. ``flagged``
+    when the score beats chance by more than 2 standard errors of a chance
+    guesser (``se``: sqrt(c(1 - c)/n)); suites built before manifest/4
+    flagged when the Wilson interval lay above chance.
+    ``option_only``: the shortcut reads the options alone (no target, no
+    history). ``remedy`` names what works against it.
     """
 
     measure: str
@@ -143,13 +158,38 @@ class ShortcutScore(FrozenRecord):
     ci_high: float
     flagged: bool
     remedy: str | None = None
+    se: float | None = None
+    option_only: bool = False
+
+
+class MeasureShortcuts(FrozenRecord):
+    """One measure's verdict: its strongest shortcut, whether any row is flagged, and the debiased subset.
+
+    ``solved`` lists the questions (their line in the measure's file, which is
+    the number their id ends with) whose answer a flagged option-only shortcut
+    picks (is among its top-scored options); the other ``debiased_n``
+    questions are the debiased subset the report scores models on too.
+    """
+
+    measure: str
+    n: int = Field(ge=0)
+    chance: float
+    strongest: str
+    strongest_score: float
+    flagged: bool
+    flagged_shortcuts: list[str] = Field(default_factory=list)
+    remedy: str | None = None
+    solved: list[int] = Field(default_factory=list)
+    debiased_n: int = Field(ge=0)
 
 
 class ShortcutReport(FrozenRecord):
     """The shortcut battery run on a suite's own questions at build time (nothing model-based)."""
 
     interval: str = "95% Wilson score interval over questions"
+    flag_rule: str = "score - chance > 2 * sqrt(chance * (1 - chance) / n)"
     rows: list[ShortcutScore] = Field(default_factory=list)
+    measures: dict[str, MeasureShortcuts] = Field(default_factory=dict)  # empty before manifest/4
 
     @property
     def flagged(self) -> list[ShortcutScore]:
@@ -159,9 +199,9 @@ class ShortcutReport(FrozenRecord):
 class SuiteManifest(FrozenRecord):
     """One suite's build record: data identity, config, counts, skips, hashes and timings."""
 
-    schema_id: Literal["recworld.manifest/1", "recworld.manifest/2", "recworld.manifest/3"] = Field(
-        default=MANIFEST_SCHEMA, alias="schema"
-    )
+    schema_id: Literal[
+        "recworld.manifest/1", "recworld.manifest/2", "recworld.manifest/3", "recworld.manifest/4"
+    ] = Field(default=MANIFEST_SCHEMA, alias="schema")
     dataset: str
     domain: str
     fingerprint: str
@@ -181,6 +221,17 @@ class SuiteManifest(FrozenRecord):
     gates: list[GateCheck] = Field(default_factory=list)  # ground-truth gates checked (neural, ...)
     filters: dict[str, MeasureFilters] = Field(default_factory=dict)  # per measure: what was left out
     shortcuts: ShortcutReport | None = None  # the shortcut battery on the suite's own questions
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_label_rules(cls, data: Any) -> Any:
+        """A suite from before manifest/4 was built without support, margins or rule near-ties: say so."""
+        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+            return data
+        if data.get("schema", data.get("schema_id")) in (None, MANIFEST_SCHEMA):
+            return data
+        config = {**LEGACY_LABEL_RULES, **data["config"]}
+        return {**data, "config": config}
 
 
 def read_manifest(suite_dir: str | Path) -> SuiteManifest:

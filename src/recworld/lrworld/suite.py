@@ -61,7 +61,9 @@ __all__ = [
 #    read alike, LastFM as LLaRA (20 candidates, 10 of history, names only), ties in file order.
 # 4: NeuMF's cosine GMF space and spherical k-means; same-time ties ordered by item id and never
 #    asked as "next"; no option (positive included) reads like the target or a shown item by title.
-GENERATOR_VERSION = "lrworld-builder/4"
+# 5: next events as sets (any same-time item right, none wrong), histories cut at time boundaries,
+#    tied positives drawn with the seed, memory support and margin, assoc near-ties (issue 24).
+GENERATOR_VERSION = "lrworld-builder/5"
 
 
 class BuildProgress(Protocol):
@@ -230,7 +232,15 @@ class _Outcome:
 
 def _manifest(ctx: BuildContext, outcome: _Outcome) -> SuiteManifest:
     dataset, config = ctx.dataset, ctx.config
-    short = int((ctx.sequences.lengths < config.min_history + 1).sum())
+    if ctx.imported_sequences:  # asked once at the last item: a sequence needs a history and that item
+        short = int((ctx.sequences.lengths < 2).sum())
+        rule = "an imported sequence needs at least 2 items (a history and the item asked about)"
+    else:
+        short = int((ctx.sequences.lengths < config.min_history + 1).sum())
+        rule = (
+            f"a user needs at least {config.min_history + 1} interactions "
+            f"({config.min_history} earlier items and a next item) to be a question's user"
+        )
     return SuiteManifest(
         dataset=dataset.name,
         domain=dataset.domain.value,
@@ -240,11 +250,7 @@ def _manifest(ctx: BuildContext, outcome: _Outcome) -> SuiteManifest:
         seed=config.seed,
         counts={m: len(qs) for m, qs in outcome.built.items()},
         skipped=dict(sorted(outcome.skipped.items())),
-        users_skipped=UsersSkipped(
-            too_short_history=short,
-            rule=f"a user needs at least {config.min_history + 1} interactions "
-            f"({config.min_history} earlier items and a next item) to be a question's user",
-        ),
+        users_skipped=UsersSkipped(too_short_history=short, rule=rule),
         created_by=f"recworld {__version__}",
         generator=GENERATOR_VERSION,
         questions_sha256=outcome.hashes,
@@ -258,4 +264,7 @@ def _manifest(ctx: BuildContext, outcome: _Outcome) -> SuiteManifest:
 
 def _filters(record: MeasureFilter) -> MeasureFilters:
     dropped = dict(sorted(record.dropped.items()))
-    return MeasureFilters(windows=record.windows, tied_windows=record.tied_windows, dropped=dropped)
+    merged = dict(sorted(record.merged.items()))
+    return MeasureFilters(
+        windows=record.windows, tied_windows=record.tied_windows, dropped=dropped, merged=merged
+    )

@@ -2,8 +2,10 @@
 
 It reads the shortcut battery the build ran on the suite's own questions
 (``manifest.json`` ``shortcuts``, :mod:`recworld.lrworld.shortcuts`) and
-flags every measure where a shortcut beats chance outside its 95 % Wilson
-interval, naming the build option that removes it. The scores are the
+flags every measure where a shortcut beats chance by more than 2 standard
+errors, naming the build option that works against it. A second table sets
+each run's faithful score beside its debiased score: on the questions no
+flagged option-only shortcut answers (``MeasureShortcuts.solved``). The scores are the
 build's, not the runs': a flag says what a model's score on that measure can
 be bought with, whatever model is in the report.
 """
@@ -22,6 +24,19 @@ from recworld.report.tables import Cell, Table, fmt_score, label
 __all__ = ["shortcuts_section"]
 
 NO_REMEDY = "no build option; read scores against it"
+INTRO = (
+    "At build time each suite runs shortcut baselines on its own questions, with no model: "
+    "the most popular option, the attribute value most history lines mention, title and word overlap "
+    "with what the question shows, the longest or shortest option, and three that learn from the "
+    "measure's other questions only: the option most often the answer elsewhere (leave one out), the "
+    "option most often right where shown, and a logistic regression over option-only features "
+    "trained on half the questions and scored on the other half. A row is listed when the shortcut "
+    "beats chance by more than 2 standard errors of a chance guesser: that much of a model's score on "
+    "the measure needs no understanding of the user. A build option that works against it is named "
+    "where one exists (it may weaken the shortcut rather than remove it: rebuild and read this table "
+    "again); the paper's "
+    "defaults are kept, so the warning travels with them."
+)
 
 
 def _manifests(runs: Sequence[RunData]) -> list[tuple[Path, SuiteManifest]]:
@@ -37,6 +52,67 @@ def _manifests(runs: Sequence[RunData]) -> list[tuple[Path, SuiteManifest]]:
         except RecWorldError:
             continue  # a suite that moved: the other sections say so
     return list(seen.items())
+
+
+def question_number(question_id: str) -> int | None:
+    """The line of a question in its measure's file: the number its id ends with (``.../00042``)."""
+    tail = question_id.rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _score(samples: Sequence[tuple[int | None, bool]], solved: set[int] | None) -> tuple[float, int] | None:
+    kept = [ok for i, ok in samples if solved is None or (i is not None and i not in solved)]
+    return (sum(kept) / len(kept), len(kept)) if kept else None
+
+
+def debiased_table(runs: Sequence[RunData], manifests: dict[Path, SuiteManifest]) -> Table | None:
+    """Per run and measure: faithful score and score on questions no flagged option-only shortcut answers."""
+    rows: list[list[Cell]] = []
+    for run in runs:
+        if run.info is None or not run.info.suite:
+            continue
+        manifest = manifests.get(Path(run.info.suite).resolve())
+        if manifest is None or manifest.shortcuts is None or not manifest.shortcuts.measures:
+            continue
+        by_measure: dict[str, list[tuple[int | None, bool]]] = {}
+        for sample in run.samples:
+            if sample.correct is not None:
+                by_measure.setdefault(sample.measure, []).append(
+                    (question_number(sample.question_id), bool(sample.correct))
+                )
+        for measure, samples in by_measure.items():
+            verdict = manifest.shortcuts.measures.get(measure)
+            if verdict is None:
+                continue
+            faithful = _score(samples, None)
+            debiased = _score(samples, set(verdict.solved))
+            assert faithful is not None
+            rows.append(
+                [
+                    Cell(run.label or run.model, title=run.name),
+                    Cell(label(measure), title=measure),
+                    Cell(fmt_score(faithful[0])),
+                    Cell("–" if debiased is None else fmt_score(debiased[0]), bold=True),
+                    Cell(f"{0 if debiased is None else debiased[1]} of {faithful[1]}"),
+                    Cell(f"{verdict.strongest} {fmt_score(verdict.strongest_score)}"),
+                    Cell(fmt_score(verdict.chance)),
+                ]
+            )
+    if not rows:
+        return None
+    return Table(
+        "debiased",
+        "Faithful and debiased scores",
+        "Faithful: every scored question. Debiased: only the questions whose answer no flagged option-only "
+        "shortcut picks (popularity, least popular, longest/shortest option, the leave-one-out answer prior "
+        "and rate, the cross-fitted option model), as the build listed them (manifest.json "
+        "'shortcuts.measures'). A score that holds on the debiased questions is not bought with the "
+        "options alone; one that drops to chance or below was. On a measure without a flagged option-only "
+        "shortcut both columns are the same.",
+        ["model", "measure", "faithful", "debiased", "debiased n", "strongest shortcut", "chance"],
+        rows,
+        left=2,
+    )
 
 
 def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
@@ -66,23 +142,15 @@ def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sect
                     Cell(str(row.n)),
                 ]
             )
-    intro = (
-        "At build time each suite runs shortcut baselines on its own questions, with nothing learned: "
-        "the most popular option, the attribute value most history lines mention, title and word overlap "
-        "with what the question shows, and the longest or shortest option. A row is listed when the "
-        "shortcut's 95% Wilson interval lies above chance: that much of a model's score on the measure "
-        "needs no understanding of the user. A build option that works against it is named where one exists "
-        "(it may weaken the shortcut rather than remove it: rebuild and read this table again); the paper's "
-        "defaults are kept, so the warning travels with them."
-    )
     if checked == 0:
         return Section(
             "shortcuts",
             "Shortcuts",
-            intro,
+            INTRO,
             note="The suites were built before the shortcut "
             "battery existed; rebuild them to see which measures a shortcut solves.",
         )
+    tables = [t for t in (debiased_table(runs, dict(manifests)),) if t is not None]
     table = Table(
         "shortcuts",
         "Shortcuts that beat chance",
@@ -94,5 +162,7 @@ def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sect
         left=4,
     )
     if not rows:
-        return Section("shortcuts", "Shortcuts", intro, note="No shortcut beats chance on any measure.")
-    return Section("shortcuts", "Shortcuts", intro, [table])
+        return Section(
+            "shortcuts", "Shortcuts", INTRO, tables, note="No shortcut beats chance on any measure."
+        )
+    return Section("shortcuts", "Shortcuts", INTRO, [table, *tables])

@@ -14,10 +14,14 @@ of one field of the next item.
   under the root as in the paper's Figure 2), on items whose path goes deeper
   (so the value is an intermediate, not the leaf). Its wrong options are
   values seen at that same depth.
-* Windows whose next item is already in the shown history, or a variant of a
+* The next item is the next *event*: every item the user has at that
+  timestamp (:mod:`recworld.lrworld.ties`; one item unless tied in time). Any
+  eligible value of any of them may be the answer, drawn uniformly from their
+  union, and no value any of them has is a distractor (:func:`event_values`),
+  so no answer or distractor depends on how same-time items were sorted.
+  The history ends before the event and starts at a time boundary.
+* Windows with an event item already in the shown history, or a variant of a
   shown item (same folded title), are skipped: the answer would be on screen.
-  So are windows whose next item shares its timestamp with the last shown
-  item (which came "next" would be the sort order of ties, not the log).
 * History lines show each item's full text (``history_text="text"``, the
   paper's: title, year and genres, or brand and leaf category, so the asked
   value is often on screen) or its title only (``"title"``).
@@ -37,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, sliding_windows
+from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, record_window, sliding_windows
 from recworld.lrworld.context import BuildContext
 from recworld.lrworld.measure import Level, Measure
 from recworld.lrworld.options import OptionGuard
@@ -119,16 +123,20 @@ class AttributeBuilder:
         maker = QuestionMaker(ctx, measure)
         view = ctx.config.history_text
         for window in sliding_windows(ctx, seq, windows, rng, maker):
-            user, item, shown = window.user, window.item, window.shown
-            answers = table.answers[item]
+            user, shown = window.user, window.shown
+            answers, owned, owned_texts = event_values(table, window.event)
+            if len(answers) == 0:
+                maker.drop("no_value")
+                continue
             answer = int(answers[rng.integers(len(answers))])
-            guard = OptionGuard(table.vocabulary.__getitem__, table.owned_texts[item])
-            distractors = draw_distinct(rng, pool, n_distractors, table.owned[item], table.weights, guard)
+            item = next(int(j) for j in window.event if answer in table.answers[int(j)])
+            guard = OptionGuard(table.vocabulary.__getitem__, owned_texts)
+            distractors = draw_distinct(rng, pool, n_distractors, owned, table.weights, guard)
             if distractors is None:
                 maker.drop("too_few_distractors")
                 continue
             user_id = str(ctx.matrix.user_ids[user])
-            maker.add(
+            added = maker.add(
                 rng,
                 target=Target(kind="user", id=user_id, text=f"user {user_id}"),
                 history=[ctx.history_entry(int(j), view) for j in shown],
@@ -139,12 +147,29 @@ class AttributeBuilder:
                     "level": self.level,
                     **({"depth": ctx.config.taxo_level} if self.level == "interm" else {}),
                     "next_item": str(ctx.matrix.item_ids[item]),
+                    "next_event": [str(ctx.matrix.item_ids[int(j)]) for j in window.event],
                     "next_item_text": ctx.item_texts[item],
                     "position": window.position,
                     "view": view,
                 },
             )
+            if added is not None:
+                record_window(maker, window)
         return maker.questions
+
+
+def event_values(table: _ValueTable, event: np.ndarray) -> tuple[np.ndarray, set[int], list[str]]:
+    """The label of one next event: values that may be the answer, values never wrong, their texts.
+
+    Any eligible value of any item of the event may be the answer, and no
+    value any of them has (anywhere in its field) is offered as wrong: the
+    event is a set (:mod:`recworld.lrworld.ties`).
+    """
+    members = [int(j) for j in event]
+    answers = np.unique(np.concatenate([table.answers[j] for j in members])).astype(np.int64)
+    owned = set().union(*(table.owned[j] for j in members))
+    texts = [text for j in members for text in table.owned_texts[j]]
+    return answers, owned, texts
 
 
 def _value_entry(value: str) -> Entry:

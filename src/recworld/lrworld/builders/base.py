@@ -6,6 +6,7 @@ A catalogue entry names its builder family (:data:`~recworld.lrworld.measure.Bui
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -16,6 +17,7 @@ from recworld.lrworld.context import BuildContext, EntityKind, Sequences
 from recworld.lrworld.measure import Measure, OptionKind
 from recworld.lrworld.options import OptionGuard, distinct_keys, distinct_texts, fold
 from recworld.lrworld.schema import Entry, Question, Target
+from recworld.lrworld.ties import event_end, history_start
 
 
 class MeasureBuilder(Protocol):
@@ -109,10 +111,52 @@ def negative_weights(ctx: BuildContext, kind: EntityKind, pool: np.ndarray) -> n
     mostly popular, and uniform negatives let "pick the most popular option"
     find them without any reasoning.
     """
-    if ctx.config.negatives == "uniform":
+    if ctx.config.negatives != "popularity":  # uniform, or matched (per question: matched_weights)
         return None
     counts = ctx.item_degree if kind == "item" else ctx.user_degree
     return np.asarray(counts[pool], dtype=np.float64)
+
+
+def draw_one(tied: np.ndarray, rng: np.random.Generator) -> int:
+    """One of several equally right entities, drawn with the seed (a single one draws nothing)."""
+    return int(tied[0]) if len(tied) == 1 else int(tied[rng.integers(len(tied))])
+
+
+POPULARITY_BINS = 30  # ML-100K neu_user2items popularity: 10 bins leave 0.449, 30 leave 0.309
+BIN_MIN_SIZE = 40  # entities per bin at least (4x a hit@1 question's options): fewer bins on small data
+_BINS: weakref.WeakKeyDictionary[BuildContext, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def popularity_bins(ctx: BuildContext, kind: EntityKind) -> np.ndarray:
+    """Per entity of ``kind``: its popularity bin (0 = least popular).
+
+    ``min(POPULARITY_BINS, n // BIN_MIN_SIZE)`` equal-count bins (at least one);
+    equal counts are ordered by index, so each bin holds the same number of entities.
+    """
+    table = _BINS.setdefault(ctx, {})
+    if kind not in table:
+        counts = ctx.item_degree if kind == "item" else ctx.user_degree
+        rank = np.empty(len(counts), dtype=np.int64)
+        rank[np.argsort(counts, kind="stable")] = np.arange(len(counts))
+        n_bins = max(1, min(POPULARITY_BINS, len(counts) // BIN_MIN_SIZE))
+        table[kind] = rank * n_bins // max(len(counts), 1)
+    return table[kind]
+
+
+def matched_weights(
+    ctx: BuildContext, kind: EntityKind, pool: np.ndarray, weights: np.ndarray | None, positive: int
+) -> np.ndarray | None:
+    """``weights``, except under ``negatives="matched"``: only the positive's popularity bin.
+
+    Popularity-matched negatives (a standard control): every negative is as
+    popular as the positive to within 1/30 of the catalogue by rank, so neither
+    "pick the most popular" nor "pick the least popular" points at the answer.
+    Too few eligible entities in the bin drops the question (``too_few_negatives``).
+    """
+    if ctx.config.negatives != "matched":
+        return weights
+    bins = popularity_bins(ctx, kind)
+    return np.asarray(bins[pool] == bins[positive], dtype=np.float64)
 
 
 class QuestionMaker:
@@ -142,6 +186,10 @@ class QuestionMaker:
     def drop(self, reason: str) -> None:
         """Count one visited target or window that gives no question, and why."""
         self.filter.drop(reason)
+
+    def merge(self, rule: str) -> None:
+        """Count one asked question that a tie rule reshaped (a set positive, a shorter history)."""
+        self.filter.merge(rule)
 
     def _identity(self, kind: OptionKind | str, entry: Entry) -> str:
         if kind in (OptionKind.ITEM, "item"):
@@ -229,12 +277,13 @@ def pick_order(rng: np.random.Generator, n: int, want: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Window:
-    """One leave-one-out window: a user's shown history and the item that came next."""
+    """One leave-one-out window: a user's shown history and the next event (every item at the next time)."""
 
     user: int  # matrix row of the user
-    item: int  # matrix column of the held-out next item
-    shown: np.ndarray  # up to ``history_length`` items before it, oldest first
-    position: int  # index of the next item in the user's time-ordered history
+    event: np.ndarray  # matrix columns of the next event's items (one unless tied in time), id order
+    shown: np.ndarray  # the history: up to ``history_length`` items before it, oldest first
+    position: int  # index of the event's first item in the user's time-ordered history
+    cut_at_tie: bool  # the history's start moved to a time boundary (it is shorter)
 
 
 def sliding_windows(
@@ -244,15 +293,16 @@ def sliding_windows(
     rng: np.random.Generator,
     maker: QuestionMaker,
 ) -> Iterator[Window]:
-    """A seeded sample of ``windows`` (positions in ``seq``), until ``maker`` is full.
+    """A seeded sample of ``windows`` (event starts in ``seq``), until ``maker`` is full.
 
-    Each shows up to :attr:`BuildContext.history_length` items (10 on LastFM, as LLaRA).
+    Each shows up to :attr:`BuildContext.history_length` items (10 on LastFM,
+    as LLaRA), cut at a time boundary (:func:`recworld.lrworld.ties.history_start`).
 
-    A window whose next item is already in the shown history, or reads like
-    a shown item (a variant of one product: same folded title), is skipped
-    and counted: the answer would be on screen. ``windows`` come from
-    :meth:`BuildContext.windows`, which has left out next items tied in time
-    with the last shown item.
+    A window with an item of its next event already in the shown history, or
+    reading like a shown item (a variant of one product: same folded title),
+    is skipped and counted: the answer would be on screen. So is one whose
+    whole history is a tie cut away. ``windows`` come from
+    :meth:`BuildContext.windows`, which keeps only the starts of next events.
     """
     identities = ctx.item_identities
     for pick in pick_order(rng, len(windows), ctx.config.per_measure):
@@ -260,13 +310,27 @@ def sliding_windows(
             return
         p = int(windows[pick])
         user = int(seq.user_of(np.array([p]))[0])
-        item = int(seq.items[p])
-        start = max(int(seq.ptr[user]), p - ctx.history_length)
+        user_start, user_end = int(seq.ptr[user]), int(seq.ptr[user + 1])
+        event = seq.items[p : event_end(user_end, seq.times, p)]
+        plain = max(user_start, p - ctx.history_length)
+        start = history_start(user_start, seq.times, p, ctx.history_length)
         shown = seq.items[start:p]
-        if item in shown:
+        if len(shown) == 0:
+            maker.drop("history_all_tied")
+            continue
+        if np.isin(event, shown).any():
             maker.drop("next_item_in_history")
             continue
-        if identities[item] in {identities[int(j)] for j in shown}:
+        shown_identities = {identities[int(j)] for j in shown}
+        if any(identities[int(j)] in shown_identities for j in event):
             maker.drop("next_item_twin_in_history")
             continue
-        yield Window(user, item, shown, p - int(seq.ptr[user]))
+        yield Window(user, event, shown, p - user_start, start != plain)
+
+
+def record_window(maker: QuestionMaker, window: Window) -> None:
+    """Count what the tie rules reshaped in a window that became a question."""
+    if len(window.event) > 1:
+        maker.merge("next_event_set")
+    if window.cut_at_tie:
+        maker.merge("history_cut_at_tie")

@@ -3,10 +3,16 @@
 Ground truth: items are vectors over users (1 where the user interacted),
 users are vectors over items; the answer is the entity with the highest cosine
 to the target (self excluded). Positive set: every entity tied with that top
-score (within :data:`~recworld.lrworld.context.TIE_TOLERANCE`); one of them is
-shown, the others never appear as negatives. A target whose top cosine is
-below ``min_similarity`` (the paper's 0.01 threshold), or whose ties run past
-the neighbours the miner returned, is skipped. Users need ``min_history``
+score (within :data:`~recworld.lrworld.context.TIE_TOLERANCE`, :func:`top_set`);
+one of them is shown, drawn with the seed (never the lowest id), the others
+never appear as negatives. A target is skipped (and counted) when its top
+cosine is below ``min_similarity`` (the paper's 0.01 threshold), when its ties
+run past the neighbours the miner returned, when the top beats the runner-up
+(the best cosine below the tie) by less than ``memory_margin``, or when no
+tied positive shares at least ``memory_min_support`` users (items) with the
+target (:func:`shared_count`): two items met by one same user have cosine 1.0
+and say nothing of co-watching. The paper states no margin or support; these
+two are ours (docs/lrworld.md). Users need ``min_history``
 interactions to be targets. Negatives: the other entities, uniform or
 popularity-weighted (``negatives``), never reading like the target or a tied
 positive (:mod:`recworld.lrworld.options`): a same-title variant of the
@@ -21,7 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights, pick_order
+from recworld.lrworld.builders.base import (
+    QuestionMaker,
+    draw_distinct,
+    matched_weights,
+    negative_weights,
+    pick_order,
+)
 from recworld.lrworld.context import TIE_TOLERANCE, BuildContext, EntityKind
 from recworld.lrworld.measure import Measure
 from recworld.lrworld.schema import Question, Target
@@ -84,16 +96,21 @@ class MemoryBuilder:
             if not eligible[row]:
                 maker.drop("below_min_similarity" if not reaches[row] else "ties_past_returned_neighbours")
                 continue
-            index, score = nb.index[row], nb.score[row]
-            tied = index[(index >= 0) & (score >= top[row] - TIE_TOLERANCE)]
-            shown = choose_positive(ctx, self.kind, t, tied)
+            tied, runner_up = top_set(nb.index[row], nb.score[row], float(top[row]))
+            label = memory_label(ctx, self.kind, t, tied, float(top[row]), runner_up)
+            shown = None if isinstance(label, str) else choose_positive(ctx, self.kind, t, label, rng)
             if shown is None:
-                maker.drop("positive_reads_like_target")
+                maker.drop(label if isinstance(label, str) else "positive_reads_like_target")
                 continue
             entry = ctx.entity_entry(self.kind, t)
             guard = ctx.option_guard(self.kind, [t, *tied.tolist()])
             negatives = draw_distinct(
-                rng, pool, measure.format.n_options - 1, {t, *tied.tolist()}, weights, guard
+                rng,
+                pool,
+                measure.format.n_options - 1,
+                {t, *tied.tolist()},
+                matched_weights(ctx, self.kind, pool, weights, shown),
+                guard,
             )
             if negatives is None:
                 maker.drop("too_few_negatives")
@@ -105,19 +122,63 @@ class MemoryBuilder:
                 negatives=[ctx.entity_entry(self.kind, int(j)) for j in negatives],
                 evidence={
                     "cosine": round(float(top[row]), 6),
+                    "runner_up": round(runner_up, 6),
                     "tied_positives": len(tied),
                     **target_view(ctx, self.kind, t),
                 },
             )
 
 
-def choose_positive(ctx: BuildContext, kind: EntityKind, target: int, tied: np.ndarray) -> int | None:
-    """The first tied positive that does not read like the target (a variant of it); None if all do."""
+def top_set(index: np.ndarray, score: np.ndarray, top: float) -> tuple[np.ndarray, float]:
+    """The label of one target: every neighbour tied with the top cosine, and the best score below it.
+
+    The runner-up is 0 when no other neighbour came back (binary cosines are never negative).
+    """
+    valid = index >= 0
+    tied_mask = valid & (score >= top - TIE_TOLERANCE)
+    below = score[valid & ~tied_mask]
+    return index[tied_mask], float(below.max()) if len(below) else 0.0
+
+
+def memory_label(
+    ctx: BuildContext, kind: EntityKind, target: int, tied: np.ndarray, top: float, runner_up: float
+) -> np.ndarray | str:
+    """The tied positives a question may show, or why the target is not asked (a drop reason).
+
+    Not asked when the top beats the runner-up by less than ``memory_margin``,
+    or when no tied positive shares ``memory_min_support`` users (items) with the target.
+    """
+    if top - runner_up < ctx.config.memory_margin:
+        return "below_margin"
+    supported = tied[shared_count(ctx, kind, target, tied, top) >= ctx.config.memory_min_support]
+    return supported if len(supported) else "below_min_support"
+
+
+def shared_count(
+    ctx: BuildContext, kind: EntityKind, target: int, others: np.ndarray, cosine: float
+) -> np.ndarray:
+    """Co-users (items) or co-items (users) of ``target`` with each of ``others`` at binary ``cosine``.
+
+    For binary vectors cosine = shared / sqrt(|a| |b|), so shared = cosine * sqrt(|a| |b|).
+    """
+    degree = ctx.item_degree if kind == "item" else ctx.user_degree
+    sizes = degree[target] * degree[others].astype(np.float64)
+    return np.asarray(np.rint(cosine * np.sqrt(sizes)), dtype=np.int64)
+
+
+def choose_positive(
+    ctx: BuildContext, kind: EntityKind, target: int, tied: np.ndarray, rng: np.random.Generator
+) -> int | None:
+    """A tied positive not reading like the target (a variant of it), drawn with the seed; None if all do.
+
+    Drawn, not the first by index: which of several equally right entities is
+    shown is never decided by id order. A single candidate draws nothing.
+    """
     identity = ctx.entity_identity(kind, target)
-    for j in tied.tolist():
-        if ctx.entity_identity(kind, int(j)) != identity:
-            return int(j)
-    return None
+    usable = [int(j) for j in tied.tolist() if ctx.entity_identity(kind, int(j)) != identity]
+    if len(usable) <= 1:
+        return usable[0] if usable else None
+    return usable[int(rng.integers(len(usable)))]
 
 
 def target_view(ctx: BuildContext, kind: EntityKind, target: int) -> dict[str, object]:

@@ -9,8 +9,8 @@ clusters (the geometry retrieval uses) of the target side's vectors
 not seen in training are ranked, as a recommender would rank them: the users
 who already interacted with a target item (or the items a target user already
 has) are neither the answer nor negatives. Positive set: the unseen keys tied
-with the top cosine. Negatives: the remaining unseen keys, uniform or
-popularity-weighted (``negatives``), drawn through the same option guard as
+with the top cosine (the one shown drawn with the seed). Negatives: the
+remaining unseen keys, uniform or popularity-weighted (``negatives``), drawn through the same option guard as
 every builder (no text or title alike with the positive).
 
 The ground truth is only as good as the space behind it, so before any
@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 
 from recworld import mining
-from recworld.lrworld.builders.base import QuestionMaker, draw_distinct, negative_weights
+from recworld.lrworld.builders.base import (
+    QuestionMaker,
+    draw_distinct,
+    draw_one,
+    matched_weights,
+    negative_weights,
+)
 from recworld.lrworld.builders.memory import target_view
 from recworld.lrworld.context import NEIGHBOUR_K, TIE_TOLERANCE, BuildContext, EntityKind
 from recworld.lrworld.gates import NEURAL_GATE, WeakGateError, WeakGroundTruth
@@ -232,7 +238,7 @@ class NeuralBuilder:
             maker.drop("ties_past_returned_neighbours")
             return
         tied = index[tied_mask]
-        positive = int(tied[0])
+        positive = draw_one(tied, rng)  # equally right keys: never the first by index
         if self.kind == "item" and ctx.item_identities[t] in {
             ctx.item_identities[int(j)] for j in ctx.sequences.of(positive)[-ctx.config.history_length :]
         }:
@@ -241,7 +247,12 @@ class NeuralBuilder:
             return
         guard = ctx.option_guard(self.key_kind, tied.tolist())
         negatives = draw_distinct(
-            rng, pool, maker.measure.format.n_options - 1, {*tied.tolist(), *seen.tolist()}, weights, guard
+            rng,
+            pool,
+            maker.measure.format.n_options - 1,
+            {*tied.tolist(), *seen.tolist()},
+            matched_weights(ctx, self.key_kind, pool, weights, positive),
+            guard,
         )
         if negatives is None:
             maker.drop("too_few_negatives")
