@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from recworld.capped import TABLE_LINE_LIMIT, check_line_lengths, open_regular
 from recworld.errors import DataError
 
 # Multi-character separators (ML-1M's "::") would force pandas' slow Python engine;
@@ -89,6 +90,7 @@ def read_table(spec: TableSpec) -> pd.DataFrame:
         raise DataError("file not found", path=path) from exc
     if size == 0:
         raise DataError("file is empty", path=path, line=1)
+    check_line_lengths(path)  # a 2 GiB line would be held whole by the parser: refused, bounded
     columns = _header_columns(spec) if spec.header else spec.columns
     try:
         frame = _fast_read(spec, columns)
@@ -182,8 +184,10 @@ def _fast_result_ok(frame: pd.DataFrame, columns: tuple[Column, ...]) -> bool:
 
 def first_line(path: Path, encoding: str) -> str:
     """The first line of ``path`` without its line ending, decoded strictly."""
-    with path.open("rb") as handle:
-        raw = handle.readline().removeprefix(_BOM)
+    with open_regular(path) as handle:
+        raw = handle.readline(TABLE_LINE_LIMIT + 1).removeprefix(_BOM)
+    if len(raw) > TABLE_LINE_LIMIT:
+        raise DataError(f"line larger than {TABLE_LINE_LIMIT} bytes; refusing to read it", path=path, line=1)
     if not raw.strip():
         raise DataError("file is empty" if not raw else "the first line is blank", path=path, line=1)
     try:

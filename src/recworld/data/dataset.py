@@ -31,7 +31,7 @@ import pandas as pd
 
 from recworld.domain import Domain
 from recworld.errors import DataError
-from recworld.io import atomic_directory, atomic_write_json, read_json_object
+from recworld.io import atomic_directory, atomic_write_json, read_json_object, writing
 
 # Domain is defined in the foundation (recworld.domain) and named here, where every loader finds it.
 __all__ = [
@@ -220,9 +220,13 @@ class Dataset:
     def save(self, directory: str | Path) -> Path:
         """Write the dataset as Parquet atomically; returns the directory."""
         with atomic_directory(directory) as tmp:
-            self.interactions.to_parquet(tmp / "interactions.parquet", index=False)
-            self.items.to_parquet(tmp / "items.parquet", index=False)
-            self.users.to_parquet(tmp / "users.parquet", index=False)
+            for name, frame in (
+                ("interactions", self.interactions),
+                ("items", self.items),
+                ("users", self.users),
+            ):
+                with writing(tmp / f"{name}.parquet"):  # a full disk or ulimit -f: one line
+                    frame.to_parquet(tmp / f"{name}.parquet", index=False)
             atomic_write_json(
                 tmp / "dataset.json",
                 {

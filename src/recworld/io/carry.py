@@ -1,10 +1,15 @@
 """Carrying what an output's writer did not write across a replacement of that output.
 
-When a command replaces its own output folder (:func:`recworld.io.swap.atomic_directory`
-with ``carry``), every file of the old folder that the old marker does not list
-as the writer's, and the new folder does not hold, is kept, at every depth: a
-user's notes in a suite folder survive a rebuild. Before the swap the entries
-are hard-linked (so the old folder stays whole); after it, moved.
+**Invariant.** When a command replaces its own output folder
+(:func:`recworld.io.swap.atomic_directory` with ``carry``), every file of the
+old folder, at every depth, is kept unless the new folder holds the same path
+or the old marker proves it the writer's: listed, under a safe relative path,
+with a stamp (device, inode, size, modification time) that the file on disk
+still matches (:func:`owned_by`). A marker is untrusted input: a forged list
+naming a user's ``notes.txt`` or ``runs/...`` cannot match the stamp of a file
+written later, copied, or rewritten, so such a file is carried, never lost.
+Before the swap the entries are hard-linked (so the old folder stays whole);
+after it, moved.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ import os
 import shutil
 from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from recworld.errors import ConfigError
 from recworld.io.marker import CLAIM_FILE, OUTPUT_MARKER, read_marker
 
-__all__ = ["Owned", "keep_foreign", "listed_files", "owned_by"]
+__all__ = ["Owned", "keep_foreign", "listed_files", "owned_by", "stamp", "stamps"]
 
 
 @dataclass(frozen=True)
@@ -35,14 +40,44 @@ class Owned:
         return any(f.startswith(prefix) for f in self.files)
 
 
-def owned_by(old: Path) -> Owned:
-    """The files ``old``'s marker lists as its writer's.
+def stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """``(st_dev, st_ino, st_size, st_mtime_ns)`` of ``path`` itself; None when absent."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
-    Nothing for a folder without a marker, or with a first-version one (which
-    listed no files): then everything the new output lacks is kept.
+
+def stamps(folder: Path, files: Collection[str]) -> dict[str, tuple[int, int, int, int]]:
+    """The stamp of each of ``files`` (relative to ``folder``), for an output's marker."""
+    found = {relative: stamp(folder / relative) for relative in files}
+    return {relative: value for relative, value in found.items() if value is not None}
+
+
+def _safe(relative: str) -> bool:
+    """A plain relative path below the folder: no ``..``, no root, no empty or ``.`` part, no NUL."""
+    if not relative or "\0" in relative or relative.startswith("/"):
+        return False
+    parts = relative.split("/")
+    return all(p not in {"", ".", ".."} for p in parts) and PurePosixPath(relative).as_posix() == relative
+
+
+def owned_by(old: Path) -> Owned:
+    """The files ``old``'s marker proves are its writer's: listed, and still bearing their stamp.
+
+    Nothing for a folder without a marker, or with one that stamps no files (a
+    first-version one, one filled in place): then everything the new output lacks is kept.
     """
     marker = read_marker(old)
-    return Owned(frozenset(marker.files)) if marker is not None and marker.files else Owned()
+    if marker is None or not marker.stamps:
+        return Owned()
+    proven = frozenset(
+        relative
+        for relative, recorded in marker.stamps.items()
+        if _safe(relative) and stamp(old / relative) == tuple(recorded)
+    )
+    return Owned(proven)
 
 
 _NEVER_CARRIED = frozenset({OUTPUT_MARKER, CLAIM_FILE})

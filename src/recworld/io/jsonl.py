@@ -38,10 +38,12 @@ def dumps_canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def read_json_object(path: str | Path, *, missing: str = "missing file") -> dict[str, Any]:
+def read_json_object(
+    path: str | Path, *, missing: str = "missing file", limit: int = RECORD_LIMIT
+) -> dict[str, Any]:
     """Read a JSON object, or raise :class:`DataError` naming the file (and line) that is wrong."""
     source = Path(path)
-    data = parse_json(read_capped(source, limit=RECORD_LIMIT, missing=missing), path=source)
+    data = parse_json(read_capped(source, limit=limit, missing=missing), path=source)
     if not isinstance(data, dict):
         raise DataError("expected a JSON object", path=source)
     return data
