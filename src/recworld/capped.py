@@ -86,6 +86,14 @@ def open_fd(path: str | Path, flags: int = os.O_RDONLY, *, follow: bool = True, 
             raise DataError(
                 "is a symbolic link; recworld never reads or writes through one", path=source
             ) from None
+        try:  # a FIFO without a reader, a socket: ENXIO says less than the kind does
+            kind = os.stat(source).st_mode
+        except OSError:
+            kind = stat.S_IFREG
+        if not stat.S_ISREG(kind):
+            raise DataError(
+                f"is {_kind(kind)}, not a regular file; refusing to open it", path=source
+            ) from None
         raise DataError(f"cannot open: {exc.strerror}", path=source) from None
     try:
         kind = os.fstat(fd).st_mode

@@ -3,27 +3,31 @@
 **Invariant.** When a command replaces its own output folder
 (:func:`recworld.io.swap.atomic_directory` with ``carry``), every file of the
 old folder, at every depth, is kept unless the new folder holds the same path
-or the old marker proves it the writer's: listed, under a safe relative path,
-with a stamp (device, inode, size, modification time) that the file on disk
-still matches (:func:`owned_by`). A marker is untrusted input: a forged list
-naming a user's ``notes.txt`` or ``runs/...`` cannot match the stamp of a file
-written later, copied, or rewritten, so such a file is carried, never lost.
+or the old marker proves it the writer's (:func:`owned_by`): listed under a
+safe relative path, below a top-level entry the new output writes too, and
+with the bytes the marker recorded (size and SHA-256). A marker is untrusted
+input: a forged list naming a user's ``notes.txt`` or ``runs/...`` is outside
+what a suite writes, and cannot know the bytes of a file the user writes
+later, so such a file is carried, never lost.
 Before the swap the entries are hard-linked (so the old folder stays whole);
 after it, moved.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from recworld.errors import ConfigError
+from recworld.capped import open_regular
+from recworld.errors import ConfigError, DataError
 from recworld.io.marker import CLAIM_FILE, OUTPUT_MARKER, read_marker
 
-__all__ = ["Owned", "keep_foreign", "listed_files", "owned_by", "stamp", "stamps"]
+__all__ = ["Owned", "digest", "digests", "keep_foreign", "listed_files", "owned_by"]
 
 
 @dataclass(frozen=True)
@@ -40,18 +44,27 @@ class Owned:
         return any(f.startswith(prefix) for f in self.files)
 
 
-def stamp(path: Path) -> tuple[int, int, int, int] | None:
-    """``(st_dev, st_ino, st_size, st_mtime_ns)`` of ``path`` itself; None when absent."""
+def digest(path: Path) -> tuple[int, str] | None:
+    """``(size, SHA-256)`` of the regular file ``path`` (a link: of its text); None when absent or neither."""
     try:
         info = os.lstat(path)
-    except OSError:
+        if stat.S_ISLNK(info.st_mode):
+            text = os.fsencode(os.readlink(path))
+            return (len(text), hashlib.sha256(text).hexdigest())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        sha = hashlib.sha256()
+        with open_regular(path, follow=False) as handle:
+            while chunk := handle.read(1 << 20):
+                sha.update(chunk)
+    except (OSError, DataError):
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    return (info.st_size, sha.hexdigest())
 
 
-def stamps(folder: Path, files: Collection[str]) -> dict[str, tuple[int, int, int, int]]:
-    """The stamp of each of ``files`` (relative to ``folder``), for an output's marker."""
-    found = {relative: stamp(folder / relative) for relative in files}
+def digests(folder: Path, files: Collection[str]) -> dict[str, tuple[int, str]]:
+    """The digest of each of ``files`` (relative to ``folder``), for an output's marker."""
+    found = {relative: digest(folder / relative) for relative in files}
     return {relative: value for relative, value in found.items() if value is not None}
 
 
@@ -63,19 +76,34 @@ def _safe(relative: str) -> bool:
     return all(p not in {"", ".", ".."} for p in parts) and PurePosixPath(relative).as_posix() == relative
 
 
-def owned_by(old: Path) -> Owned:
-    """The files ``old``'s marker proves are its writer's: listed, and still bearing their stamp.
+def _still_written(old: Path, relative: str, recorded: tuple[int, str]) -> bool:
+    try:
+        if os.lstat(old / relative).st_size != recorded[0]:
+            return False  # cheap first: a file the user rewrote rarely keeps its size
+    except OSError:
+        return False
+    return digest(old / relative) == tuple(recorded)
 
-    Nothing for a folder without a marker, or with one that stamps no files (a
-    first-version one, one filled in place): then everything the new output lacks is kept.
+
+def owned_by(old: Path, new: Path) -> Owned:
+    """The files of ``old`` its marker proves are its writer's, as ``new`` (the replacing output) sees it.
+
+    A file counts when the marker lists it under a safe relative path, its bytes
+    still match the digest recorded when it was written, and its top-level
+    entry is one ``new`` writes too (a suite never writes ``runs/`` or a
+    user's ``notes.txt``, whatever a marker lists). Nothing for a folder
+    without a marker, or with one that records no digests (a first-version
+    one, one filled in place): then everything ``new`` lacks is kept.
     """
     marker = read_marker(old)
-    if marker is None or not marker.stamps:
+    if marker is None or not marker.digests:
         return Owned()
     proven = frozenset(
         relative
-        for relative, recorded in marker.stamps.items()
-        if _safe(relative) and stamp(old / relative) == tuple(recorded)
+        for relative, recorded in marker.digests.items()
+        if _safe(relative)
+        and os.path.lexists(new / relative.split("/", 1)[0])
+        and _still_written(old, relative, recorded)
     )
     return Owned(proven)
 

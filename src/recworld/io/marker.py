@@ -3,11 +3,11 @@
 ``.recworld-output.json`` (:class:`OutputMarker`) is written into a folder only
 after the command that writes it has succeeded: the kinds of output the folder
 holds (``lrworld-suite``, ``eval-run``, ``report``, ...) and, for an output that
-is built whole and swapped in, the files it wrote with a stamp of each (device,
-inode, size, modification time), so a rebuild can tell its own stale files from
-a user's. A marker is read back as untrusted input: a file counts as the
-writer's only while its stamp still matches (:func:`recworld.io.carry.owned_by`),
-so a forged list, a copied suite or a file the user rewrote is kept. A marker of
+is built whole and swapped in, the files it wrote with the size and SHA-256 of
+each, so a rebuild can tell its own stale files from a user's. A marker is read
+back as untrusted input: a file counts as the writer's only while its bytes
+still match (:func:`recworld.io.carry.owned_by`), so a forged list or a file
+the user rewrote is kept. A marker of
 the first version (``recworld.output/1``, one ``kind``, no file list) is read as
 that one kind.
 
@@ -59,8 +59,8 @@ class OutputMarker(_Strict):
     created_by: str = ""
     # Files (relative POSIX paths) a swapped-in output wrote; None for one filled in place.
     files: tuple[str, ...] | None = None
-    # For each listed file, (st_dev, st_ino, st_size, st_mtime_ns) when it was written.
-    stamps: dict[str, tuple[int, int, int, int]] | None = None
+    # For each listed file, (size, SHA-256) as it was written: what proves a file still the writer's.
+    digests: dict[str, tuple[int, str]] | None = None
 
     def to_json(self) -> dict[str, object]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from recworld import __version__
 from recworld.errors import ConfigError
-from recworld.io.carry import listed_files, stamps
+from recworld.io.carry import digests, listed_files
 from recworld.io.files import (
     atomic_write_json,
     confine,
@@ -231,8 +231,10 @@ def mark_output_dir(path: str | Path, kind: str) -> None:
         kinds = set(marker.kinds if marker is not None else ()) | {kind}
         if marker is None or set(marker.kinds) != kinds:
             files = marker.files if marker is not None else None
-            kept = marker.stamps if marker is not None else None
-            new = OutputMarker(kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files, stamps=kept)
+            kept = marker.digests if marker is not None else None
+            new = OutputMarker(
+                kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files, digests=kept
+            )
             atomic_write_json(target / OUTPUT_MARKER, new.to_json())
             fault_point("marker.written", target)
         claimed = claimed_kinds(target)
@@ -273,6 +275,6 @@ def output_directory(
         kinds = {kind, *(old.kinds if old is not None else ())}
         files = tuple(listed_files(staging, skip={OUTPUT_MARKER, CLAIM_FILE}))
         marker = OutputMarker(
-            kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files, stamps=stamps(staging, files)
+            kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files, digests=digests(staging, files)
         )
         atomic_write_json(staging / OUTPUT_MARKER, marker.to_json())

@@ -202,7 +202,7 @@ def _recover_locked(target: Path) -> None:
             if not os.path.lexists(target):  # a kill between two renames: the last whole output returns
                 os.replace(path, target)
                 continue
-            keep_foreign(path, target, owned_by(path), move=True)
+            keep_foreign(path, target, owned_by(path, target), move=True)
             shutil.rmtree(path, ignore_errors=True)
         elif staging_form.matches(path.name) and staging_form.proves(path) and not _alive(path):
             shutil.rmtree(path, ignore_errors=True)
@@ -253,7 +253,7 @@ def _finish(target: Path, journal: Path, record: _SwapRecord) -> None:
     for path in (staging, trash):
         if path is not None and old is not None and identity(path) == old:  # the old folder, aside
             if record.carry and identity(target) == new:
-                keep_foreign(path, target, owned_by(path), move=True)
+                keep_foreign(path, target, owned_by(path, target), move=True)
             shutil.rmtree(path, ignore_errors=True)
     journal.unlink()
 
@@ -291,7 +291,7 @@ def _swap(target: Path, staging: Path, *, carry: bool) -> None:
     for path in (staging, trash):
         if path is not None and old is not None and identity(path) == old:
             if carry:
-                keep_foreign(path, target, owned_by(path), move=True)
+                keep_foreign(path, target, owned_by(path, target), move=True)
                 fault_point("swap.swept", target)
             shutil.rmtree(path, ignore_errors=True)
     journal.unlink()
@@ -329,7 +329,7 @@ def atomic_directory(path: str | Path, *, overwrite: bool = True, carry: bool = 
             raise DataError("exists already; not replacing it", path=target)
         with parent_lock(target), writing(target):
             if carry and target.is_dir() and not target.is_symlink():
-                keep_foreign(target, staging, owned_by(target), move=False)
+                keep_foreign(target, staging, owned_by(target, staging), move=False)
             _swap(target, staging, carry=carry)
     except BaseException:
         if identity(staging) == made:  # never placed (after an exchange the old folder is there)
