@@ -24,11 +24,12 @@ the cap plus one byte.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 from recworld.errors import DataError
 
@@ -41,16 +42,21 @@ RECORD_LIMIT = 256 * MiB
 LINE_LIMIT = 64 * MiB
 # One line of a dataset table (ratings.csv, u.item): the longest real one is a few KiB.
 TABLE_LINE_LIMIT = 1 * MiB
+# A whole dataset file read at once (the Netflix Prize's titles, Last.fm's tags): a bound, not a budget.
+DATASET_FILE_LIMIT = 8 << 30
 
 __all__ = [
+    "DATASET_FILE_LIMIT",
     "LINE_LIMIT",
     "RECORD_LIMIT",
     "SETTINGS_LIMIT",
     "TABLE_LINE_LIMIT",
     "check_line_lengths",
+    "check_regular",
     "iter_lines",
     "open_fd",
     "open_regular",
+    "open_text",
     "read_capped",
     "read_capped_text",
 ]
@@ -116,6 +122,17 @@ def open_regular(path: str | Path, *, missing: str = "missing file", follow: boo
     except NotADirectoryError:
         raise DataError(missing, path=source) from None
     return os.fdopen(fd, "rb")
+
+
+def open_text(path: str | Path, encoding: str = "utf-8", *, newline: str | None = None) -> TextIO:
+    """``path`` opened for reading text (:func:`open_regular`: a regular file or one DataError)."""
+    return io.TextIOWrapper(open_regular(path), encoding=encoding, newline=newline)
+
+
+def check_regular(path: str | Path, *, missing: str = "missing file") -> Path:
+    """``path``, after checking that it is a regular file (for a library that opens it by name)."""
+    open_regular(path, missing=missing).close()
+    return Path(path)
 
 
 def _too_large(limit: int, source: Path, line: int | None = None) -> DataError:

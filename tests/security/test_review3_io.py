@@ -1,4 +1,4 @@
-"""Review 3's filesystem defects, each as its reproduction (``shared/reviews/security.md`` D1-D8, D12, D14-D16).
+"""Review 3's filesystem defects as their reproductions (``shared/reviews/security.md`` D1-D8, D12, D14-D16).
 
 The classes these belong to are attacked by the properties in
 ``test_untrusted_disk.py`` and ``test_zip_layouts.py``; here each case runs as
@@ -65,7 +65,7 @@ def test_d1_a_forged_journal_naming_a_sibling_deletes_nothing(
 def test_d1_a_shared_suite_with_a_journal_naming_the_folder_above_empties_nothing(
     writer: str, world: World, work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A2, A3: ``"trash": ".."`` in ``SUITE/.report.swap.json`` or ``runs/.SLUG.swap.json`` emptied ``Downloads/``."""
+    """A2, A3: ``"trash": ".."`` in ``.report.swap.json`` or ``runs/.SLUG.swap.json`` emptied ``..``."""
     downloads = work / "u" / "Downloads"
     downloads.mkdir(parents=True)
     (downloads / "tax-return.pdf").write_text("mine")

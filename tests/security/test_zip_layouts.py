@@ -1,4 +1,4 @@
-"""Every zip member layout is read or refused in one line, and a failed unpack leaves nothing (issue 23 item 3).
+"""Every zip member layout is read or refused in one line, and a failed unpack leaves nothing (issue 23, 3).
 
 Hypothesis draws archives: member paths from parts a format reads and parts
 that break unpacking (``..``, a 300-byte name, a file where another member

@@ -116,7 +116,7 @@ def _no_rows(spec: TableSpec) -> DataError:
 
 def _bom_length(path: Path) -> int:
     """3 when the file starts with a UTF-8 byte-order mark (read as the text after it), else 0."""
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         return len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
 
 
@@ -223,7 +223,7 @@ def _header_columns(spec: TableSpec) -> tuple[Column, ...]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1:
                 raw = raw.removeprefix(_BOM)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from recworld.capped import open_regular
 from recworld.domain import Domain
 from recworld.errors import DataError
 from recworld.io import atomic_directory, atomic_write_json, read_json_object, writing
@@ -268,9 +269,8 @@ def _read_parquet(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     import pyarrow as pa
 
     try:
-        frame = pd.read_parquet(path)
-    except FileNotFoundError:
-        raise DataError("dataset cache file is missing", path=path) from None
+        with open_regular(path, missing="dataset cache file is missing") as handle:
+            frame = pd.read_parquet(handle)
     except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
         raise DataError(f"corrupt or truncated dataset cache file ({exc})", path=path) from None
     missing = [c for c in required if c not in frame.columns]
