@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Callable
@@ -421,11 +422,6 @@ def test_a_line_over_the_cap_is_named_by_number_in_bounded_reads(
                 assert expected is None, check
 
 
-def test_zz_report_examples_run() -> None:
-    """Not a check: prints how many examples each property ran (the issue's closing note asks)."""
-    print("examples run:", json.dumps(RAN, sort_keys=True))
-
-
 @pytest.mark.parametrize(
     "name", [".suite.old-v1", ".suite.abcdefgh.partial", ".suite.old-0123456789abcdef0123456789ab"]
 )
@@ -443,3 +439,81 @@ def test_d2_a_users_folder_named_like_trash_or_staging_is_never_merged_or_delete
         atomic_write_text(staging / "manifest.json", "{}")
     assert snapshot(mine) == before
     assert not (tmp_path / "suite" / "runs").exists()
+
+
+MUTATIONS = st.sampled_from(["none", "staging", "trash", "new", "old", "carry", "seal", "moved", "added"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    point=st.sampled_from(["swap.journaled", "swap.old-moved", "swap.placed"]),
+    exchange=st.booleans(),
+    mutation=MUTATIONS,
+)
+def test_a_real_journal_edited_in_any_field_is_ignored_and_an_intact_one_is_finished(
+    point: str, exchange: bool, mutation: str
+) -> None:
+    """A journal a kill left: intact, recovery finishes the swap; edited, nothing it names is touched."""
+    from kills import KILLED, killed_at
+
+    from recworld.io import swap
+
+    _count("real-journals")
+    scratch = _Scratch()
+    try:
+        out = scratch.target
+        with output_directory(out, "lrworld-suite") as staging:
+            atomic_write_text(staging / "manifest.json", "v1")
+        (out / "notes.txt").write_text("mine")
+
+        def rebuild() -> int:
+            swap.USE_EXCHANGE = exchange
+            with output_directory(out, "lrworld-suite") as staging:
+                atomic_write_text(staging / "manifest.json", "v2")
+            return 0
+
+        if point == "swap.old-moved" and exchange:
+            point = "swap.placed"  # one step: no old-moved passage
+        assert killed_at(point, 1, rebuild) == KILLED
+        journal = scratch.parent / f".{NAME}.swap.json"
+        record = json.loads(journal.read_text())
+        ours = {record["staging"], record.get("trash", "")} - {""}  # sealed folders: recworld's own
+        if mutation == "moved":  # a genuine journal copied beside another output
+            other = scratch.root / "elsewhere"
+            shutil.copytree(scratch.parent, other, symlinks=True)
+            scratch.parent, scratch.target = other, other / NAME
+        elif mutation != "none":
+            edits: dict[str, object] = {
+                "staging": record["staging"][:-9] + "0" + record["staging"][-8:],
+                "trash": "..",
+                "new": [record["new"][0], record["new"][1] + 1],
+                "old": None if record["old"] else [1, 2],
+                "carry": not record["carry"],
+                "seal": ("0" if record["seal"][0] != "0" else "1") + record["seal"][1:],
+                "added": record | {"extra": 1},
+            }
+            record = edits["added"] if mutation == "added" else record | {mutation: edits[mutation]}
+            journal.write_text(json.dumps(record))
+        before = snapshot(scratch.parent)
+        with deadline():
+            recover(scratch.target)
+        after = snapshot(scratch.parent)
+        if mutation == "none":  # finished: the new output in place, the user's notes kept, no litter
+            assert (scratch.target / "manifest.json").read_text() == "v2"
+            assert (scratch.target / "notes.txt").read_text() == "mine"
+            assert not journal.exists() and not any(
+                n.startswith(f".{NAME}.") for n in os.listdir(scratch.parent)
+            )
+        else:
+            tops = {p.split("/")[0] for p in before}
+            skip = {p for p in before if p.split("/")[0] in ours}
+            assert lost(before, after, skip=skip) == [], sorted(tops)
+            assert (scratch.parent / f".{NAME}.swap.json").exists()  # ignored, never deleted
+    finally:
+        swap.USE_EXCHANGE = True
+        scratch.close()
+
+
+def test_zz_report_examples_run() -> None:
+    """Not a check: prints how many examples each property ran (the issue's closing note asks)."""
+    print("examples run:", json.dumps(RAN, sort_keys=True))

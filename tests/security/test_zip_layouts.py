@@ -89,7 +89,7 @@ def _entries(home: Path) -> list[tuple[str, int]]:
 
 
 @pytest.mark.filterwarnings("ignore:Duplicate name")
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     members=st.lists(st.tuples(NAMES, CONTENT, METHOD, st.booleans()), min_size=1, max_size=6),
     complete=st.booleans(),

@@ -212,19 +212,26 @@ def _recover_locked(target: Path) -> None:
 
 def _read_journal(target: Path, journal: Path) -> _SwapRecord | None:
     """The journal's record if every check passes; otherwise None, and one warning line."""
+    record, why = _checked(target, journal)
+    if record is None:
+        _ignored(journal, why)
+    return record
+
+
+def _checked(target: Path, journal: Path) -> tuple[_SwapRecord | None, str]:
     try:
         data = parse_json(read_capped(journal, limit=_JOURNAL_LIMIT, follow=False), path=journal)
         record = _SwapRecord.model_validate(data)
     except (DataError, ValidationError):
-        return _ignored(journal, "not a swap journal recworld writes")
+        return None, "not a swap journal recworld writes"
     if not hmac.compare_digest(record.seal, record.body(target)):
-        return _ignored(journal, "its seal does not match: written by someone else, or elsewhere")
+        return None, "its seal does not match: written by someone else, or elsewhere"
     names_ok = hidden(target, "staging").name(_nonce(record.staging), record.new) == record.staging
     if record.old is not None:
         names_ok = names_ok and hidden(target, "trash").name(_nonce(record.trash), record.old) == record.trash
     if not names_ok or (record.old is None and record.trash):
-        return _ignored(journal, "it names folders recworld did not make for this output")
-    return record
+        return None, "it names folders recworld did not make for this output"
+    return record, ""
 
 
 def _nonce(name: str) -> str:
@@ -236,7 +243,7 @@ def _nonce(name: str) -> str:
 _WARNED: set[Path] = set()
 
 
-def _ignored(journal: Path, why: str) -> _SwapRecord | None:
+def _ignored(journal: Path, why: str) -> None:
     if journal not in _WARNED:  # once per process: every command recovers more than once
         _WARNED.add(journal)
         _log.warning("%s: ignored (%s); nothing it names was touched", journal, why)
