@@ -4,11 +4,10 @@
 (:func:`recworld.io.swap.atomic_directory` with ``carry``), every file of the
 old folder, at every depth, is kept unless the new folder holds the same path
 or the old marker proves it the writer's (:func:`owned_by`): listed under a
-safe relative path, below a top-level entry the new output writes too, and
-with the bytes the marker recorded (size and SHA-256). A marker is untrusted
-input: a forged list naming a user's ``notes.txt`` or ``runs/...`` is outside
-what a suite writes, and cannot know the bytes of a file the user writes
-later, so such a file is carried, never lost.
+safe relative path, with the bytes the marker recorded (size and SHA-256). A
+marker is untrusted input: a forged list naming a user's ``notes.txt`` or
+``runs/...`` cannot know the bytes of a file the user writes there later, so
+such a file is carried, never lost.
 Before the swap the entries are hard-linked (so the old folder stays whole);
 after it, moved.
 """
@@ -85,15 +84,15 @@ def _still_written(old: Path, relative: str, recorded: tuple[int, str]) -> bool:
     return digest(old / relative) == tuple(recorded)
 
 
-def owned_by(old: Path, new: Path) -> Owned:
-    """The files of ``old`` its marker proves are its writer's, as ``new`` (the replacing output) sees it.
+def owned_by(old: Path) -> Owned:
+    """The files of ``old`` its marker proves are its writer's.
 
-    A file counts when the marker lists it under a safe relative path, its bytes
-    still match the digest recorded when it was written, and its top-level
-    entry is one ``new`` writes too (a suite never writes ``runs/`` or a
-    user's ``notes.txt``, whatever a marker lists). Nothing for a folder
+    A file counts when the marker lists it under a safe relative path and its
+    bytes still match the size and SHA-256 recorded when it was written: a
+    forged list naming a user's ``notes.txt`` or ``runs/.../samples.jsonl``
+    cannot know the bytes the user writes there later. Nothing for a folder
     without a marker, or with one that records no digests (a first-version
-    one, one filled in place): then everything ``new`` lacks is kept.
+    one, one filled in place): then everything the new output lacks is kept.
     """
     marker = read_marker(old)
     if marker is None or not marker.digests:
@@ -101,9 +100,7 @@ def owned_by(old: Path, new: Path) -> Owned:
     proven = frozenset(
         relative
         for relative, recorded in marker.digests.items()
-        if _safe(relative)
-        and os.path.lexists(new / relative.split("/", 1)[0])
-        and _still_written(old, relative, recorded)
+        if _safe(relative) and _still_written(old, relative, recorded)
     )
     return Owned(proven)
 

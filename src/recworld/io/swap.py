@@ -202,7 +202,7 @@ def _recover_locked(target: Path) -> None:
             if not os.path.lexists(target):  # a kill between two renames: the last whole output returns
                 os.replace(path, target)
                 continue
-            keep_foreign(path, target, owned_by(path, target), move=True)
+            keep_foreign(path, target, owned_by(path), move=True)
             shutil.rmtree(path, ignore_errors=True)
         elif staging_form.matches(path.name) and staging_form.proves(path) and not _alive(path):
             shutil.rmtree(path, ignore_errors=True)
@@ -253,14 +253,14 @@ def _finish(target: Path, journal: Path, record: _SwapRecord) -> None:
     staging = target.parent / record.staging
     trash = target.parent / record.trash if record.trash else None
     new, old = tuple(record.new), tuple(record.old) if record.old is not None else None
-    if identity(staging) == new and identity(target) == old:  # not placed yet: finish the swap
+    if identity(staging) == new and identity(target) in (old, None):  # not placed yet: finish the swap
         _place(target, staging, trash)
     elif old is not None and trash is not None and identity(target) is None and identity(trash) == old:
         os.replace(trash, target)  # the new folder is gone: the old one comes back
     for path in (staging, trash):
         if path is not None and old is not None and identity(path) == old:  # the old folder, aside
             if record.carry and identity(target) == new:
-                keep_foreign(path, target, owned_by(path, target), move=True)
+                keep_foreign(path, target, owned_by(path), move=True)
             shutil.rmtree(path, ignore_errors=True)
     journal.unlink()
 
@@ -298,7 +298,7 @@ def _swap(target: Path, staging: Path, *, carry: bool) -> None:
     for path in (staging, trash):
         if path is not None and old is not None and identity(path) == old:
             if carry:
-                keep_foreign(path, target, owned_by(path, target), move=True)
+                keep_foreign(path, target, owned_by(path), move=True)
                 fault_point("swap.swept", target)
             shutil.rmtree(path, ignore_errors=True)
     journal.unlink()
@@ -336,7 +336,7 @@ def atomic_directory(path: str | Path, *, overwrite: bool = True, carry: bool = 
             raise DataError("exists already; not replacing it", path=target)
         with parent_lock(target), writing(target):
             if carry and target.is_dir() and not target.is_symlink():
-                keep_foreign(target, staging, owned_by(target, staging), move=False)
+                keep_foreign(target, staging, owned_by(target), move=False)
             _swap(target, staging, carry=carry)
     except BaseException:
         if identity(staging) == made:  # never placed (after an exchange the old folder is there)
