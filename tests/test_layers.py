@@ -101,7 +101,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "svg": frozenset(),
     # Markdown text that renders as typed (no HTML, links or table breaks from data).
     "mdsafe": frozenset(),
-    "io": frozenset({"recworld", "errors", "capped"}),
+    "io": frozenset({"recworld", "errors", "capped", "paths"}),
     # the record bases: strict pydantic models written and read through io.
     "records": frozenset({"recworld", "errors", "io"}),
     # terminal conventions (errors, help, Ctrl-C, did-you-mean, logging); typer/rich only lazily.

@@ -1,25 +1,35 @@
-"""Bounded reads of the files a user points a command at: a regular file, up to a size cap.
+"""The one place a file is opened: a regular file only, and a read bounded in size and line length.
+
+**Invariant.** Every file recworld opens, to read or to append (``--config``,
+``--prices``, scripts, manifests, question and sample files, ``run.json``, the
+run's journal and ``recworld.log``, the ownership key, dataset tables), is
+opened by :func:`open_fd` and is a regular file by then: a device, a FIFO, a
+socket or a directory is one :class:`DataError` naming it, never a hang; and
+no read takes more memory than its cap: a file over :func:`read_capped`'s
+``limit``, or one line over :func:`iter_lines`' ``limit``, is one
+:class:`DataError` naming the file (and line), found while reading at most
+the cap plus one byte.
 
 ``read_text`` reads until end of file, and a device or a FIFO has none:
-``--config /dev/zero`` once hung while memory grew. Every file the CLI reads
-(``--config``, ``--prices``, ``scripted:`` scripts, manifests, question and
-sample files, through :func:`recworld.io.read_json_object` and
-:func:`recworld.io.iter_json_lines`) comes through here:
+``--config /dev/zero`` once hung while memory grew; a FIFO named
+``recworld.log`` in a crafted run folder hung ``eval`` in the append. So:
 
-* it is opened non-blocking, so a FIFO without a writer cannot hang the open;
-* it must then be a regular file (symbolic links are followed); a device, a
-  FIFO, a socket or a directory is one :class:`DataError` naming it;
-* it is read up to a cap, and a file (or a JSON-lines record) over the cap is
-  refused, never silently cut.
+* the path is opened non-blocking, so a FIFO without a writer or reader cannot
+  hang the open (a link is followed unless ``follow=False``);
+* it must then be a regular file, checked on the open descriptor (``fstat``),
+  not on the name;
+* it is read up to a cap, and a file (or a line) over the cap is refused,
+  never silently cut.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 from recworld.errors import DataError
 
@@ -30,13 +40,23 @@ SETTINGS_LIMIT = 8 * MiB
 RECORD_LIMIT = 256 * MiB
 # One line of a JSON-lines file; samples.jsonl lines carry whole replies (16 MiB each at most).
 LINE_LIMIT = 64 * MiB
+# One line of a dataset table (ratings.csv, u.item): the longest real one is a few KiB.
+TABLE_LINE_LIMIT = 1 * MiB
+# A whole dataset file read at once (the Netflix Prize's titles, Last.fm's tags): a bound, not a budget.
+DATASET_FILE_LIMIT = 8 << 30
 
 __all__ = [
+    "DATASET_FILE_LIMIT",
     "LINE_LIMIT",
     "RECORD_LIMIT",
     "SETTINGS_LIMIT",
+    "TABLE_LINE_LIMIT",
+    "check_line_lengths",
+    "check_regular",
     "iter_lines",
+    "open_fd",
     "open_regular",
+    "open_text",
     "read_capped",
     "read_capped_text",
 ]
@@ -54,29 +74,65 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | Path, *, missing: str = "missing file") -> BinaryIO:
-    """``path`` opened for binary reading; DataError unless it is a regular file.
+def open_fd(path: str | Path, flags: int = os.O_RDONLY, *, follow: bool = True, mode: int = 0o666) -> int:
+    """A descriptor of ``path`` opened with ``flags``, blocking; DataError unless it is a regular file.
 
-    ``missing`` is the message for a path that does not exist.
+    ``O_NONBLOCK`` is added for the open itself (a FIFO cannot hang it), then
+    cleared. With ``follow=False`` a symbolic link is refused (``O_NOFOLLOW``).
+    A missing file raises ``FileNotFoundError`` so each caller words it.
     """
     source = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    extra = os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        fd = os.open(source, flags | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(source, flags | extra, mode)
     except FileNotFoundError:
-        raise DataError(missing, path=source) from None
+        raise
     except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path=source) from None
+        if not follow and os.path.islink(source):
+            raise DataError(
+                "is a symbolic link; recworld never reads or writes through one", path=source
+            ) from None
+        try:  # a FIFO without a reader, a socket: ENXIO says less than the kind does
+            kind = os.stat(source).st_mode
+        except OSError:
+            kind = stat.S_IFREG
+        if not stat.S_ISREG(kind):
+            raise DataError(
+                f"is {_kind(kind)}, not a regular file; refusing to open it", path=source
+            ) from None
+        raise DataError(f"cannot open: {exc.strerror}", path=source) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise DataError(f"is {_kind(mode)}, not a regular file; refusing to read it", path=source)
-        if flags & getattr(os, "O_NONBLOCK", 0):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            raise DataError(f"is {_kind(kind)}, not a regular file; refusing to open it", path=source)
+        os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
+    return fd
+
+
+def open_regular(path: str | Path, *, missing: str = "missing file", follow: bool = True) -> BinaryIO:
+    """``path`` opened for binary reading (:func:`open_fd`); ``missing`` words a path that does not exist."""
+    source = Path(path)
+    try:
+        fd = open_fd(source, follow=follow)
+    except FileNotFoundError:
+        raise DataError(missing, path=source) from None
+    except NotADirectoryError:
+        raise DataError(missing, path=source) from None
+    return os.fdopen(fd, "rb")
+
+
+def open_text(path: str | Path, encoding: str = "utf-8", *, newline: str | None = None) -> TextIO:
+    """``path`` opened for reading text (:func:`open_regular`: a regular file or one DataError)."""
+    return io.TextIOWrapper(open_regular(path), encoding=encoding, newline=newline)
+
+
+def check_regular(path: str | Path, *, missing: str = "missing file") -> Path:
+    """``path``, after checking that it is a regular file (for a library that opens it by name)."""
+    open_regular(path, missing=missing).close()
+    return Path(path)
 
 
 def _too_large(limit: int, source: Path, line: int | None = None) -> DataError:
@@ -84,10 +140,10 @@ def _too_large(limit: int, source: Path, line: int | None = None) -> DataError:
     return DataError(f"{what} larger than {limit} bytes; refusing to read it", path=source, line=line)
 
 
-def read_capped(path: str | Path, *, limit: int, missing: str = "missing file") -> bytes:
+def read_capped(path: str | Path, *, limit: int, missing: str = "missing file", follow: bool = True) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (DataError otherwise)."""
     source = Path(path)
-    with open_regular(source, missing=missing) as handle:
+    with open_regular(source, missing=missing, follow=follow) as handle:
         if os.fstat(handle.fileno()).st_size > limit:
             raise _too_large(limit, source)
         data = handle.read(limit + 1)  # the file may grow between the stat and the read
@@ -115,3 +171,33 @@ def iter_lines(handle: BinaryIO, path: str | Path, *, limit: int = LINE_LIMIT) -
         if len(raw) > limit:
             raise _too_large(limit, Path(path), line=number)
         yield number, raw
+
+
+def check_line_lengths(path: str | Path, *, limit: int = TABLE_LINE_LIMIT, chunk: int = 4 * MiB) -> None:
+    """Refuse a file holding a line over ``limit`` bytes (DataError naming it), reading ``chunk`` at a time.
+
+    The check before a table goes to a parser that would hold a whole line in
+    memory (pandas' C reader): a 2 GiB line is found after ``limit`` bytes, and
+    memory stays near ``chunk`` whatever the file holds.
+    """
+    import numpy as np  # only the table readers need it
+
+    source = Path(path)
+    number, run = 1, 0  # the line being read and its length so far
+    with open_regular(source) as handle:
+        while block := handle.read(chunk):
+            ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+            if not ends.size:
+                run += len(block)
+                if run > limit:
+                    raise _too_large(limit, source, line=number)
+                continue
+            if run + int(ends[0]) > limit:
+                raise _too_large(limit, source, line=number)
+            over = np.flatnonzero(np.diff(ends) - 1 > limit)
+            if over.size:
+                raise _too_large(limit, source, line=number + 1 + int(over[0]))
+            number += int(ends.size)
+            run = len(block) - int(ends[-1]) - 1
+    if run > limit:
+        raise _too_large(limit, source, line=number)

@@ -23,6 +23,7 @@ KILLED = 137
 VOLATILE_KEYS = frozenset(
     {"latency_s", "started", "finished", "timings", "created", "created_by", "seconds", "elapsed_s"}
     | {"resumed", "runner"}  # how much a rerun found done, and what its engine did this time
+    | {"digests"}  # a marker's file hashes: a file naming its folder hashes differently elsewhere
 )
 # Files whose bytes differ between identical runs, or that only record what happened.
 VOLATILE_FILES = ("recworld.log", "cache.sqlite", "embeddings.sqlite", ".samples.journal.jsonl")

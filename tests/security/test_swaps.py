@@ -3,8 +3,9 @@
 * a real ``kill -9`` (a signal from outside, not a hook) of every command that
   swaps a folder in, paused between the two renames and after the swap, then
   a rerun: nothing is lost (F23 lost a suite's ``runs/``);
-* a stale trash folder, a trash folder from before journals (the F23 state
-  itself) and a reused PID (F24) are recovered, never fatal;
+* a stale trash folder and a reused PID (F24) are never fatal, and a folder
+  that only looks like trash (the F23 state an old version left, a user's
+  ``.suite.old-v1``) is never taken for it (review 3, D2);
 * two processes appending to one journal, or taking one output's lock, never
   lose or tear a line (F25 is the end-to-end case, in ``test_runs_together``);
 * no write below a claimed folder goes through a link; temporary files a kill
@@ -19,7 +20,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -44,6 +44,7 @@ from recworld.io import (
     swap,
 )
 from recworld.io.files import sweep_temporary
+from recworld.io.proof import temporary_name
 
 PAUSED = """
 import os, sys, time
@@ -126,109 +127,106 @@ def _rebuild(world: World, suite: Path) -> int:
     return run_main([*argv, "--measures", "kg_movie_genre,mem_item_item", "--no-progress"])
 
 
-def test_k3_the_f23_state_an_old_version_left_gives_its_runs_back(
+def test_k3_a_trash_named_folder_without_a_seal_is_the_users_and_left_alone(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """F23: no suite at the path, its whole old self in ``.small.old-PID``: the rebuild lost ``runs/``."""
+    """F23's state (``.suite.old-4242``, no suite) from an old version is no longer recognised by name (D2).
+
+    Review 3 showed that recognition by name is itself the hazard: a user's
+    ``.suite.old-v1/`` was merged into the suite and deleted. A trash folder is
+    recworld's only when its name is sealed for its inode; this one is not, so
+    the rebuild makes a new suite and leaves the folder exactly as it was.
+    """
     monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
     suite = _suite(world, tmp_path)
-    runs = tree(suite / "runs")
-    assert runs
-    suite.rename(suite.with_name(".suite.old-4242"))
+    old = suite.with_name(".suite.old-4242")
+    suite.rename(old)
+    before = tree(old)
     assert _rebuild(world, suite) == 0
-    assert tree(suite / "runs") == runs and litter(tmp_path) == []
-
-
-def test_k3_a_newer_suite_beside_an_old_trash_takes_its_runs(
-    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The state after F23's rerun: a fresh suite without ``runs/``, and the trash still holding them."""
-    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
-    suite = _suite(world, tmp_path)
-    runs = tree(suite / "runs")
-    trash = suite.with_name(".suite.old-99")
-    suite.rename(trash)
-    assert _rebuild(world, tmp_path / "fresh") == 0
-    (tmp_path / "fresh").rename(suite)  # as the old version's rerun left it: runs/ only in the trash
-    assert not (suite / "runs").exists()
-    assert _rebuild(world, suite) == 0  # the trash is swept into the suite, then removed
-    assert tree(suite / "runs") == runs and not trash.exists() and litter(tmp_path) == []
+    assert tree(old) == before and (suite / "manifest.json").is_file()
 
 
 def test_k4_a_stale_trash_named_by_this_very_pid_is_no_crash(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """F24: ``.small.old-$$/stale`` plus a reused PID made every rebuild fail: "Directory not empty"."""
+    """F24: ``.small.old-$$/stale`` plus a reused PID made every rebuild fail: "Directory not empty".
+
+    The rebuild succeeds, and the unsealed folder (a user's, as far as anyone can prove) is untouched.
+    """
     monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
     suite = _suite(world, tmp_path)
     stale = suite.with_name(f".suite.old-{os.getpid()}") / "stale"
     stale.mkdir(parents=True)
     (stale / "left.txt").write_bytes(b"from a crash\n")
     assert _rebuild(world, suite) == 0
-    assert (suite / "stale" / "left.txt").read_bytes() == b"from a crash\n"  # salvaged, not deleted
-    assert litter(tmp_path) == []
+    assert (stale / "left.txt").read_bytes() == b"from a crash\n"
+    assert not (suite / "stale").exists()
 
 
 def test_a_dead_builders_staging_folder_is_cleaned_and_a_live_ones_is_not(tmp_path: Path) -> None:
-    """K1's litter: ``.NAME.xxxxxxxx.partial`` a kill left behind is removed by the next swap there."""
+    """K1's litter: a sealed staging folder a kill left behind is removed; a look-alike never is."""
     target = tmp_path / "out"
-    dead = tmp_path / ".out.abcdefgh.partial"
-    dead.mkdir()
+    with swap.parent_lock(target):
+        dead, dead_fd = swap._new_staging(target)
+        live, live_fd = swap._new_staging(target)
+    os.close(dead_fd)  # its builder is gone
     (dead / "half.json").write_text("{")
-    live = tmp_path / ".out.livelive.partial"
-    live.mkdir()
-    fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    lookalike = tmp_path / ".out.abcdefgh.partial"
+    lookalike.mkdir()
+    (lookalike / "mine.txt").write_text("mine")
     try:
         recover(target)
         assert not dead.exists() and live.exists()
     finally:
-        os.close(fd)
+        os.close(live_fd)
     recover(target)
     assert not live.exists()
+    assert (lookalike / "mine.txt").read_text() == "mine"
 
 
 def test_a_recovery_racing_a_new_staging_folder_never_removes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two commands filling one cache entry: the other's recovery lands between mkdtemp and flock.
+    """Two commands filling one cache entry: the other's recovery lands between mkdir and flock.
 
     The staging folder is made under the parent lock, so the recovery waits for
     it and then finds it held (alive); before, it removed the folder as a dead
     builder's and the swap failed with FileNotFoundError (a flaky lunar test).
     """
     target = tmp_path / "entry"
-    made = tempfile.mkdtemp
+    made = os.mkdir
     racer: list[threading.Thread] = []
 
-    def mkdtemp_then_race(*args: Any, **kwargs: Any) -> str:
-        path = made(*args, **kwargs)
-        thread = threading.Thread(target=recover, args=(target,))
-        thread.start()
-        thread.join(0.3)  # a recovery free to run runs now, while the folder holds no flock
-        racer.append(thread)
-        return path
+    def mkdir_then_race(path: Any, *args: Any, **kwargs: Any) -> None:
+        made(path, *args, **kwargs)
+        if str(path).endswith(".new"):
+            thread = threading.Thread(target=recover, args=(target,))
+            thread.start()
+            thread.join(0.3)  # a recovery free to run runs now, while the folder holds no flock
+            racer.append(thread)
 
-    monkeypatch.setattr(swap.tempfile, "mkdtemp", mkdtemp_then_race)
+    monkeypatch.setattr(swap.os, "mkdir", mkdir_then_race)
     with atomic_directory(target) as staging:
         assert staging.is_dir()
         (staging / "data.json").write_text("{}")
+    monkeypatch.undo()
     racer[0].join(5)
     assert not racer[0].is_alive()
     assert (target / "data.json").read_text() == "{}"
 
 
 def test_temporary_files_a_kill_left_are_swept_and_a_live_writers_kept(tmp_path: Path) -> None:
-    dead = tmp_path / ".run.json.abcdefgh.tmp"
+    dead = tmp_path / temporary_name(tmp_path, "run.json")
     dead.write_text("{")
-    live = tmp_path / ".samples.jsonl.livelive.tmp"
+    live = tmp_path / temporary_name(tmp_path, "samples.jsonl")
     live.write_text("x")
-    theirs = tmp_path / "notes.tmp"
-    theirs.write_text("mine")
+    theirs = [tmp_path / "notes.tmp", tmp_path / ".run.json.abcdefgh.tmp", tmp_path / ".x.20240101.tmp"]
+    for path in theirs:
+        path.write_text("mine")
     with live.open("rb") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         sweep_temporary(tmp_path)
-    assert not dead.exists() and live.exists() and theirs.exists()
+    assert not dead.exists() and live.exists() and all(p.read_text() == "mine" for p in theirs)
 
 
 def test_output_directory_drops_its_own_stale_files_and_keeps_the_users(tmp_path: Path) -> None:

@@ -11,9 +11,11 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import inspect
 import logging
+import sys
 import traceback
 import weakref
 from collections.abc import Iterator, Mapping
@@ -121,12 +123,30 @@ def _built(app: typer.Typer) -> Any:
     return built[1]
 
 
+# Errors of the environment, not of recworld: each is one line wherever it escapes.
+_SYSTEM_LIMITS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENAMETOOLONG}
+)
+
 _BUILT: weakref.WeakKeyDictionary[typer.Typer, tuple[tuple[int, int], Any]] = weakref.WeakKeyDictionary()
+
+
+def _undecodable(argv: list[str] | None) -> str | None:
+    """The first argument that is not valid UTF-8 (bytes the OS gave undecoded), shown escaped."""
+    for arg in argv if argv is not None else sys.argv[1:]:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return ascii(arg)
+    return None
 
 
 def _run(app: typer.Typer, argv: list[str] | None, prog_name: str) -> int:
     command = _built(app)
     click = _click()
+    if (bad := _undecodable(argv)) is not None:  # it would reach a record and fail there
+        error(f"{bad}: is not valid UTF-8 text; recworld writes names and paths into its records (rename it)")
+        return ConfigError.exit_code
     try:
         code = command.main(args=argv, prog_name=prog_name, standalone_mode=False)
     except RecWorldError as exc:
@@ -148,6 +168,14 @@ def _run(app: typer.Typer, argv: list[str] | None, prog_name: str) -> int:
         code = INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except OSError as exc:  # the file system said no (a read-only folder, a full disk): not a bug
+        if exc.errno not in _SYSTEM_LIMITS:
+            traceback.print_exc()
+            error(f"unexpected {type(exc).__name__} (a bug in recworld; the traceback is above)")
+            return 1
+        where = f"{exc.filename}: " if exc.filename else ""
+        error(f"{where}{exc.strerror or exc}")
+        return ConfigError.exit_code
     except Exception as exc:  # a bug: its traceback once, then one line saying so
         traceback.print_exc()
         error(f"unexpected {type(exc).__name__} (a bug in recworld; the traceback is above)")

@@ -9,6 +9,7 @@ keeps INFO and above whatever the terminal shows, for reading after the fact.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from recworld.console.terminal import strip_control
-from recworld.io import confined
+from recworld.io import open_append
 
 LOG_FILE = "recworld.log"
 _ROOT = "recworld"
@@ -94,9 +95,8 @@ def log_to_file(folder: Path, level: int = logging.INFO) -> Iterator[Path]:
     The eval and LUNAR commands wrap a run in this, so a run folder explains
     itself (retries, skipped items, timings) without rerunning at a higher level.
     """
-    path = confined(Path(folder) / LOG_FILE)  # an append follows a link: not inside an output folder
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    path = Path(folder) / LOG_FILE
+    handler = logging.StreamHandler(os.fdopen(open_append(path), "a", encoding="utf-8", errors="replace"))
     handler.setLevel(level)
     handler.setFormatter(_FileFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger(_ROOT)
@@ -107,4 +107,5 @@ def log_to_file(folder: Path, level: int = logging.INFO) -> Iterator[Path]:
     finally:
         logger.removeHandler(handler)
         handler.close()
+        handler.stream.close()
         logger.setLevel(_effective_level(logger))

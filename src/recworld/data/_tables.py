@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from recworld.capped import TABLE_LINE_LIMIT, check_line_lengths, open_regular
 from recworld.errors import DataError
 
 # Multi-character separators (ML-1M's "::") would force pandas' slow Python engine;
@@ -89,6 +90,7 @@ def read_table(spec: TableSpec) -> pd.DataFrame:
         raise DataError("file not found", path=path) from exc
     if size == 0:
         raise DataError("file is empty", path=path, line=1)
+    check_line_lengths(path)  # a 2 GiB line would be held whole by the parser: refused, bounded
     columns = _header_columns(spec) if spec.header else spec.columns
     try:
         frame = _fast_read(spec, columns)
@@ -114,7 +116,7 @@ def _no_rows(spec: TableSpec) -> DataError:
 
 def _bom_length(path: Path) -> int:
     """3 when the file starts with a UTF-8 byte-order mark (read as the text after it), else 0."""
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         return len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
 
 
@@ -182,8 +184,10 @@ def _fast_result_ok(frame: pd.DataFrame, columns: tuple[Column, ...]) -> bool:
 
 def first_line(path: Path, encoding: str) -> str:
     """The first line of ``path`` without its line ending, decoded strictly."""
-    with path.open("rb") as handle:
-        raw = handle.readline().removeprefix(_BOM)
+    with open_regular(path) as handle:
+        raw = handle.readline(TABLE_LINE_LIMIT + 1).removeprefix(_BOM)
+    if len(raw) > TABLE_LINE_LIMIT:
+        raise DataError(f"line larger than {TABLE_LINE_LIMIT} bytes; refusing to read it", path=path, line=1)
     if not raw.strip():
         raise DataError("file is empty" if not raw else "the first line is blank", path=path, line=1)
     try:
@@ -219,7 +223,7 @@ def _header_columns(spec: TableSpec) -> tuple[Column, ...]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1:
                 raw = raw.removeprefix(_BOM)

@@ -20,6 +20,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from recworld.capped import check_regular, open_regular
 from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP
 from recworld.errors import DataError
 from recworld.io import parse_json
@@ -33,8 +34,8 @@ _REVIEW_SCHEMA_KEYS = ("Color:", "Color Name:", "Colour:", "Colour Name:")
 
 def _open_binary(path: Path) -> IO[bytes]:
     if path.name.endswith(".gz"):
-        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
-    return path.open("rb")
+        return gzip.GzipFile(check_regular(path), "rb")  # type: ignore[return-value]
+    return open_regular(path)
 
 
 def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:

@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from recworld.capped import open_regular
 from recworld.domain import Domain
 from recworld.errors import DataError
-from recworld.io import atomic_directory, atomic_write_json, read_json_object
+from recworld.io import atomic_directory, atomic_write_json, read_json_object, writing
 
 # Domain is defined in the foundation (recworld.domain) and named here, where every loader finds it.
 __all__ = [
@@ -220,9 +221,13 @@ class Dataset:
     def save(self, directory: str | Path) -> Path:
         """Write the dataset as Parquet atomically; returns the directory."""
         with atomic_directory(directory) as tmp:
-            self.interactions.to_parquet(tmp / "interactions.parquet", index=False)
-            self.items.to_parquet(tmp / "items.parquet", index=False)
-            self.users.to_parquet(tmp / "users.parquet", index=False)
+            for name, frame in (
+                ("interactions", self.interactions),
+                ("items", self.items),
+                ("users", self.users),
+            ):
+                with writing(tmp / f"{name}.parquet"):  # a full disk or ulimit -f: one line
+                    frame.to_parquet(tmp / f"{name}.parquet", index=False)
             atomic_write_json(
                 tmp / "dataset.json",
                 {
@@ -264,9 +269,8 @@ def _read_parquet(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     import pyarrow as pa
 
     try:
-        frame = pd.read_parquet(path)
-    except FileNotFoundError:
-        raise DataError("dataset cache file is missing", path=path) from None
+        with open_regular(path, missing="dataset cache file is missing") as handle:
+            frame = pd.read_parquet(handle)
     except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
         raise DataError(f"corrupt or truncated dataset cache file ({exc})", path=path) from None
     missing = [c for c in required if c not in frame.columns]

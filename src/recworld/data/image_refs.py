@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 
+from recworld.capped import open_regular
 from recworld.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def _signature(head: bytes) -> str | None:
 
 def _open_image_file(path: Path) -> IO[bytes]:
     """The one place an image file is opened (tests watch it to prove refused files are never read)."""
-    return path.open("rb")
+    return open_regular(path)
 
 
 def _read_checked(path: Path, item_id: str | None) -> tuple[bytes, str]:

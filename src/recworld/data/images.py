@@ -35,6 +35,7 @@ from typing import IO, Any
 
 import pandas as pd
 
+from recworld.capped import check_regular, open_text
 from recworld.errors import DataError
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp")
@@ -43,8 +44,8 @@ _SPACE = re.compile(r"\s+")
 
 def _open_text(path: Path) -> IO[str]:
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
+        return gzip.open(check_regular(path), "rt", encoding="utf-8")
+    return open_text(path, "utf-8")
 
 
 # -- a plain folder of <id>.<ext> files ----------------------------------------------------------

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from recworld.capped import DATASET_FILE_LIMIT, read_capped
 from recworld.data._checks import require_known, require_unique
 from recworld.data._tables import (
     Column,
@@ -176,7 +177,7 @@ def order_interactions(
 def _encoding(path: Path) -> str:
     """UTF-8 when the whole file decodes as UTF-8, else latin-1 (as tags.dat ships)."""
     try:
-        path.read_bytes().decode("utf-8")
+        read_capped(path, limit=DATASET_FILE_LIMIT).decode("utf-8")
     except UnicodeDecodeError:
         return "latin-1"
     except OSError as exc:

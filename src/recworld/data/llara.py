@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from recworld.capped import DATASET_FILE_LIMIT, read_capped
 from recworld.data.dataset import Dataset, Domain
 from recworld.errors import DataError
 from recworld.io import iter_json_lines
@@ -102,7 +103,7 @@ def _read_jsonl(path: Path, artists: _Artists) -> Iterator[tuple[int, _Sequence]
 
 def _read_csv(path: Path, artists: _Artists) -> Iterator[tuple[int, _Sequence]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_capped(path, limit=DATASET_FILE_LIMIT).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read: {exc}", path=path) from None
     reader = csv.DictReader(text.splitlines())

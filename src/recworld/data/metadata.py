@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from recworld.capped import open_text
 from recworld.data._tables import first_line, undecodable_line
 from recworld.data.dataset import Dataset
 from recworld.data.metadata_match import (
@@ -82,7 +83,7 @@ def _read_csv(path: Path) -> list[tuple[int, dict[str, Any]]]:
     rows: list[tuple[int, dict[str, Any]]] = []
     try:
         # utf-8-sig: a byte-order mark is read as the text it prefixes, not as part of a name.
-        with path.open(encoding="utf-8-sig", newline="") as handle:
+        with open_text(path, "utf-8-sig", newline="") as handle:
             reader = csv.reader(handle, strict=True)
             header = next(reader)
             if len(set(header)) != len(header):

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from recworld.capped import DATASET_FILE_LIMIT, open_regular, read_capped
 from recworld.data._tables import undecodable_line
 from recworld.data.dataset import Dataset, Domain
 from recworld.data.metadata import apply_metadata
@@ -203,7 +204,7 @@ def read_titles(path: Path) -> pd.DataFrame:
     """``item_id, title, year`` from ``movie_titles.csv``: split on the first two commas only."""
     try:
         # Latin-1 as published (every byte is a character); a leading UTF-8 mark is dropped.
-        text = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("latin-1")
+        text = read_capped(path, limit=DATASET_FILE_LIMIT).removeprefix(b"\xef\xbb\xbf").decode("latin-1")
     except OSError as exc:
         raise DataError(f"cannot read: {exc}", path=path) from exc
     ids: list[str] = []
@@ -247,7 +248,7 @@ def _unknown_movie(movie: str, files: list[Path], titles: Path) -> DataError:
     message = f"ratings for movie {movie}, which {titles.name} does not list"
     wanted = f"{movie}:".encode()
     for path in files:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             for number, raw in enumerate(handle, start=1):
                 if raw.strip().removeprefix(b"\xef\xbb\xbf").lstrip(b"0") == wanted.lstrip(b"0"):
                     return DataError(message, path=path, line=number, field="movie_id")

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from recworld import paths
+from recworld.capped import open_regular
 from recworld.data import zips
 from recworld.data.dataset import Dataset
 from recworld.data.formats import SourceFormat, detect_format, find_source_root, get_format
@@ -31,9 +32,9 @@ _CHUNK = 1 << 20
 
 
 def file_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
+    """SHA-256 of a file's bytes (a regular file: a FIFO or a device is one DataError)."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path, missing="no such file") as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
@@ -84,18 +85,21 @@ def opened_source(
 ) -> Iterator[tuple[Path, SourceFormat]]:
     """:func:`prepare`, for a block that reads the files.
 
-    For a zip, any RecWorld error inside the block (no known format, a bad line)
-    removes the unpacked copy, so nothing is left in the cache, and names the
-    zip and its member instead of the cache folder.
+    For a zip, any error inside the block (no known format, a bad line, a
+    parser out of memory, Ctrl-C) removes the unpacked copy, so nothing is left
+    in the cache; a RecWorld error then names the zip and its member instead
+    of the cache folder.
     """
     source = Path(path).expanduser()
     unpacked = extract_zip(source) if _is_zip(source) else None
     try:
         yield prepare(unpacked or source, format, metadata)
-    except RecWorldError as exc:
+    except BaseException as exc:
         if unpacked is None:
             raise
         zips.remove_unpacked(unpacked)
+        if not isinstance(exc, RecWorldError):
+            raise
         raise _in_archive(exc, unpacked, source) from None
 
 

@@ -192,9 +192,21 @@ class EvalConfig(Record, Settings):
         return {k: v for k, v in self.identity().items() if k not in NAMED and v != default.get(k)}
 
 
+_SLUG_MAX = 120  # the run folder adds the mode, variant and a hash: all under a 255-byte name
+
+
 def run_slug(spec: str) -> str:
-    """A file-name-safe form of a model spec: ``openai:gpt-4o`` -> ``openai-gpt-4o``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-.") or "model"
+    """A file-name-safe form of a model spec: ``openai:gpt-4o`` -> ``openai-gpt-4o``.
+
+    A slug over 120 characters keeps its first 100 and a hash of the whole
+    spec, so a 300-character model name still names one folder, and two long
+    names that share a prefix still name two.
+    """
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-.") or "model"
+    if len(slug) <= _SLUG_MAX:
+        return slug
+    digest = hashlib.sha256(spec.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{slug[:100].rstrip('-.')}-{digest}"
 
 
 def settings_hash(differing: dict[str, Any]) -> str:

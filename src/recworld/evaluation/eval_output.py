@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from recworld.capped import RECORD_LIMIT, read_capped
 from recworld.errors import RunError
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def run_summary(run_dir: Path, config: type[EvalConfig] | None = None) -> dict[s
     from recworld.lrworld.catalogue import MEASURES
     from recworld.scoring.records import MetricsRecord
 
-    metrics = MetricsRecord.model_validate_json((run_dir / "metrics.json").read_bytes())
+    metrics = MetricsRecord.model_validate_json(read_capped(run_dir / "metrics.json", limit=RECORD_LIMIT))
     header = read_run_header(run_dir / "run.json", *(() if config is None else (config,)))
     order = {m.id: i for i, m in enumerate(MEASURES)}
     keys = ("n", "score", "ci_low", "ci_high", "missed_rate", "errors", "chance")

@@ -3,6 +3,8 @@
 * :mod:`~recworld.io.jsonl`: depth-guarded JSON, JSON-lines records, canonical text;
 * :mod:`~recworld.io.files`: atomic file writes, the fsynced and locked journal,
   writes confined to their output folder, named kill points;
+* :mod:`~recworld.io.proof`: the one test of whether a path is recworld's own
+  to move or delete (sealed names, a per-user key);
 * :mod:`~recworld.io.marker`: the output marker and the in-progress claim;
 * :mod:`~recworld.io.swap`: folder swaps journaled and recovered on the next run;
 * :mod:`~recworld.io.carry`: what a replaced output's writer did not write, kept;
@@ -21,6 +23,9 @@ from recworld.io.files import (
     confined,
     fault_hook,
     normal,
+    open_append,
+    write_error,
+    writing,
 )
 from recworld.io.jsonl import (
     MAX_JSON_DEPTH,
@@ -62,6 +67,7 @@ __all__ = [
     "iter_json_lines",
     "mark_output_dir",
     "normal",
+    "open_append",
     "output_directory",
     "output_kind",
     "output_kinds",
@@ -71,4 +77,6 @@ __all__ = [
     "read_models",
     "recover",
     "require_output",
+    "write_error",
+    "writing",
 ]

@@ -1,24 +1,32 @@
 """Carrying what an output's writer did not write across a replacement of that output.
 
-When a command replaces its own output folder (:func:`recworld.io.swap.atomic_directory`
-with ``carry``), every file of the old folder that the old marker does not list
-as the writer's, and the new folder does not hold, is kept, at every depth: a
-user's notes in a suite folder survive a rebuild. Before the swap the entries
-are hard-linked (so the old folder stays whole); after it, moved.
+**Invariant.** When a command replaces its own output folder
+(:func:`recworld.io.swap.atomic_directory` with ``carry``), every file of the
+old folder, at every depth, is kept unless the new folder holds the same path
+or the old marker proves it the writer's (:func:`owned_by`): listed under a
+safe relative path, with the bytes the marker recorded (size and SHA-256). A
+marker is untrusted input: a forged list naming a user's ``notes.txt`` or
+``runs/...`` cannot know the bytes of a file the user writes there later, so
+such a file is carried, never lost.
+Before the swap the entries are hard-linked (so the old folder stays whole);
+after it, moved.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from recworld.errors import ConfigError
+from recworld.capped import open_regular
+from recworld.errors import ConfigError, DataError
 from recworld.io.marker import CLAIM_FILE, OUTPUT_MARKER, read_marker
 
-__all__ = ["Owned", "keep_foreign", "listed_files", "owned_by"]
+__all__ = ["Owned", "digest", "digests", "keep_foreign", "listed_files", "owned_by"]
 
 
 @dataclass(frozen=True)
@@ -35,14 +43,66 @@ class Owned:
         return any(f.startswith(prefix) for f in self.files)
 
 
-def owned_by(old: Path) -> Owned:
-    """The files ``old``'s marker lists as its writer's.
+def digest(path: Path) -> tuple[int, str] | None:
+    """``(size, SHA-256)`` of the regular file ``path`` (a link: of its text); None when absent or neither."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            text = os.fsencode(os.readlink(path))
+            return (len(text), hashlib.sha256(text).hexdigest())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        sha = hashlib.sha256()
+        with open_regular(path, follow=False) as handle:
+            while chunk := handle.read(1 << 20):
+                sha.update(chunk)
+    except (OSError, DataError):
+        return None
+    return (info.st_size, sha.hexdigest())
 
-    Nothing for a folder without a marker, or with a first-version one (which
-    listed no files): then everything the new output lacks is kept.
+
+def digests(folder: Path, files: Collection[str]) -> dict[str, tuple[int, str]]:
+    """The digest of each of ``files`` (relative to ``folder``), for an output's marker."""
+    found = {relative: digest(folder / relative) for relative in files}
+    return {relative: value for relative, value in found.items() if value is not None}
+
+
+def _safe(relative: str) -> bool:
+    """A plain relative path below the folder: no ``..``, no root, no empty or ``.`` part, no NUL."""
+    if not relative or "\0" in relative or relative.startswith("/"):
+        return False
+    parts = relative.split("/")
+    return all(p not in {"", ".", ".."} for p in parts) and PurePosixPath(relative).as_posix() == relative
+
+
+def _still_written(old: Path, relative: str, recorded: tuple[int, str]) -> bool:
+    try:
+        if os.lstat(old / relative).st_size != recorded[0]:
+            return False  # cheap first: a file the user rewrote rarely keeps its size
+    except OSError:
+        return False
+    return digest(old / relative) == tuple(recorded)
+
+
+def owned_by(old: Path) -> Owned:
+    """The files of ``old`` its marker proves are its writer's.
+
+    A file counts when the marker lists it under a safe relative path and its
+    bytes still match the size and SHA-256 recorded when it was written: a
+    forged list naming a user's ``notes.txt`` or ``runs/.../samples.jsonl``
+    cannot know the bytes the user writes there later. Nothing for a folder
+    without a marker, or with one that records no digests (a first-version
+    one, one filled in place): then everything the new output lacks is kept.
     """
     marker = read_marker(old)
-    return Owned(frozenset(marker.files)) if marker is not None and marker.files else Owned()
+    if marker is None or not marker.digests:
+        return Owned()
+    proven = frozenset(
+        relative
+        for relative, recorded in marker.digests.items()
+        if _safe(relative) and _still_written(old, relative, recorded)
+    )
+    return Owned(proven)
 
 
 _NEVER_CARRIED = frozenset({OUTPUT_MARKER, CLAIM_FILE})

@@ -11,6 +11,17 @@ through a symbolic link inside the folder, so no write follows a link out of
 the folder it belongs to. A link *above* the folder (``/tmp`` on some systems)
 is the user's choice and is left alone.
 
+**Temporaries.** A temporary file's name carries a seal
+(:func:`recworld.io.proof.temporary_name`), and :func:`sweep_temporary` removes
+only sealed names whose writer is gone: a user's ``drafts/.x.20240101.tmp``
+is never taken for one, at any depth.
+
+**Write errors.** An ``OSError`` while making or writing an output (a
+read-only folder, a full disk, ``ulimit -f``, a name over 255 bytes) is one
+:class:`DataError` naming the path and the system's reason (:func:`writing`);
+the old output is untouched, since nothing is renamed over it before the new
+one is whole.
+
 **Kill points.** :func:`fault_point` names each step between which a kill
 could land (a temporary file written, renamed, a swap journaled, ...); it does
 nothing unless a hook is installed (:func:`fault_hook`), which is how the tests
@@ -20,19 +31,20 @@ kill a command at every one of them (``KILL_POINTS``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
-import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from recworld.capped import LINE_LIMIT, open_fd
 from recworld.errors import ConfigError, DataError
-from recworld.io.jsonl import dumps_canonical
+from recworld.io.jsonl import dumps_canonical, parse_json
+from recworld.io.proof import proven_temporary, temporary_name
 
 __all__ = [
     "KILL_POINTS",
@@ -49,7 +61,10 @@ __all__ = [
     "fsync_dir",
     "is_temporary",
     "normal",
+    "open_append",
     "sweep_temporary",
+    "write_error",
+    "writing",
 ]
 
 # Every step a kill can fall between, in the order a replaced output passes them.
@@ -137,59 +152,89 @@ def default_mode(base: int) -> int:
     return base & ~umask
 
 
+def write_error(exc: OSError, path: str | Path) -> DataError:
+    """``exc``, raised while writing an output at ``path``, as one line naming the file and the reason."""
+    where = exc.filename if isinstance(exc.filename, str) and exc.filename else str(path)
+    reason = exc.strerror or str(exc)
+    hint = {
+        errno.ENAMETOOLONG: " (a file name is over 255 bytes: choose a shorter one)",
+        errno.ENOSPC: " (the disk is full: free some space and rerun; nothing finished was lost)",
+        errno.EDQUOT: " (over the disk quota: free some space and rerun; nothing finished was lost)",
+        errno.EFBIG: " (over the file size limit, ulimit -f: raise it and rerun)",
+        errno.EROFS: " (a read-only file system: choose another folder)",
+        errno.EACCES: " (no permission to write there: choose another folder)",
+        errno.EPERM: " (no permission to write there: choose another folder)",
+    }.get(exc.errno or 0, "")
+    return DataError(f"cannot write: {reason}{hint}", path=where)
+
+
+@contextlib.contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Turn an ``OSError`` raised in the block (writing an output at ``path``) into :func:`write_error`."""
+    try:
+        yield
+    except OSError as exc:
+        raise write_error(exc, path) from None
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file, fsync, rename).
 
     The temporary file is ``flock``ed until it is renamed, so
-    :func:`sweep_temporary` can tell one a kill left from one being written.
+    :func:`sweep_temporary` can tell one a kill left from one being written,
+    and its name is sealed (:func:`recworld.io.proof.temporary_name`).
     """
     target = confined(path, final=False)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            os.fchmod(handle.fileno(), default_mode(0o666))  # mkstemp makes it private
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            fault_point("file.staged", target)
-            os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / temporary_name(target.parent, target.name)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                os.fchmod(handle.fileno(), default_mode(0o666))  # created private, as mkstemp does
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+                fault_point("file.staged", target)
+                os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
     fsync_dir(target.parent)
     fault_point("file.replaced", target)
 
 
-_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+def is_temporary(path: Path, of: str = "") -> bool:
+    """Whether ``path`` is a temporary file :func:`atomic_write_bytes` made (for a file named ``of``).
 
-
-def is_temporary(name: str, of: str = "") -> bool:
-    """Whether ``name`` is a temporary file :func:`atomic_write_bytes` makes (for a file named ``of``)."""
-    return name.startswith(f".{of}") and _TEMPORARY.fullmatch(name) is not None
+    Proven by its sealed name (:func:`recworld.io.proof.proven_temporary`), never by its form alone.
+    """
+    return proven_temporary(path, of)
 
 
 def sweep_temporary(folder: Path, *, prefix: str = "", deep: bool = True) -> None:
     """Remove the temporary files of atomic writes a kill left in ``folder`` (below it with ``deep``).
 
-    Only names :func:`atomic_write_bytes` makes (``.NAME.xxxxxxxx.tmp``, starting
-    with ``prefix``) whose writer is gone (no ``flock`` held) are removed.
+    Only sealed names :func:`atomic_write_bytes` made (for a file named
+    ``prefix``, if given) whose writer is gone (no ``flock`` held) are removed.
+    A walk never follows a link.
     """
-    if not folder.is_dir():
+    if not folder.is_dir() or folder.is_symlink():
         return
     walk = os.walk(folder) if deep else [(str(folder), [], os.listdir(folder))]
     for root, _dirs, names in walk:
         for name in names:
-            if is_temporary(name, prefix):
-                _remove_if_dead(Path(root) / name)
+            path = Path(root) / name
+            if name.endswith(".tmp") and is_temporary(path, prefix):
+                _remove_if_dead(path)
 
 
 def _remove_if_dead(path: Path) -> None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+        fd = open_fd(path, follow=False)
+    except (OSError, DataError):
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -207,8 +252,8 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
-    """Write ``obj`` as JSON (sorted keys, trailing newline) atomically."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent)
+    """Write ``obj`` as strict JSON (sorted keys, trailing newline) atomically; NaN or Infinity raise."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent, allow_nan=False)
     atomic_write_text(path, text + "\n")
 
 
@@ -220,12 +265,25 @@ def atomic_write_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> i
 
 
 def _open_no_follow(path: Path, flags: int) -> int:
+    """A journal's descriptor: a regular file, never a link, FIFO or device (``capped.open_fd``)."""
     try:
-        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, default_mode(0o666))
-    except OSError as exc:
+        return open_fd(path, flags, follow=False, mode=default_mode(0o666))
+    except DataError as exc:
         if path.is_symlink():
             raise ConfigError(f"{path}: is a symbolic link; recworld never writes through a link") from None
-        raise DataError(f"cannot open: {exc.strerror}", path=path) from None
+        raise exc from None
+
+
+def open_append(path: str | Path) -> int:
+    """A descriptor appending to ``path`` (created): confined, never a link, a FIFO or a device.
+
+    What a log file opens with: ``logging.FileHandler`` on a FIFO named
+    ``recworld.log`` blocked forever. An ``OSError`` is one line (:func:`writing`).
+    """
+    target = confined(path)
+    with writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return _open_no_follow(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
 
 class Journal:
@@ -239,14 +297,15 @@ class Journal:
     most the group not yet fsynced, which a resume asks again. The defaults
     (``batch=1``) fsync every line. On load a torn last line
     (no trailing newline) is dropped and cut from the file; an unreadable line
-    anywhere else is corruption and raises :class:`DataError` naming
-    ``file:line``. Records are keyed by the field ``key``; a later line for the
-    same key replaces an earlier one.
+    anywhere else, or one over :data:`recworld.capped.LINE_LIMIT`, is
+    corruption and raises :class:`DataError` naming ``file:line`` (read a line
+    at a time, so memory stays bounded). Records are keyed by the field
+    ``key``; a later line for the same key replaces an earlier one.
 
     Several processes may write one journal (two ``recworld eval`` on one run):
     every append and every load holds an exclusive ``flock`` on the file, so a
     reader never sees, or cuts, a line another process is writing. The journal
-    never follows a symbolic link.
+    never follows a symbolic link, and is a regular file or refused.
     """
 
     def __init__(self, path: Path, key: str, *, batch: int = 1, batch_s: float = 0.0) -> None:
@@ -262,50 +321,58 @@ class Journal:
 
     def load(self) -> dict[str, dict[str, Any]]:
         """Read every whole record, repairing a line torn by a kill."""
-        if not self.path.exists():
+        if not os.path.lexists(self.path):
             return {}
         fd = _open_no_follow(confined(self.path), os.O_RDWR)
         with os.fdopen(fd, "r+b") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            data = handle.read()
-            records, good_end = self._parse(data)
-            if good_end != len(data):
-                handle.truncate(good_end)
-                handle.flush()
-                os.fsync(handle.fileno())
+            records, good_end = self._parse(handle)
+            if good_end != os.fstat(handle.fileno()).st_size:
+                with writing(self.path):
+                    handle.truncate(good_end)
+                    handle.flush()
+                    os.fsync(handle.fileno())
         return records
 
-    def _parse(self, data: bytes) -> tuple[dict[str, dict[str, Any]], int]:
+    def _parse(self, handle: BinaryIO, limit: int = LINE_LIMIT) -> tuple[dict[str, dict[str, Any]], int]:
         records: dict[str, dict[str, Any]] = {}
-        good_end = 0
-        # The piece after the final newline is empty, or a line torn by a kill: skip it.
-        for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
+        good_end = number = 0
+        while raw := handle.readline(limit + 1):
+            number += 1
+            if not raw.endswith(b"\n"):
+                if len(raw) > limit:
+                    raise DataError(
+                        f"line larger than {limit} bytes; refusing to read it", path=self.path, line=number
+                    )
+                break  # the piece after the final newline: a line torn by a kill
+            record = parse_json(raw, path=self.path, line=number)  # NaN, surrogates, depth: one error
             try:
-                record = json.loads(raw)
                 records[str(record[self.key])] = record
-            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+            except (KeyError, TypeError, ValueError) as exc:
                 # A line with its newline was written whole, so garbage here is corruption.
                 raise DataError(f"unreadable journal line ({exc})", path=self.path, line=number) from exc
-            good_end += len(raw) + 1
+            good_end += len(raw)
         return records, good_end
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Write one record to the kernel; fsync when its group is full or old enough (see the class)."""
-        if self._handle is None:
-            target = confined(self.path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd = _open_no_follow(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            self._handle = os.fdopen(fd, "ab")
-            self._synced_at = time.monotonic()
-        fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
-        try:
-            self._handle.write((dumps_canonical(record) + "\n").encode("utf-8"))
-            self._handle.flush()
-            self._unsynced += 1
-            if self._unsynced >= self.batch or time.monotonic() - self._synced_at >= self.batch_s:
-                self._fsync()
-        finally:
-            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+        line = (dumps_canonical(record) + "\n").encode("utf-8")
+        with writing(self.path):
+            if self._handle is None:
+                target = confined(self.path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd = _open_no_follow(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+                self._handle = os.fdopen(fd, "ab")
+                self._synced_at = time.monotonic()
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
+            try:
+                self._handle.write(line)
+                self._handle.flush()
+                self._unsynced += 1
+                if self._unsynced >= self.batch or time.monotonic() - self._synced_at >= self.batch_s:
+                    self._fsync()
+            finally:
+                fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
 
     def _fsync(self) -> None:
         if self._handle is not None and self._unsynced:

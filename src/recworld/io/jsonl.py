@@ -34,14 +34,19 @@ MAX_JSON_DEPTH = 64
 
 
 def dumps_canonical(obj: Any) -> str:
-    """JSON with sorted keys and no spaces: stable bytes for hashing and diffing."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """JSON with sorted keys and no spaces: stable bytes for hashing and diffing.
+
+    Strict JSON only: ``NaN`` or ``Infinity`` raise instead of being written.
+    """
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def read_json_object(path: str | Path, *, missing: str = "missing file") -> dict[str, Any]:
+def read_json_object(
+    path: str | Path, *, missing: str = "missing file", limit: int = RECORD_LIMIT
+) -> dict[str, Any]:
     """Read a JSON object, or raise :class:`DataError` naming the file (and line) that is wrong."""
     source = Path(path)
-    data = parse_json(read_capped(source, limit=RECORD_LIMIT, missing=missing), path=source)
+    data = parse_json(read_capped(source, limit=limit, missing=missing), path=source)
     if not isinstance(data, dict):
         raise DataError("expected a JSON object", path=source)
     return data
@@ -72,11 +77,21 @@ def _depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     return True
 
 
-def parse_json(text: str | bytes, *, path: str | Path | None = None, line: int | None = None) -> Any:
+def parse_json(
+    text: str | bytes,
+    *,
+    path: str | Path | None = None,
+    line: int | None = None,
+    surrogates: bool = False,
+) -> Any:
     """``json.loads`` that turns every malformed input into one :class:`DataError`.
 
     Covers syntax errors, bad UTF-8, nesting deeper than :data:`MAX_JSON_DEPTH`,
-    and the non-standard constants ``NaN``/``Infinity``, which no record of ours holds.
+    the non-standard constants ``NaN``/``Infinity``, which no record of ours holds,
+    and lone UTF-16 surrogates (``"\\ud800"``), which no UTF-8 file can hold and
+    which would fail the first write of the value. A caller that cleans text
+    itself (a server reply, :func:`recworld.models._replies.parse_reply`) passes
+    ``surrogates=True`` to receive them.
     """
     if isinstance(text, bytes):
         try:
@@ -90,12 +105,24 @@ def parse_json(text: str | bytes, *, path: str | Path | None = None, line: int |
         raise DataError(f"non-standard JSON constant {name}", path=path, line=line)
 
     try:
-        return json.loads(text, parse_constant=_constant)
+        value = json.loads(text, parse_constant=_constant)
     except json.JSONDecodeError as exc:
         at = line if line is not None else exc.lineno
         raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=at) from None
     except (ValueError, RecursionError) as exc:  # an integer of more than 4300 digits, say
         raise DataError(f"invalid JSON: {exc}", path=path, line=line) from None
+    if not surrogates and ("\\ud" in text or "\\uD" in text) and not _encodable(value):
+        raise DataError("a lone UTF-16 surrogate escape (not text)", path=path, line=line)
+    return value
+
+
+def _encodable(value: Any) -> bool:
+    """Whether ``value`` holds only text that UTF-8 can encode (no lone surrogate)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

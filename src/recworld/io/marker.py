@@ -3,9 +3,13 @@
 ``.recworld-output.json`` (:class:`OutputMarker`) is written into a folder only
 after the command that writes it has succeeded: the kinds of output the folder
 holds (``lrworld-suite``, ``eval-run``, ``report``, ...) and, for an output that
-is built whole and swapped in, the files it wrote, so a rebuild can tell its own
-stale files from a user's. A marker of the first version (``recworld.output/1``,
-one ``kind``, no file list) is read as that one kind.
+is built whole and swapped in, the files it wrote with the size and SHA-256 of
+each, so a rebuild can tell its own stale files from a user's. A marker is read
+back as untrusted input: a file counts as the writer's only while its bytes
+still match (:func:`recworld.io.carry.owned_by`), so a forged list or a file
+the user rewrote is kept. A marker of
+the first version (``recworld.output/1``, one ``kind``, no file list) is read as
+that one kind.
 
 ``.recworld-claim.json`` (:class:`OutputClaim`) is written by a command that
 fills a folder in place (a run, a report) when it takes a new or empty folder,
@@ -40,6 +44,7 @@ __all__ = [
 OUTPUT_MARKER = ".recworld-output.json"
 CLAIM_FILE = ".recworld-claim.json"
 OUTPUT_SCHEMA: Literal["recworld.output/2"] = "recworld.output/2"
+MARKER_LIMIT = 32 << 20  # a marker listing every file of a suite; a planted one of gigabytes is no marker
 
 
 class _Strict(BaseModel):
@@ -54,6 +59,8 @@ class OutputMarker(_Strict):
     created_by: str = ""
     # Files (relative POSIX paths) a swapped-in output wrote; None for one filled in place.
     files: tuple[str, ...] | None = None
+    # For each listed file, (size, SHA-256) as it was written: what proves a file still the writer's.
+    digests: dict[str, tuple[int, str]] | None = None
 
     def to_json(self) -> dict[str, object]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -78,7 +85,7 @@ def read_marker(folder: Path) -> OutputMarker | None:
     if not path.is_file() or path.is_symlink():
         return None
     try:
-        data = read_json_object(path)
+        data = read_json_object(path, limit=MARKER_LIMIT)
     except DataError:
         return None
     try:
@@ -110,7 +117,7 @@ def claimed_kinds(folder: Path) -> frozenset[str]:
     if not path.is_file() or path.is_symlink():
         return frozenset()
     try:
-        return frozenset(OutputClaim.model_validate(read_json_object(path)).kinds)
+        return frozenset(OutputClaim.model_validate(read_json_object(path, limit=MARKER_LIMIT)).kinds)
     except (DataError, ValidationError):
         return frozenset()
 

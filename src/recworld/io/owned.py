@@ -10,10 +10,18 @@ A command may write its kind of output (``lrworld-suite``, ``eval-run``,
   beside the run it reports on, agreement tables in a LUNAR run);
 
 and nothing else, unless ``--force``: then the command writes its own files there
-and keeps everything else, at every depth. No folder is ever recognised by the
-names of the files in it. A symbolic link is never an output folder, and no write
-follows a link out of the folder (:func:`recworld.io.files.confine`). The marker
-is written only after the command succeeded.
+and keeps everything else, at every depth: only a temporary file it can prove
+its own (:mod:`recworld.io.proof`) is ever swept. No folder is ever recognised
+by the names of the files in it. A symbolic link is never an output folder, no
+write follows a link out of the folder (:func:`recworld.io.files.confine`), and
+a folder inside another recworld output (a run in ``SUITE/runs/``) is never
+reached through a link below that output (a crafted suite's ``runs`` pointing
+outside it). The marker is written only after the command succeeded.
+
+**Names.** An output path is valid UTF-8 text (it is written into records) and
+no component of it is over 255 bytes; either is one :class:`ConfigError`
+before anything is written. Hidden names recworld makes beside an output are
+shortened to fit (:func:`recworld.io.proof.short_name`).
 
 Two ways to fill a folder, with one rule:
 
@@ -38,7 +46,7 @@ from pathlib import Path
 
 from recworld import __version__
 from recworld.errors import ConfigError
-from recworld.io.carry import listed_files
+from recworld.io.carry import digests, listed_files
 from recworld.io.files import (
     atomic_write_json,
     confine,
@@ -46,6 +54,7 @@ from recworld.io.files import (
     is_temporary,
     normal,
     sweep_temporary,
+    writing,
 )
 from recworld.io.marker import (
     CLAIM_FILE,
@@ -55,6 +64,7 @@ from recworld.io.marker import (
     read_marker,
     write_claim,
 )
+from recworld.io.proof import NAME_MAX
 from recworld.io.swap import atomic_directory, recover
 
 __all__ = [
@@ -63,6 +73,7 @@ __all__ = [
     "mark_output_dir",
     "output_directory",
     "output_lock",
+    "output_path",
     "require_output",
 ]
 
@@ -76,6 +87,44 @@ def _refusal(target: Path, kind: str, why: str, option: str, force_option: str |
     if force_option:
         way += f", or pass {force_option}: files it does not write are kept"
     return ConfigError(f"{target}: {why}; refusing to write a {kind!r} output there ({way})")
+
+
+def output_path(path: str | Path, option: str = "--out") -> Path:
+    """``path`` absolute (:func:`recworld.io.files.normal`), after the name checks (module doc)."""
+    target = normal(path)
+    text = str(target)
+    shown = ascii(text)[1:-1]
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            f"{shown}: is not valid UTF-8 text; recworld records output paths as text "
+            f"(rename it, or choose another {option or 'folder'})"
+        ) from None
+    for part in target.parts:
+        if len(part.encode("utf-8")) > NAME_MAX:
+            raise ConfigError(
+                f"{shown}: the name {part[:40]!r}... is {len(part.encode())} bytes, over the "
+                f"{NAME_MAX} a file name may have; choose a shorter {option or 'folder'}"
+            )
+    return target
+
+
+def _no_link_inside_an_output(target: Path) -> None:
+    """Refuse ``target`` when a folder between it and the recworld output above it is a link."""
+    links: list[Path] = []
+    current = target.parent
+    while current != current.parent:
+        if current.is_symlink():
+            links.append(current)
+        if read_marker(current) is not None or claimed_kinds(current):
+            if links:
+                raise ConfigError(
+                    f"{links[-1]}: is a symbolic link inside the recworld output {current}; "
+                    "recworld never writes through one (remove it, or give a real folder)"
+                )
+            return
+        current = current.parent
 
 
 def check_output_dir(
@@ -92,18 +141,20 @@ def check_output_dir(
     A swap a kill interrupted there is finished first, so the folder is judged as
     it really is. Raises :class:`ConfigError` naming ``option`` and ``force_option``.
     """
-    target = normal(path)
+    target = output_path(path, option)
     if target.is_symlink():
         raise ConfigError(
             f"{target}: is a symbolic link; recworld never writes through one "
             f"(give the real folder{' as ' + option if option else ''})"
         )
-    recover(target)
+    _no_link_inside_an_output(target)
+    with writing(target):
+        recover(target)
     if not target.exists():
         return target
     if not target.is_dir():
         raise ConfigError(f"{target}: exists and is not a directory; choose another {option or 'folder'}")
-    if not [p for p in target.iterdir() if not is_temporary(p.name, CLAIM_FILE + ".")]:
+    if not [p for p in target.iterdir() if not is_temporary(p, CLAIM_FILE)]:
         return target  # empty, or only a claim a kill cut off before it was whole
     marker = read_marker(target)
     kinds = set(marker.kinds if marker is not None else ()) | claimed_kinds(target)
@@ -135,7 +186,8 @@ def claim_output_dir(
     Call :func:`mark_output_dir` when the command has succeeded.
     """
     target = check_output_dir(path, kind, force=force, joins=joins, option=option, force_option=force_option)
-    target.mkdir(parents=True, exist_ok=True)
+    with writing(target):
+        target.mkdir(parents=True, exist_ok=True)
     confine(target)
     sweep_temporary(target)  # what a killed writer left half-written (never a live one's)
     with output_lock(target):
@@ -179,7 +231,10 @@ def mark_output_dir(path: str | Path, kind: str) -> None:
         kinds = set(marker.kinds if marker is not None else ()) | {kind}
         if marker is None or set(marker.kinds) != kinds:
             files = marker.files if marker is not None else None
-            new = OutputMarker(kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files)
+            kept = marker.digests if marker is not None else None
+            new = OutputMarker(
+                kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files, digests=kept
+            )
             atomic_write_json(target / OUTPUT_MARKER, new.to_json())
             fault_point("marker.written", target)
         claimed = claimed_kinds(target)
@@ -219,5 +274,7 @@ def output_directory(
         yield staging
         kinds = {kind, *(old.kinds if old is not None else ())}
         files = tuple(listed_files(staging, skip={OUTPUT_MARKER, CLAIM_FILE}))
-        marker = OutputMarker(kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files)
+        marker = OutputMarker(
+            kinds=tuple(sorted(kinds)), created_by=_created_by(), files=files, digests=digests(staging, files)
+        )
         atomic_write_json(staging / OUTPUT_MARKER, marker.to_json())

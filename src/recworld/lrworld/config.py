@@ -43,6 +43,7 @@ class BuildConfig(FrozenRecord, Settings):
     memory_min_support: int = Field(
         MEMORY_MIN_SUPPORT,
         ge=1,
+        le=1_000_000,
         description="memory CF: the answer must share at least this many users (items) with the target "
         "(ours; the paper states none: two items met by one same user have cosine 1.0)",
     )
@@ -56,6 +57,7 @@ class BuildConfig(FrozenRecord, Settings):
     rule_margin: float | None = Field(
         RULE_MARGIN,
         ge=0.0,
+        le=1e6,  # lift is unbounded above; a margin past any real lift is "every consequent"
         description="assoc_rule: consequents of the antecedent within this of the top metric are neither "
         "answer nor negative; weaker ones may be negatives (None: no consequent is ever a negative, "
         "the behaviour before manifest/4)",

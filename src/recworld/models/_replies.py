@@ -50,7 +50,7 @@ def parse_reply(body: bytes) -> Any:
     Raises :class:`DataError` for invalid UTF-8, ``NaN``/``Infinity``, bad JSON
     or nesting past :data:`recworld.io.MAX_JSON_DEPTH`.
     """
-    data = parse_json(body)
+    data = parse_json(body, surrogates=True)
     return _cleaned(data) if _SURROGATE_ESCAPE.search(body) else data
 
 
