@@ -95,3 +95,42 @@ def test_ml100k_oracle_scores_the_kept_share_with_evidence_stripped(
         kept = sum(not planted.moved[r["id"]] for r in rows[measure]) / len(rows[measure])
         print(f"{measure}: oracle {entry.score:.3f} kept share {kept:.3f}")
         assert entry.score is not None and abs(entry.score - kept) <= 0.05, (measure, entry.score, kept)
+
+
+def test_next_events_follow_the_manifests_tie_rule() -> None:
+    """Up to manifest/3 the next item alone is right; after, every item at its timestamp (cut at ties)."""
+    import pandas as pd
+
+    from recworld.baselines.next_event import CO_NEXT, NONE, OWN, NextEvents
+    from recworld.data.dataset import Dataset
+    from recworld.lrworld.config import BuildConfig
+    from recworld.lrworld.schema import Entry, PublicQuestion, QuestionFormat, Target
+
+    rows = [("u0", f"a{k}", t) for k, t in enumerate([1, 2, 3, 4, 5, 6, 6, 7])]  # a5 and a6 tie as next
+    rows += [("u1", f"b{k}", t) for k, t in enumerate([1, 1, 2, 3, 4, 5, 6])]  # a 5-item cut falls in a tie
+    inter = pd.DataFrame(rows, columns=["user_id", "item_id", "timestamp"])
+    genre = {"a5": "Own", "a6": "CoNext", "b6": "Next"}
+    ids = sorted({r[1] for r in rows})
+    items = pd.DataFrame({"item_id": ids, "title": ids, "genres": [[genre.get(i, "Other")] for i in ids]})
+    dataset = Dataset.from_frames("ties", "movie", inter, items)
+
+    def ask(user: str, shown: list[str], options: list[str]) -> PublicQuestion:
+        return PublicQuestion(
+            id=f"ties/kg_movie_genre/{user}", dataset="ties", domain="movie", measure="kg_movie_genre",
+            scale="knowledgeability", format=QuestionFormat.MCQ,
+            target=Target(kind="user", id=user, text=user),
+            history=tuple(Entry(id=i, text=i) for i in shown),
+            candidates=tuple(Entry(id=o, text=o) for o in options),
+        )  # fmt: skip
+
+    options = ["Own", "CoNext", "Other", "None"]
+    legacy = NextEvents(dataset, BuildConfig(), events_are_sets=False)
+    sets = NextEvents(dataset, BuildConfig(), events_are_sets=True)
+    first = ask("u0", [f"a{k}" for k in range(5)], options)
+    assert legacy.scores(first, view=None, field="genres") == [OWN, NONE, NONE, NONE]
+    assert sets.scores(first, view=None, field="genres") == [OWN, CO_NEXT, NONE, NONE]
+    cut = ask("u1", ["b2", "b3", "b4", "b5"], ["Next", "Other", "x", "y"])  # b1 shares b0's second
+    full = ask("u1", ["b1", "b2", "b3", "b4", "b5"], ["Next", "Other", "x", "y"])
+    assert legacy.scores(cut, view=None, field="genres")[0] == NONE
+    assert sets.scores(cut, view=None, field="genres")[0] == OWN
+    assert legacy.scores(full, view=None, field="genres")[0] == OWN

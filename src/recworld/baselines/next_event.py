@@ -8,11 +8,13 @@ looked up in the user's time-ordered sequence (the builder's own
 shown field as the builder restricts it), the position right after it must be
 a window the builder asks (``BuildContext.windows``: the history rule and the
 tie rule, so a change to either reaches the oracle unchanged), and the
-item there is the next event. Items with that item's timestamp after it form
-one next event with it (issue 24: a tied set is one event): their values
-count as right too, ranked below the next item's own. ``tests/baselines/
-test_oracle_planted.py`` checks it on suites with the evidence stripped and
-half the labels moved.
+item there is the next item. Which tie rule the suite was built under is the
+manifest's to say: up to ``recworld.manifest/3`` the next item alone is the
+answer and the history is the ``history_length`` items before it; later
+manifests ask a next *event*, every item the user has at that timestamp (any
+of its values is right, ranked below the next item's own), with the history
+cut at a time boundary (issue 24.3). ``tests/evaluation/test_oracle_planted.py``
+checks it on suites with the evidence stripped and labels moved.
 """
 
 from __future__ import annotations
@@ -47,9 +49,10 @@ class _View:
 class NextEvents:
     """Locates a question's window in its user's sequence and scores its options by the next event."""
 
-    def __init__(self, dataset: Dataset, config: BuildConfig) -> None:
+    def __init__(self, dataset: Dataset, config: BuildConfig, *, events_are_sets: bool) -> None:
         self._dataset = dataset
         self._config = config
+        self._sets = events_are_sets
         self._ctx: BuildContext | None = None
         self._users: dict[str, int] = {}
         self._items: dict[str, int] = {}
@@ -116,11 +119,30 @@ class NextEvents:
         n, length = len(user_items), ctx.history_length
         found: list[tuple[int, list[int]]] = []
         for offset in _offsets_after(user_items, [int(c) for c in shown if c is not None]):
-            if offset >= n or len(shown) != min(offset, length) or not data.asked[start + offset]:
+            if offset >= n or not data.asked[start + offset]:
+                continue
+            if not self._history_fits(user_times, offset, len(shown), length):
                 continue
             same = [user_items[j] for j in range(offset + 1, n) if user_times[j] == user_times[offset]]
-            found.append((user_items[offset], same))
+            found.append((user_items[offset], same if self._sets else []))
         return found
+
+    def _history_fits(self, times: Sequence[int], offset: int, shown: int, length: int) -> bool:
+        """The shown history is what the builder shows before ``offset``: all of it, up to ``length``."""
+        if shown == min(offset, length):
+            return True
+        return self._sets and shown == offset - _history_start(times, offset, length)
+
+
+def _history_start(times: Sequence[int], offset: int, length: int) -> int:
+    """Where a next-event build starts the history before ``offset``: ``length`` back, at a time boundary.
+
+    The rule of ``recworld.lrworld.ties.history_start`` (issue 24.3) on one user's timestamps.
+    """
+    begin = max(0, offset - length)
+    while 0 < begin < offset and times[begin] == times[begin - 1]:
+        begin += 1
+    return begin
 
 
 def _offsets_after(sequence: Sequence[int], shown: Sequence[int]) -> list[int]:

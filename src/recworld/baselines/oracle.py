@@ -56,7 +56,12 @@ from recworld.lrworld.schema import PublicQuestion
 from recworld.models.registry import ModelConfig
 
 _NONE = -np.inf
-NO_OPTION = "none of the options"  # the oracle's reply when no option is the ground truth
+NO_OPTION = "none of the options"
+_ONE_NEXT_ITEM = (
+    "recworld.manifest/1",
+    "recworld.manifest/2",
+    "recworld.manifest/3",
+)  # the oracle's reply when no option is the ground truth
 
 
 class OracleBaseline(Baseline):
@@ -69,10 +74,13 @@ class OracleBaseline(Baseline):
         if config.suite_dir is None:
             raise ConfigError("the oracle baseline needs a suite directory (ModelConfig.suite_dir)")
         self._suite = Path(config.suite_dir)
-        self._build = read_manifest(self._suite).config
+        manifest = read_manifest(self._suite)
+        self._build = manifest.config
         self._data = training_data(self._suite)
         # The builder's own view of the dataset, made on the first window question.
-        self._events = NextEvents(Dataset.load(self._suite / "dataset"), self._build)
+        # Suites up to manifest/3 ask the next item alone; later ones ask the next event (issue 24.3).
+        sets = manifest.schema_id not in _ONE_NEXT_ITEM
+        self._events = NextEvents(Dataset.load(self._suite / "dataset"), self._build, events_are_sets=sets)
         self._space: SavedSpace | None = None
 
     async def complete(self, request: Request) -> Response:
