@@ -1,8 +1,14 @@
 """Chat types: what is asked of a model and what it answers. A leaf module.
 
 A :class:`Request` carries the rendered chat messages (what an LLM sees) and,
-for LRWorld questions, the structured question it was rendered from (what a
-classic recommender baseline reads). A backend answers with a :class:`Response`.
+for LRWorld questions, the public view of the question it was rendered from
+(what a classic recommender baseline reads). A backend answers with a :class:`Response`.
+
+Invariant: a request never carries a question's gold. Its ``question`` is a
+:class:`PublicView` (LRWorld's :class:`~recworld.lrworld.schema.PublicQuestion`:
+no answer index, no answer, no evidence), and :class:`Request` refuses any
+other object there, so a backend of any kind (an LLM, a baseline, a plugin, a
+model object, a Ray replica) cannot be handed the answer by mistake.
 An :class:`EmbeddingRequest` is one text asked of an embedder.
 
 This module imports nothing from recworld, so every layer (lrworld prompts,
@@ -40,14 +46,23 @@ class AnswerMode(StrEnum):
 Role = Literal["system", "user", "assistant"]
 
 
-class Identified(Protocol):
-    """The structured record a request was rendered from: anything with an ``id``.
+class PublicView(Protocol):
+    """The structured record a request was rendered from, as a model may see it.
 
-    LRWorld passes its ``Question``; classic baselines check the type they need.
+    LRWorld passes :class:`~recworld.lrworld.schema.PublicQuestion`; classic
+    baselines check the type they need. ``gold_free`` is the record's promise
+    that it holds no answer (:class:`Request` checks it).
     """
 
     @property
     def id(self) -> str: ...
+
+    @property
+    def gold_free(self) -> Literal[True]: ...
+
+
+# Attributes a gold-bearing record has (a suite Question): a request refuses an object with any of them.
+_GOLD_ATTRIBUTES = ("answer_index", "answer", "evidence")
 
 
 @dataclass(frozen=True)
@@ -83,7 +98,19 @@ class Request:
     json_schema: Mapping[str, Any] | None = None
     # Sampling seed for backends that take one; part of the cache key like every field.
     seed: int = 0
-    question: Identified | None = field(default=None, compare=False)
+    question: PublicView | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        question = self.question
+        if question is None:
+            return
+        if getattr(question, "gold_free", None) is not True or any(
+            hasattr(question, name) for name in _GOLD_ATTRIBUTES
+        ):
+            raise TypeError(
+                f"Request.question takes a question's public view (Question.public), "
+                f"not a {type(question).__name__}: a model is never handed the answer"
+            )
 
     def cache_payload(self) -> dict[str, Any]:
         """Every field of the request, in plain JSON: what names it in the response cache.

@@ -43,7 +43,7 @@ def ask(
 ) -> Response:
     model = load_model(spec, ModelConfig(suite_dir=suite_dir, seed=seed))
     labels = tuple(LETTERS[: len(q.candidates)])
-    return asyncio.run(model.complete(Request((), mode=mode, choices=labels, question=q)))
+    return asyncio.run(model.complete(Request((), mode=mode, choices=labels, question=q.public)))
 
 
 def picked(response: Response, q: Question) -> str:
@@ -176,6 +176,6 @@ def test_itemknn_scores_one_on_built_memory_measures(tmp_path: Path) -> None:
         hits = 0
         for q in qs:
             labels = tuple(LETTERS[: len(q.candidates)])
-            text = asyncio.run(model.complete(Request((), choices=labels, question=q))).text
+            text = asyncio.run(model.complete(Request((), choices=labels, question=q.public))).text
             hits += labels.index(text) == q.answer_index
         assert hits / len(qs) >= 0.99, measure

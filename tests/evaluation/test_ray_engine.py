@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runner_fakes import FakeOpenAI, write_suite
+from _runner_fakes import FakeOpenAI, fake_answer, write_suite
 
 from recworld.chat import AnswerMode, Request
 from recworld.cli import main
@@ -214,7 +214,7 @@ def fussy_model() -> ScriptedModel:
             and request.messages[-1].images == (image,)
         )
         right = request.question.id.endswith(("1", "3"))
-        return request.choices[request.question.answer_index] if arrived and right else "?"
+        return request.choices[fake_answer(request)] if arrived and right else "?"
 
     return ScriptedModel(fussy)
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _runner_fakes import write_suite
+from _runner_fakes import fake_answer, write_suite
 
 from recworld.chat import AnswerMode, Request, Response
 from recworld.evaluation import EvalConfig, evaluate_config
@@ -37,7 +37,7 @@ def _samples(run: Path) -> list[dict[str, object]]:
 def test_orders_permute_options_and_keep_the_answer(suite: Path) -> None:
     def truthful(request: Request) -> str:
         assert request.question is not None
-        return request.choices[request.question.answer_index]
+        return request.choices[fake_answer(request)]
 
     run = evaluate_config(_config(suite, orders=3), model=ScriptedModel(truthful)).run_dir
     samples = _samples(run)
@@ -114,7 +114,7 @@ def test_cot_asks_for_reasoning_and_reads_the_last_answer(suite: Path) -> None:
     def reasoner(request: Request) -> str:
         seen.append(request)
         assert request.question is not None
-        right = request.choices[request.question.answer_index]
+        right = request.choices[fake_answer(request)]
         wrong = next(c for c in request.choices if c != right)
         return f"Maybe the answer is {wrong}. On reflection, Answer: {right}"
 
@@ -137,7 +137,7 @@ def test_rank_mode_scores_texts_and_reports_ties(suite: Path) -> None:
         if n == 0:  # every option equal: a tie, not "A"
             return Response(text="", choice_logprobs=tuple(0.0 for _ in request.choices))
         scores = [-float(i) for i in range(len(request.choices))]
-        scores[request.question.answer_index] = 1.0 if n % 2 else -0.5  # odd: first; even: second
+        scores[fake_answer(request)] = 1.0 if n % 2 else -0.5  # odd: first; even: second
         return Response(text="", choice_logprobs=tuple(scores))
 
     run = evaluate_config(

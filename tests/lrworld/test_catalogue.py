@@ -105,7 +105,7 @@ def test_the_oracle_recomputes_every_measure(suites: Path, measure: str, domain:
     hits = 0
     for q in questions:
         labels = tuple(LETTERS[: len(q.candidates)])
-        answer = asyncio.run(oracle.complete(Request((), choices=labels, question=q)))
+        answer = asyncio.run(oracle.complete(Request((), choices=labels, question=q.public)))
         hits += labels.index(answer.text) == q.answer_index
     assert hits == len(questions), f"oracle {hits}/{len(questions)} on {measure}"
 

@@ -49,7 +49,7 @@ def oracle_scores(suite: Path) -> dict[str, float]:
         hits = 0
         for q in qs:
             labels = tuple(LETTERS[: len(q.candidates)])
-            answer = asyncio.run(model.complete(Request((), choices=labels, question=q)))
+            answer = asyncio.run(model.complete(Request((), choices=labels, question=q.public)))
             hits += answer.text in labels and labels.index(answer.text) == q.answer_index
         scores[measure] = hits / len(qs)
     return scores

@@ -73,7 +73,7 @@ def oracle_picks(suite: Path, qs: list[Question]) -> list[int | None]:
     picks: list[int | None] = []
     for q in qs:
         labels = tuple(LETTERS[: len(q.candidates)])
-        text = asyncio.run(model.complete(Request((), choices=labels, question=q))).text
+        text = asyncio.run(model.complete(Request((), choices=labels, question=q.public))).text
         picks.append(labels.index(text) if text in labels else None)
     return picks
 
@@ -283,7 +283,8 @@ def test_popularity_shortcut_matches_the_popularity_baseline(ml100k_suite: Path)
     qs = questions(ml100k_suite)["assoc_rule"]
     labels = tuple(LETTERS[:10])
     hits = [
-        asyncio.run(model.complete(Request((), choices=labels, question=q))).text == labels[q.answer_index]
+        asyncio.run(model.complete(Request((), choices=labels, question=q.public))).text
+        == labels[q.answer_index]
         for q in qs
     ]
     manifest = json.loads((ml100k_suite / "manifest.json").read_text())

@@ -55,7 +55,7 @@ class TestBaselines(ModelContract):
         labels = tuple(LETTERS[:10])
         choices = tuple(c.text for c in q.candidates) if mode is AnswerMode.RANK else labels
         messages = (PROMPT[0], Message("user", f"{PROMPT[1].content} {k}"))
-        return Request(messages, mode=mode, choices=choices, max_tokens=4, question=q)
+        return Request(messages, mode=mode, choices=choices, max_tokens=4, question=q.public)
 
     @pytest.fixture
     def model(self, spec: str, suite_dir: Path) -> Model:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runner"))
-from _runner_fakes import write_suite
+from _runner_fakes import fake_answer, write_suite
 
 from recworld.chat import AnswerMode, Request, Response
 from recworld.data.dataset import Dataset
@@ -29,10 +29,10 @@ def _reply(request: Request) -> str | Response:
     q = request.question
     if request.mode is AnswerMode.RANK:
         scores = [-float(i) for i in range(len(request.choices))]
-        scores[q.answer_index] = 1.0
+        scores[fake_answer(request)] = 1.0
         return Response(text="", choice_logprobs=tuple(scores))
     good = len(request.messages) > 1 or int(q.id.split("/")[-1].split("#")[0]) % 2 == 0
-    return request.choices[q.answer_index] if good else request.choices[0]
+    return request.choices[fake_answer(request)] if good else request.choices[0]
 
 
 def _dataset(suite: Path) -> None:

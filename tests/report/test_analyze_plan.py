@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runner"))
-from _runner_fakes import write_suite
+from _runner_fakes import fake_answer, write_suite
 
 from recworld.chat import Request
 from recworld.cli import main
@@ -63,7 +63,7 @@ def test_analyze_prints_its_plan_before_the_first_run(
 ) -> None:
     def answer(request: Request) -> str:
         assert request.question is not None
-        return request.choices[request.question.answer_index]
+        return request.choices[fake_answer(request)]
 
     monkeypatch.setattr(
         "recworld.models.registry.load_model", lambda spec, config=None: ScriptedModel(answer)

@@ -200,6 +200,19 @@ def embeddings(body: Mapping[str, Any]) -> dict[str, Any]:
     return {"object": "list", "data": rows[::-1], "model": body.get("model"), "usage": {"prompt_tokens": 1}}
 
 
+def fake_answer(request: Any) -> int:
+    """The index of the right option of a :func:`write_suite` question in ``request``, in any option order.
+
+    A request carries no gold (``Request.question`` is a public view), so a test model that must
+    answer right knows the fake suite's answer key itself: question ``i``'s answer is ``c{i}-{7i % n}``.
+    """
+    question = request.question
+    assert question is not None
+    number = int(question.id.split("#o", 1)[0].rsplit("/", 1)[1])
+    ids = [c.id for c in question.candidates]
+    return ids.index(f"c{number}-{(number * 7) % len(ids)}")
+
+
 def write_suite(root: Path, counts: Mapping[str, int], *, fingerprint: str = "fake-fp") -> Path:
     """A tiny suite directory: a manifest and ``counts[measure]`` questions per measure."""
     from recworld.io import atomic_write_json

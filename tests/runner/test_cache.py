@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.runner import ResponseCache, Runner, RunnerConfig, cache_key
@@ -26,6 +27,7 @@ def req(text: str = "hello", **kwargs: object) -> Request:
 @dataclasses.dataclass(frozen=True)
 class QuestionStub:
     id: str
+    gold_free: Literal[True] = True  # a public view: Request refuses a question object without it
 
 
 class UrlModel:

@@ -19,7 +19,9 @@ from recworld.errors import DataError
 from recworld.io import Journal, parse_json
 
 # A piece of a JSON string literal: plain text, a valid pair, or a lone half in either order.
-_PIECES = st.sampled_from(["a", "é", "\\ud83d\\ude00", "\\ud800", "\\uDFFF", "\\uDBFF x", "\\u0041", "\\ud83d"])
+_PIECES = st.sampled_from(
+    ["a", "é", "\\ud83d\\ude00", "\\ud800", "\\uDFFF", "\\uDBFF x", "\\u0041", "\\ud83d"]
+)
 
 
 def _utf8_ok(value: Any) -> bool:

@@ -1,15 +1,18 @@
 """Classic recommender baselines: ``random``, ``popularity`` and ``itemknn``.
 
-They answer LRWorld questions from the structured :class:`~recworld.lrworld.schema.Question`
-(``Request.question``) and the interactions the suite was built from
-(``ModelConfig.suite_dir / "dataset"``), never from the prompt. They give the
+They answer LRWorld questions from the public view of the question
+(:class:`~recworld.lrworld.schema.PublicQuestion`, ``Request.question``: ids
+and texts, no answer, no evidence) and the interactions the suite was built
+from (``ModelConfig.suite_dir / "dataset"``), never from the prompt: the
+structure they need comes from the dataset, as any recommender would get it. They give the
 LLMs a floor to compare against and check the ground truth: ``itemknn`` on
 ``mem_item_item`` uses the same cosine the builder does, so it must score about 1.0.
 
 How options are read comes from the measure's catalogue entry
 (:class:`~recworld.lrworld.catalogue.Measure`), never from a list of ids here:
 
-* ``options`` is ``ATTRIBUTE``: values of the item field ``evidence["field"]``.
+* ``options`` is ``ATTRIBUTE``: values of the item field its builder family names
+  (:class:`~recworld.lrworld.measure.AttributeSpec`).
 * ``options`` is ``USER``: user ids; ``ITEM``: item ids.
 * ``shows_target`` with an item target: item options are ranked by similarity
   to that item; otherwise by similarity to the history the question shows (or,
@@ -35,7 +38,8 @@ from recworld.baselines.training import training_data
 from recworld.chat import AnswerMode, Request, Response, Usage
 from recworld.errors import ConfigError, ModelError
 from recworld.lrworld.catalogue import Measure, OptionKind, get_measure
-from recworld.lrworld.schema import Question
+from recworld.lrworld.measure import AttributeSpec
+from recworld.lrworld.schema import PublicQuestion
 from recworld.mining import cosine_topk
 from recworld.models.options import ItemKNNOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
@@ -45,12 +49,12 @@ from recworld.seeding import rng
 DEFAULT_VOTE_NEIGHBOURS = 50
 
 
-def _option_field(question: Question) -> str:
-    """The item field whose values an attribute question offers, as its builder recorded it."""
-    name = question.evidence.get("field")
-    if not name:
-        raise ModelError(f"question {question.id}: attribute options but no evidence['field']")
-    return str(name)
+def option_field(question: PublicQuestion) -> str:
+    """The item field whose values an attribute question offers: its measure's builder family names it."""
+    spec = get_measure(question.measure).builder
+    if not isinstance(spec, AttributeSpec):
+        raise ModelError(f"question {question.id}: measure {question.measure} offers no attribute values")
+    return spec.field
 
 
 # -- scoring helpers ---------------------------------------------------------------------------------
@@ -101,7 +105,7 @@ class Baseline:
         if request.mode not in self.supports:
             raise ModelError(f"the {self.name} baseline does not answer in {request.mode.value} mode")
         question = request.question
-        if not isinstance(question, Question):
+        if not isinstance(question, PublicQuestion):
             raise ModelError(f"the {self.name} baseline answers LRWorld questions only (Request.question)")
         labels = request.choices or tuple(chr(ord("A") + i) for i in range(len(question.candidates)))
         if len(labels) != len(question.candidates):
@@ -117,7 +121,7 @@ class Baseline:
             return Response(text=text, choice_logprobs=logprobs, usage=Usage(0, 0))
         return Response(text=text, usage=Usage(0, 0))
 
-    def rank(self, question: Question) -> list[int]:
+    def rank(self, question: PublicQuestion) -> list[int]:
         raise NotImplementedError
 
     async def aclose(self) -> None:
@@ -133,7 +137,7 @@ class RandomBaseline(Baseline):
     def identity(self) -> Mapping[str, str]:
         return {"backend": self.name, "model": self.name, "seed": str(self._config.seed)}
 
-    def rank(self, question: Question) -> list[int]:
+    def rank(self, question: PublicQuestion) -> list[int]:
         generator = rng(self._config.seed, "random", question.id)
         return [int(i) for i in generator.permutation(len(question.candidates))]
 
@@ -155,18 +159,18 @@ class DataBaseline(Baseline):
     def identity(self) -> Mapping[str, str]:
         return {"backend": self.name, "model": self.name, "dataset": self._data.fingerprint}
 
-    def rank(self, question: Question) -> list[int]:
+    def rank(self, question: PublicQuestion) -> list[int]:
         ids = [c.id for c in question.candidates]
         measure = get_measure(question.measure)
         if measure.options is OptionKind.ATTRIBUTE:
-            keys = self.attribute_keys(question, _option_field(question), ids)
+            keys = self.attribute_keys(question, option_field(question), ids)
         elif measure.options is OptionKind.USER:
             keys = self.user_keys(question, ids)
         else:
             keys = self.item_keys(question, measure, ids)
         return rank_options(keys, ids)
 
-    def history_cols(self, question: Question) -> np.ndarray:
+    def history_cols(self, question: PublicQuestion) -> np.ndarray:
         """The question's history items, or the target user's training items when it shows none."""
         if question.history:
             return self._data.item_cols([e.id for e in question.history])
@@ -184,7 +188,7 @@ class DataBaseline(Baseline):
         return self._popularity(self._data.user_index, self._data.user_sq, ids)
 
     def attribute_popularity(
-        self, question: Question, name: str, ids: Sequence[str]
+        self, question: PublicQuestion, name: str, ids: Sequence[str]
     ) -> tuple[list[float], list[float]]:
         """Per option: how often the history's items carry it, and how many catalogue items do."""
         values = self._data.values(name)
@@ -192,13 +196,17 @@ class DataBaseline(Baseline):
         overall = self._data.global_counts(name)
         return [float(local[i]) for i in ids], [float(overall[i]) for i in ids]
 
-    def item_keys(self, question: Question, measure: Measure, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def item_keys(
+        self, question: PublicQuestion, measure: Measure, ids: Sequence[str]
+    ) -> list[tuple[float, ...]]:
         raise NotImplementedError
 
-    def user_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def user_keys(self, question: PublicQuestion, ids: Sequence[str]) -> list[tuple[float, ...]]:
         raise NotImplementedError
 
-    def attribute_keys(self, question: Question, name: str, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def attribute_keys(
+        self, question: PublicQuestion, name: str, ids: Sequence[str]
+    ) -> list[tuple[float, ...]]:
         raise NotImplementedError
 
 
@@ -207,13 +215,17 @@ class PopularityBaseline(DataBaseline):
 
     name = "popularity"
 
-    def item_keys(self, question: Question, measure: Measure, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def item_keys(
+        self, question: PublicQuestion, measure: Measure, ids: Sequence[str]
+    ) -> list[tuple[float, ...]]:
         return [(p,) for p in self.item_popularity(ids)]
 
-    def user_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def user_keys(self, question: PublicQuestion, ids: Sequence[str]) -> list[tuple[float, ...]]:
         return [(a,) for a in self.user_activity(ids)]
 
-    def attribute_keys(self, question: Question, name: str, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def attribute_keys(
+        self, question: PublicQuestion, name: str, ids: Sequence[str]
+    ) -> list[tuple[float, ...]]:
         local, overall = self.attribute_popularity(question, name, ids)
         return list(zip(local, overall, strict=True))
 
@@ -230,7 +242,9 @@ class ItemKNNBaseline(DataBaseline):
     def _item_similarity(self, cols: np.ndarray, query: np.ndarray) -> np.ndarray:
         return cosine_rows(self._data.by_item, self._data.item_sq, cols, query)
 
-    def item_keys(self, question: Question, measure: Measure, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def item_keys(
+        self, question: PublicQuestion, measure: Measure, ids: Sequence[str]
+    ) -> list[tuple[float, ...]]:
         data = self._data
         known = [i for i in ids if i in data.item_index]
         cols = data.item_cols(known)
@@ -245,7 +259,7 @@ class ItemKNNBaseline(DataBaseline):
         popularity = self.item_popularity(ids)
         return [(by_id.get(i, 0.0), p) for i, p in zip(ids, popularity, strict=True)]
 
-    def user_keys(self, question: Question, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def user_keys(self, question: PublicQuestion, ids: Sequence[str]) -> list[tuple[float, ...]]:
         data = self._data
         known = [i for i in ids if i in data.user_index]
         rows = np.array([data.user_index[i] for i in known], dtype=np.int64)
@@ -267,7 +281,9 @@ class ItemKNNBaseline(DataBaseline):
         activity = self.user_activity(ids)
         return [(by_id.get(i, 0.0), a) for i, a in zip(ids, activity, strict=True)]
 
-    def attribute_keys(self, question: Question, name: str, ids: Sequence[str]) -> list[tuple[float, ...]]:
+    def attribute_keys(
+        self, question: PublicQuestion, name: str, ids: Sequence[str]
+    ) -> list[tuple[float, ...]]:
         data = self._data
         values = data.values(name)
         history = self.history_cols(question)

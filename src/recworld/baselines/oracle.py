@@ -2,25 +2,27 @@
 
 It is a check, not a model: anything below ~1.0 on a measure is a ground-truth
 bug (a builder and its definition disagree), so the report can show it next to
-RANDOM. Each measure family is recomputed from its definition, not read from
-the question's ``evidence`` or answer:
+RANDOM. It is handed what every model is (the question's public view: no
+answer, no evidence), and each measure family is recomputed from its
+definition over the suite's dataset and the build config in its manifest:
 
 * association rules: support, confidence and lift of target -> option over
   the suite's interactions; an option that is no rule under the build's
   thresholds scores nothing, the others by the build's ranking metric;
 * memory: cosine of binary interaction vectors (the target to each option);
 * neural: cosine in the NeuMF space the build saved (``SUITE/neumf``);
-* next-item questions (attributes and next items): the user's item at the
-  question's position in the time-ordered history (restricted to items with
-  the shown field, as the builder does), then that item's attribute values
-  (compared case- and space-folded) or its id.
+* next-item questions (attributes and next items): the shown history is found
+  in the user's time-ordered sequence (restricted to items with the shown
+  field, as the builder does), the item right after it is the next item, then
+  that item's attribute values (compared case- and space-folded) or its id
+  (:mod:`recworld.baselines.next_event`).
 
 It also checks that some option *is* the ground truth over the whole
 catalogue, not merely the best of the ten shown: the strongest rule of the
 antecedent (under the build's metric), the top cosine neighbour among all
 entities (neural: among the target's unseen keys), and, for next-item
-questions, a shown history that is exactly the user's items before that
-position with a next item not tied in time with the last of them. When no
+questions, a shown history that is exactly the user's items before a window
+the builder asks (its history and tie rules, ``BuildContext.windows``). When no
 option qualifies (a planted wrong label, a weaker neighbour shown as the
 positive, a suite whose manifest names the wrong ranking), the oracle answers
 "none of the options": a miss, scored wrong, so its score falls below 1.0.
@@ -35,27 +37,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, assert_never
+from typing import assert_never
 
 import numpy as np
 
 from recworld.baselines.classic import Baseline, cosine_rows, dense_row, rank_options
-from recworld.baselines.training import as_values, training_data
+from recworld.baselines.next_event import NextEvents
+from recworld.baselines.training import training_data
 from recworld.chat import AnswerMode, Request, Response, Usage
-from recworld.data.dataset import Dataset, Domain
+from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, ModelError
 from recworld.lrworld.catalogue import get_measure
-from recworld.lrworld.context import TIE_TOLERANCE, time_order
+from recworld.lrworld.context import TIE_TOLERANCE
 from recworld.lrworld.embeddings import SavedSpace, load_space
 from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.measure import AttributeSpec, MemorySpec, NeuralSpec, NextItemSpec, RuleSpec
-from recworld.lrworld.options import fold
-from recworld.lrworld.schema import Question
-from recworld.lrworld.ties import history_start, next_event_items
+from recworld.lrworld.schema import PublicQuestion
 from recworld.models.registry import ModelConfig
 
 _NONE = -np.inf
-NO_OPTION = "none of the options"  # the oracle's reply when no option is the ground truth
+NO_OPTION = "none of the options"
+_ONE_NEXT_ITEM = (
+    "recworld.manifest/1",
+    "recworld.manifest/2",
+    "recworld.manifest/3",
+)  # the oracle's reply when no option is the ground truth
 
 
 class OracleBaseline(Baseline):
@@ -68,23 +74,19 @@ class OracleBaseline(Baseline):
         if config.suite_dir is None:
             raise ConfigError("the oracle baseline needs a suite directory (ModelConfig.suite_dir)")
         self._suite = Path(config.suite_dir)
-        self._build = read_manifest(self._suite).config
+        manifest = read_manifest(self._suite)
+        self._build = manifest.config
         self._data = training_data(self._suite)
-        dataset = Dataset.load(self._suite / "dataset")
-        self._domain = dataset.domain
-        # (user, time, item id): the order the builder walked, ties never in file order.
-        inter = time_order(dataset.interactions)
-        self._sequences: dict[str, list[str]] = {}
-        self._times: dict[str, list[int]] = {}
-        for user, group in inter.groupby("user_id", sort=False):
-            self._sequences[str(user)] = [str(i) for i in group["item_id"]]
-            self._times[str(user)] = [int(t) for t in group["timestamp"]]
+        # The builder's own view of the dataset, made on the first window question.
+        # Suites up to manifest/3 ask the next item alone; later ones ask the next event (issue 24.3).
+        sets = manifest.schema_id not in _ONE_NEXT_ITEM
+        self._events = NextEvents(Dataset.load(self._suite / "dataset"), self._build, events_are_sets=sets)
         self._space: SavedSpace | None = None
 
     async def complete(self, request: Request) -> Response:
         """The recomputed answer, or :data:`NO_OPTION` (a miss) when no option is the ground truth."""
         question = request.question
-        if isinstance(question, Question) and not any(self._judge(question)[1]):
+        if isinstance(question, PublicQuestion) and not any(self._judge(question)[1]):
             return Response(text=NO_OPTION, choice_logprobs=None, usage=Usage(0, 0))
         return await super().complete(request)
 
@@ -92,11 +94,11 @@ class OracleBaseline(Baseline):
     def supports(self) -> frozenset[AnswerMode]:
         return frozenset({AnswerMode.GENERATE, AnswerMode.LOGLIK})
 
-    def rank(self, question: Question) -> list[int]:
+    def rank(self, question: PublicQuestion) -> list[int]:
         scores, _ = self._judge(question)
         return rank_options([(float(s),) for s in scores], [c.id for c in question.candidates])
 
-    def _judge(self, question: Question) -> tuple[list[float], list[bool]]:
+    def _judge(self, question: PublicQuestion) -> tuple[list[float], list[bool]]:
         """Each option's recomputed score, and whether it is the ground truth over the whole catalogue."""
         ids = [c.id for c in question.candidates]
         target = question.target.id
@@ -109,23 +111,16 @@ class OracleBaseline(Baseline):
             case NeuralSpec(kind=kind):
                 scores, best = self._neural_scores(kind, target, ids), self._best_neural(kind, target)
             case AttributeSpec(field=field):
-                scores = self._next_item_scores(question, view=None, field=field)
+                scores = self._events.scores(question, view=None, field=field)
                 return scores, [s > 0 for s in scores]
             case NextItemSpec(view=view):
-                scores = self._next_item_scores(question, view=view, field=None)
+                scores = self._events.scores(question, view=view, field=None)
                 return scores, [s > 0 for s in scores]
             case _:
                 assert_never(spec)
         if best is None or not np.isfinite(best):
             return scores, [False] * len(scores)
         return scores, [bool(np.isfinite(s) and s >= best - TIE_TOLERANCE) for s in scores]
-
-    @property
-    def _history_length(self) -> int:
-        """Items of history a next-item question shows (as :attr:`BuildContext.history_length`)."""
-        if self._domain is Domain.MUSIC:
-            return self._build.lastfm_history
-        return self._build.history_length
 
     # -- association rules ---------------------------------------------------------------------
 
@@ -247,45 +242,6 @@ class OracleBaseline(Baseline):
             return [_NONE] * len(ids)
         query = _unit(queries[q_index[target]])
         return [float(_unit(keys[k_index[i]]) @ query) if i in k_index else _NONE for i in ids]
-
-    # -- next-item questions --------------------------------------------------------------------
-
-    def _next_item_scores(self, question: Question, *, view: str | None, field: str | None) -> list[float]:
-        """1 for the option that is the user's next item (``field`` None) or one of its ``field`` values.
-
-        ``view``: the field items must have to count in the history, as the builder restricts it.
-        """
-        history = self._sequences.get(question.target.id, [])
-        times = self._times.get(question.target.id, [])
-        if view is not None:
-            keep = [bool(_values(self._data.items, i, view)) for i in history]
-            history = [i for i, k in zip(history, keep, strict=True) if k]
-            times = [t for t, k in zip(times, keep, strict=True) if k]
-        position = int(question.evidence.get("position", -1))
-        if not 0 <= position < len(history):
-            return [_NONE] * len(question.candidates)
-        shown = [e.id for e in question.history]
-        start = history_start(0, np.asarray(times), position, self._history_length)
-        if (
-            history[start:position] != shown
-            or not shown
-            or (position > 0 and times[position] == times[position - 1])
-        ):
-            # The window shown is not the user's items right before the next event, cut at a time
-            # boundary (or the position is inside an event): no option is the ground truth.
-            return [0.0] * len(question.candidates)
-        event = next_event_items(history, times, position)  # every item at the next timestamp
-        if field is None:
-            return [1.0 if c.id in event else 0.0 for c in question.candidates]
-        values = {fold(v) for nxt in event for v in _values(self._data.items, nxt, field)}
-        return [1.0 if fold(c.text) in values else 0.0 for c in question.candidates]
-
-
-def _values(items: Any, item_id: str, field: str) -> tuple[str, ...]:
-    """Values of ``field`` on one item of the attribute frame (indexed by item_id)."""
-    if field not in items.columns or item_id not in items.index:
-        return ()
-    return as_values(items.at[item_id, field])
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -10,7 +10,11 @@ by default (:data:`PAPER_MEASURES`): chain of thought and few-shot on text
 knowledge and memory user-user (Fig. 5, 9), the five orders on the three
 movie KG measures (Tables 6, 11), text + image on the multimodal measures
 (Table 4). ``--measures`` widens every analysis to the measures named.
-:func:`estimate_plans` gives the cost of the plan before it starts.
+The noisy-profile variant runs only on measures it can change (a user's
+history or profile on screen, :func:`~recworld.lrworld.noise.noisy_changes`),
+``--measures`` or not; :func:`skipped_by_noisy` names the others, and
+``analyze`` prints them. :func:`estimate_plans` gives the cost of the plan
+before it starts.
 """
 
 from __future__ import annotations
@@ -21,12 +25,21 @@ from typing import TYPE_CHECKING
 
 from recworld.chat import AnswerMode
 from recworld.errors import RunError
-from recworld.lrworld.catalogue import MEASURES
+from recworld.lrworld.catalogue import MEASURES, get_measure
+from recworld.lrworld.noise import noisy_changes
 
 if TYPE_CHECKING:
     from recworld.evaluation.config import EvalConfig
 
-__all__ = ["ORDERS", "PAPER_MEASURES", "PlanCost", "estimate_plans", "plan_runs", "run_plans"]
+__all__ = [
+    "ORDERS",
+    "PAPER_MEASURES",
+    "PlanCost",
+    "estimate_plans",
+    "plan_runs",
+    "run_plans",
+    "skipped_by_noisy",
+]
 
 ORDERS = 5  # the paper's five option orders (Tables 6, 11)
 # The measures the paper ran each analysis on; an analysis not named here runs on every measure
@@ -45,8 +58,24 @@ def _analysis(variant: str, orders: int) -> str:
     return "few-shot" if variant.startswith("few-shot-") else variant
 
 
+def _suite_measures(base: EvalConfig) -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in (base.suite_dir / "questions").glob("*.jsonl")))
+
+
+def skipped_by_noisy(base: EvalConfig) -> tuple[str, ...]:
+    """The measures (``--measures``, else the suite's) the noisy variant would leave unchanged."""
+    wanted = base.measures if base.measures is not None else _suite_measures(base)
+    return tuple(m for m in wanted if not noisy_changes(get_measure(m)))
+
+
 def _default_measures(base: EvalConfig, variant: str, orders: int) -> tuple[str, ...] | None:
-    """``--measures`` when given; else the paper's measures of this analysis found in the suite."""
+    """``--measures`` when given; else the paper's measures of this analysis found in the suite.
+
+    Noisy: only those of them the variant changes.
+    """
+    if variant == "noisy" and orders == 1:
+        wanted = base.measures if base.measures is not None else _suite_measures(base)
+        return tuple(m for m in wanted if noisy_changes(get_measure(m)))
     if base.measures is not None:
         return base.measures
     paper = PAPER_MEASURES.get(_analysis(variant, orders))
@@ -80,7 +109,8 @@ def plan_runs(base: EvalConfig, *, all_variants: bool, variants: Sequence[str] =
             update={"variant": name, "orders": orders, "out_dir": None, "measures": measures}
         )
 
-    plans = [plan(name, 1) for name in names]
+    # A noisy run with nothing to change is not made (every measure it could ask is item-only).
+    plans = [p for p in (plan(name, 1) for name in names) if p.variant != "noisy" or p.measures != ()]
     if all_variants:
         plans.append(plan("zero-shot", ORDERS))
     return plans

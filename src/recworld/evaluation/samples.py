@@ -1,4 +1,16 @@
-"""Turn questions into requests, and completions into typed sample records."""
+"""Turn questions into requests, and completions into typed sample records: the scorer's side.
+
+Invariant (the gold never leaves the scorer): :func:`build_request` puts only
+the question's public view (:attr:`~recworld.lrworld.schema.Question.public`)
+and a prompt rendered from it into the request, so the request is the same
+whichever option is the answer and whatever the builder's evidence says. Only
+:func:`build_sample`, after the reply, reads ``answer_index``.
+
+A loglik reply whose best score is shared by several options is a tie: the
+pick is drawn uniformly among them, seeded by the run's seed and the
+question's id, and the sample is marked ``tie`` (the metrics count them), so a
+tie never goes to option A.
+"""
 
 from __future__ import annotations
 
@@ -46,7 +58,7 @@ def build_request(question: Question, prompt: RenderedPrompt, config: EvalConfig
         messages=prompt.messages,
         mode=config.mode,
         choices=prompt.option_texts if by_text else prompt.labels,
-        question=question,
+        question=question.public,
         max_tokens=config.reply_tokens,
         temperature=config.temperature,
         seed=config.seed,
@@ -66,7 +78,13 @@ def build_sample(
     response = completion.response
     failed = response is None
     ranking, tie = _ranking(response, prompt, config.mode)
-    parsed = None if response is None else parse_answer(response, prompt, config.mode)
+    if config.mode is AnswerMode.LOGLIK and response is not None:
+        tie = len(_loglik_best(response, prompt)) > 1
+    parsed = (
+        None
+        if response is None
+        else parse_answer(response, prompt, config.mode, seed=config.seed, question_id=question.id)
+    )
     return SampleRecord(
         question_id=question.id,
         measure=question.measure,
@@ -117,20 +135,44 @@ def _usage(response: Response) -> SampleUsage:
     )
 
 
-def parse_answer(response: Response, prompt: RenderedPrompt, mode: AnswerMode) -> int | None:
+def _loglik_best(response: Response, prompt: RenderedPrompt) -> list[int]:
+    """The options sharing the best loglik score (within the ranking's tolerance); empty when unscored."""
+    from recworld.scoring.ranking import TIE_TOLERANCE
+
+    scores = response.choice_logprobs
+    if scores is None or len(scores) != len(prompt.labels):
+        return []
+    value = [x if math.isfinite(x) else -math.inf for x in scores]
+    top = max(value)
+    if top == -math.inf:
+        return []
+    return [i for i, x in enumerate(value) if x >= top - TIE_TOLERANCE]
+
+
+def parse_answer(
+    response: Response,
+    prompt: RenderedPrompt,
+    mode: AnswerMode,
+    *,
+    seed: int = 0,
+    question_id: str = "",
+) -> int | None:
     """The chosen option index: extracted from text, or the best-scored choice.
 
-    In rank mode a shared top score is no answer (a miss): a tie is never given to "A".
+    In rank mode a shared top score is no answer (a miss). In loglik mode a
+    shared best score is drawn uniformly among the tied options, seeded by
+    ``seed`` and ``question_id``. Either way a tie is never given to "A".
     """
     if mode is AnswerMode.RANK:
         ranking, tie = _ranking(response, prompt, mode)
         return None if ranking is None or tie else ranking[0]
     if mode is AnswerMode.LOGLIK:
-        scores = response.choice_logprobs
-        if scores is None or len(scores) != len(prompt.labels):
-            return None
-        best = max(range(len(scores)), key=lambda i: (scores[i], -i))  # first best on ties
-        return best
+        best = _loglik_best(response, prompt)
+        if len(best) <= 1:
+            return best[0] if best else None
+        from recworld.seeding import rng
+
+        return best[int(rng(seed, "loglik-tie", question_id).integers(len(best)))]
     if prompt.answer_by == "name":  # LastFM as LLaRA: the reply names a candidate (prompts.read_name_reply)
         from recworld.lrworld.prompts import read_name_reply
 

@@ -23,7 +23,7 @@ from recworld.lrworld.catalogue import (
     Scale,
     get_measure,
 )
-from recworld.lrworld.schema import QUESTION_SCHEMA, Entry, Question, QuestionFormat, Target
+from recworld.lrworld.schema import QUESTION_SCHEMA, Entry, PublicQuestion, Question, QuestionFormat, Target
 
 if TYPE_CHECKING:
     from recworld.lrworld.config import BuildConfig
@@ -67,6 +67,7 @@ __all__ = [
     "Factor",
     "Measure",
     "OptionKind",
+    "PublicQuestion",
     "Question",
     "QuestionFormat",
     "RenderedPrompt",

@@ -32,7 +32,7 @@ from recworld.data.image_refs import ImageRoots, check_image, is_remote, local_r
 from recworld.errors import ConfigError, DataError
 from recworld.lrworld.catalogue import get_measure
 from recworld.lrworld.manifest import read_manifest
-from recworld.lrworld.schema import Question
+from recworld.lrworld.schema import PublicQuestion
 
 VARIANT = "describe+image"
 
@@ -99,7 +99,7 @@ def _note() -> string.Template:
 
 
 def attach_last_image(
-    messages: tuple[Message, ...], question: Question, images: Mapping[str, str] | None
+    messages: tuple[Message, ...], question: PublicQuestion, images: Mapping[str, str] | None
 ) -> tuple[Message, ...]:
     """``messages`` with the last history item's image on the final one (measures that use images).
 

@@ -22,22 +22,45 @@ line, and never an item that reads like an option, a shown item or the
 question's next item (same folded title: a variant would leak the answer).
 Every draw is seeded by the question id. Questions without a user
 (``assoc_rule``, ``mem_item_item``, ``neu_item2users``) are returned unchanged,
-as the paper's Table 23 leaves those factors out.
+as the paper's Table 23 leaves those factors out: :func:`noisy_changes` says
+which measures the variant can change, read from the catalogue, so an
+analysis runs it only there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import assert_never
 
 import numpy as np
 
 from recworld.data.dataset import Dataset
+from recworld.lrworld.measure import AttributeSpec, Measure, MemorySpec, NeuralSpec, NextItemSpec, RuleSpec
 from recworld.lrworld.schema import Entry, Question
 from recworld.lrworld.views import TEXT_VIEW, item_identity, render_item, render_user
 from recworld.seeding import rng
 
-__all__ = ["NoiseCatalogue", "noisy_question"]
+__all__ = ["NoiseCatalogue", "noisy_changes", "noisy_question"]
+
+
+def noisy_changes(measure: Measure) -> bool:
+    """Whether the noisy variant can change ``measure``'s prompts: it shows a user's history or profile.
+
+    Window measures (attributes, next items) show a history; memory and neural
+    measures about a user show the target by their items. Rule questions and
+    item-target questions show no user, so the variant leaves them as built.
+    """
+    match measure.builder:
+        case AttributeSpec() | NextItemSpec():
+            return True
+        case MemorySpec(kind=kind) | NeuralSpec(kind=kind):
+            return kind == "user"
+        case RuleSpec():
+            return False
+        case _:
+            assert_never(measure.builder)
+
 
 # Views a built question may name (evidence["view"]); other item fields are rendered on demand.
 _KNOWN_VIEWS = ("text", "title", "logline", "image_description")

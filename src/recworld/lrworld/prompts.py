@@ -41,7 +41,7 @@ from typing import Literal
 from recworld.chat import Message
 from recworld.errors import ConfigError
 from recworld.lrworld.image_variant import attach_last_image
-from recworld.lrworld.schema import Entry, Question
+from recworld.lrworld.schema import Entry, PublicQuestion, Question
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"  # up to 20 options (LastFM, as LLaRA)
 # The paper's chain-of-thought trigger (Kojima et al. 2022), appended to the zero-shot prompt unchanged.
@@ -127,7 +127,7 @@ def load_template(variant: str, measure: str) -> string.Template:
     return string.Template(path.read_text(encoding="utf-8"))
 
 
-def _numbered(entries: list[Entry]) -> str:
+def _numbered(entries: Sequence[Entry]) -> str:
     return "\n".join(f"{i}. {e.text}" for i, e in enumerate(entries, start=1))
 
 
@@ -135,7 +135,7 @@ def _label_words(labels: tuple[str, ...]) -> str:
     return ", ".join(labels[:-1]) + f" or {labels[-1]}" if len(labels) > 1 else labels[0]
 
 
-def answered_by_name(question: Question, variant: str = "zero-shot") -> bool:
+def answered_by_name(question: Question | PublicQuestion, variant: str = "zero-shot") -> bool:
     """True when the measure's template lists the options by name (``${names_inline}``)."""
     return "names_inline" in load_template(variant, question.measure).get_identifiers()
 
@@ -164,7 +164,7 @@ def read_name_reply(text: str, names: Sequence[str]) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-def _content(question: Question, variant: str, *, rank: bool) -> str:
+def _content(question: PublicQuestion, variant: str, *, rank: bool) -> str:
     """One question's user turn under ``variant``."""
     template = load_template(variant, question.measure)
     labels = tuple(LETTERS[: len(question.candidates)])
@@ -204,7 +204,7 @@ def _replace_reply_line(content: str, instruction: str) -> str:
 
 
 def render_prompt(
-    question: Question,
+    question: Question | PublicQuestion,
     variant: str = "zero-shot",
     *,
     images: Mapping[str, str] | None = None,
@@ -216,14 +216,20 @@ def render_prompt(
     ``images`` (item id -> local image path) is needed by variants that attach images.
     ``examples`` are solved questions shown first, each as a user turn answered by
     its letter (or, with ``rank``, its option text) in an assistant turn.
+
+    The question itself is rendered from its public view only
+    (:attr:`Question.public`), so nothing of its own answer or evidence can
+    reach the prompt: the messages are the same whichever option is right.
     """
     turns: list[Message] = []
     for example in examples:
         answer = example.answer
         by_name = rank or answered_by_name(example)
         reply = answer.text if by_name else LETTERS[example.answer_index]
-        turns.append(Message(role="user", content=_content(example, "zero-shot", rank=rank)))
+        turns.append(Message(role="user", content=_content(example.public, "zero-shot", rank=rank)))
         turns.append(Message(role="assistant", content=reply))
+    if isinstance(question, Question):
+        question = question.public
     content = _content(question, variant, rank=rank)
     rendered = RenderedPrompt(
         messages=(*turns, Message(role="user", content=content)),

@@ -1,7 +1,17 @@
-"""The question record: LRWorld's public, versioned suite format.
+"""The question record (LRWorld's versioned suite format) and the public view a model is shown.
 
 One JSON object per line in ``questions/<measure>.jsonl``. Field names are a
 contract shared with other tools; bump :data:`QUESTION_SCHEMA` on any change.
+
+Invariant (the gold never leaves the scorer): a model is handed a
+:class:`PublicQuestion`, never a :class:`Question`, and a public question is a
+function of the prompt-side fields alone (ids, measure, format, target,
+history, candidates in the order shown): two questions that differ only in
+their answer index or their builder evidence have equal public views. The type
+has no answer index, no answer, no evidence and no build seed, and
+:class:`recworld.chat.Request` refuses any question object that is not such a
+view. ``tests/evaluation/test_gold_free.py`` attacks it with generated
+questions, every backend kind, and a model that searches its whole request.
 """
 
 from __future__ import annotations
@@ -48,6 +58,31 @@ class Target(FrozenRecord):
     text: str
 
 
+class PublicQuestion(FrozenRecord):
+    """What a model may see of a question: what the prompt shows, and the ids a recommender joins on.
+
+    No answer index, no answer, no evidence (see the module's invariant). The
+    candidates are in the order shown; the structure a baseline needs beyond
+    them (interactions, item fields, the build's settings) comes from the
+    suite's dataset and manifest, as any recommender would get it.
+    """
+
+    id: str
+    dataset: str
+    domain: str
+    measure: str
+    scale: str
+    format: QuestionFormat
+    target: Target
+    history: tuple[Entry, ...] = ()
+    candidates: tuple[Entry, ...]
+
+    @property
+    def gold_free(self) -> Literal[True]:
+        """The mark :class:`recworld.chat.Request` checks: this record carries no gold."""
+        return True
+
+
 class Question(FrozenRecord):
     """One multiple-choice or HitRatio@1 question with its ground truth."""
 
@@ -80,3 +115,18 @@ class Question(FrozenRecord):
     @property
     def answer(self) -> Entry:
         return self.candidates[self.answer_index]
+
+    @property
+    def public(self) -> PublicQuestion:
+        """The view a model is shown: new entries, so nothing in it refers back to this record."""
+        return PublicQuestion(
+            id=self.id,
+            dataset=self.dataset,
+            domain=self.domain,
+            measure=self.measure,
+            scale=self.scale,
+            format=self.format,
+            target=Target(kind=self.target.kind, id=self.target.id, text=self.target.text),
+            history=tuple(Entry(id=e.id, text=e.text) for e in self.history),
+            candidates=tuple(Entry(id=c.id, text=c.text) for c in self.candidates),
+        )

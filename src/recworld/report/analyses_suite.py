@@ -9,7 +9,7 @@ from statistics import mean
 
 import numpy as np
 
-from recworld.lrworld.catalogue import get_measure
+from recworld.lrworld.catalogue import OptionKind, get_measure
 from recworld.lrworld.measure import NeuralSpec
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
@@ -97,10 +97,8 @@ def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sec
         suite = suite_of(run)
         if suite is None:
             continue
-        counts = suite.item_counts()
-        logs = {i: math.log1p(c) for i, c in counts.items()}
-        threshold = mean(logs.values()) if logs else 0.0
-        for measure, stats in _popularity(run, logs, threshold).items():
+        scales = {kind: _log_scale(counts) for kind, counts in _option_counts(suite).items()}
+        for measure, stats in _popularity(run, scales).items():
             rows.append(
                 [
                     Cell(run.label),
@@ -121,8 +119,10 @@ def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sec
         "popularity",
         "Popularity bias",
         "An item is popular (POP) when its log-frequency is at least the catalogue's mean log-frequency "
-        "(paper §A.9). Accuracy on questions whose answer is POP or NON-POP, and the share of non-popular "
-        "items among the model's correct and wrong picks (Fig. 10). Item measures only.",
+        "(paper §A.9); a user option is popular when its log-activity (interactions) is at least the "
+        "users' mean. Accuracy on questions whose answer is POP or NON-POP, and the share of non-popular "
+        "options among the model's correct and wrong picks (Fig. 10). Item and user measures; attribute "
+        "options have no popularity here.",
         ["model", "measure", "n", "acc POP", "acc NON-POP", "non-pop among correct", "non-pop among wrong"],
         rows,
         left=2,
@@ -139,9 +139,26 @@ def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sec
     )
 
 
-def _popularity(run: RunData, logs: dict[str, float], threshold: float) -> dict[str, dict[str, float | None]]:
+def _option_counts(suite: SuiteData) -> dict[OptionKind, dict[str, int]]:
+    return {OptionKind.ITEM: suite.item_counts(), OptionKind.USER: suite.user_counts()}
+
+
+def _log_scale(counts: dict[str, int]) -> tuple[dict[str, float], float]:
+    """Log-frequencies and their mean: the POP threshold of one kind of option."""
+    logs = {i: math.log1p(c) for i, c in counts.items()}
+    return logs, mean(logs.values()) if logs else 0.0
+
+
+def _popularity(
+    run: RunData, scales: dict[OptionKind, tuple[dict[str, float], float]]
+) -> dict[str, dict[str, float | None]]:
+    """Per measure with item or user options: POP/NON-POP accuracy, by that kind's own popularity."""
     buckets: dict[str, dict[str, list[bool]]] = {}
     for s in run.samples:
+        scale = scales.get(get_measure(s.measure).options)
+        if scale is None:
+            continue
+        logs, threshold = scale
         if not s.scored or s.option_ids is None or not all(i in logs for i in s.option_ids):
             continue
         b = buckets.setdefault(s.measure, {"pop": [], "nonpop": [], "correct": [], "wrong": []})

@@ -11,10 +11,12 @@ of shared questions and the exact McNemar test in every cell.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from recworld.errors import DataError
+from recworld.lrworld.catalogue import get_measure
+from recworld.lrworld.noise import noisy_changes
 from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions, Section
 from recworld.report.coverage import Role, role_of
@@ -143,9 +145,18 @@ def _changes_table(pairs: Sequence[Pair]) -> tuple[Table, str]:
 
 
 def _against_table(
-    pairs: Sequence[Pair], key: str, title: str, caption: str, names: tuple[str, str, str], sign: int
+    pairs: Sequence[Pair],
+    key: str,
+    title: str,
+    caption: str,
+    names: tuple[str, str, str],
+    sign: int,
+    applies: Callable[[str], bool] = lambda _m: True,
 ) -> Table:
-    """Paper Tables 4 and 23: per model, the reference row, the variant row, and the relative change."""
+    """Paper Tables 4 and 23: per model, the reference row, the variant row, and the relative change.
+
+    A measure the variant cannot change (``applies`` false) shows "n/a" for the change, never "+0.0%".
+    """
     measures = ordered_measures([p.run for p in pairs])
     rows: list[list[Cell]] = []
     css: list[str] = []
@@ -153,7 +164,10 @@ def _against_table(
         entries = [pair.record.measures.get(m) for m in measures]
         base = [Cell(DASH if e is None else fmt_score(e.score_b)) for e in entries]
         varied = [Cell(DASH if e is None else fmt_score(e.score_a)) for e in entries]
-        change = [_relative_cell(e, sign) for e in entries]
+        change = [
+            _relative_cell(e, sign) if applies(m) else Cell("n/a", title="the variant changes no prompt here")
+            for m, e in zip(measures, entries, strict=True)
+        ]
         rows += [
             [Cell(f"{pair.run.model} ({pair.run.dataset})"), Cell(names[0]), *base],
             [Cell(""), Cell(names[1]), *varied],
@@ -200,9 +214,12 @@ def variants_section(runs: Sequence[RunData], options: AnalysisOptions) -> Secti
                 "Robustness to noisy and fake profiles",
                 "As the paper's Table 23: each model's zero-shot score, its score with one history item "
                 "replaced (-noise), and the relative drop (zero-shot − noisy) / zero-shot, on the questions "
-                f"both runs answered. A positive drop means the noise hurt. {_TEST_NOTE}",
+                "both runs answered. A positive drop means the noise hurt. The variant runs only where a "
+                "user's history or profile is on screen; it is not run on "
+                f"{_unchanged(noisy)}, and 'n/a' marks such a measure in an older run. {_TEST_NOTE}",
                 ("zero-shot", "-noise", "relative drop"),
                 sign=-1,
+                applies=lambda m: noisy_changes(get_measure(m)),
             )
         )
     image = [p for p in pairs if p.run.variant == "describe+image"]
@@ -221,6 +238,13 @@ def variants_section(runs: Sequence[RunData], options: AnalysisOptions) -> Secti
         )
     intro = "Each variant is its own run, compared with zero-shot on the questions both answered."
     return Section("variants", "Prompt variants", f"{intro} {note}" if note else intro, tables, [svg])
+
+
+def _unchanged(pairs: Sequence[Pair]) -> str:
+    """The suites' measures the noisy variant leaves unchanged, by label ("none" when there are none)."""
+    present = ordered_measures([p.reference for p in pairs])
+    skipped = [get_measure(m).label for m in present if not noisy_changes(get_measure(m))]
+    return ", ".join(skipped) if skipped else "no measure of these runs"
 
 
 def size_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:

@@ -41,7 +41,7 @@ def analyze_command(
 ) -> None:
     """Run every analysis of the paper that applies (each variant its own resumable run), then the report."""
     from recworld.errors import RunError
-    from recworld.evaluation.analyze import estimate_plans, plan_runs, run_plans
+    from recworld.evaluation.analyze import estimate_plans, plan_runs, run_plans, skipped_by_noisy
     from recworld.evaluation.resolve import resolve_configs
     from recworld.report.writer import check_report_dir, write_report
 
@@ -50,6 +50,9 @@ def analyze_command(
     check_report_dir(target, force=base.force)  # refused now, not after the runs
     chosen = [v.strip() for v in variants.split(",") if v.strip()] if variants else []
     plans = plan_runs(base, all_variants=all_variants, variants=chosen)
+    skipped = skipped_by_noisy(base) if all_variants or "noisy" in chosen else ()
+    if skipped:
+        typer.echo(f"noisy: skipped {', '.join(skipped)}: no user history or profile on screen to change")
     _print_costs(estimate_plans(plans))
     failures = run_plans(plans, say=typer.echo)
     written = write_report([suite_dir], target, force=base.force)

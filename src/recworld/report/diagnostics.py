@@ -42,6 +42,7 @@ def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
                 continue
             low, high = entry.missed_ci
             cells.append(Cell(fmt_pct(entry.missed_rate), title=f"95% CI [{fmt_pct(low)}, {fmt_pct(high)}]"))
+        cells.append(Cell(str(sum(e.ties for e in run.metrics.measures.values()))))
         cells.append(Cell(str(run.metrics.errors)))
         rows.append(cells)
     return measure_table(
@@ -49,11 +50,13 @@ def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
         f"Missed rate ({dataset})",
         "Share of answers from which no option could be read (counted as wrong in the scores above). "
         "'errors' counts requests that failed after all retries: they are not answers, so they are "
-        "left out of every score and rate. The paper reports missed rates within 5%.",
+        "left out of every score and rate. 'ties' counts answers whose best score several options "
+        "shared: loglik draws the pick among them with the run's seed, rank mode counts a miss; "
+        "neither gives a tie to option A. The paper reports missed rates within 5%.",
         lead=["Model"],
         measures=measures,
         rows=rows,
-        tail=["errors"],
+        tail=["ties", "errors"],
     )
 
 

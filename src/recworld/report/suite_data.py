@@ -42,6 +42,11 @@ class SuiteData:
         counts = self.dataset.interactions["item_id"].astype(str).value_counts()
         return {str(k): int(v) for k, v in counts.items()}
 
+    def user_counts(self) -> dict[str, int]:
+        """User id -> interactions: a user option's popularity (its activity), never an item's."""
+        counts = self.dataset.interactions["user_id"].astype(str).value_counts()
+        return {str(k): int(v) for k, v in counts.items()}
+
     def question(self, question_id: str) -> Question | None:
         """The suite's question (base id), read lazily from its measure's file."""
         if not self._questions:

@@ -242,6 +242,7 @@ def _measure(measure: str, group: Sequence[SampleRecord], seed: int) -> _Measure
         missed=int(missed.sum()),
         missed_rate=float(missed.mean()) if scored else None,
         missed_ci=missed_ci,
+        ties=sum(bool(s.tie) for s in scored),
         chance=fmt.chance,
         format=fmt.value,
         scale=meta.scale.value,

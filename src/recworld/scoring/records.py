@@ -88,7 +88,8 @@ class SampleRecord(FrozenRecord):
     order: int = Field(default=0, ge=0)
     # The candidates' ids in the order shown: analyses (popularity, case study) join on them.
     option_ids: tuple[str, ...] | None = None
-    # --mode rank: option indices best first, and whether the top score was shared (never broken to "A").
+    # --mode rank: option indices best first. tie (rank and loglik): the top score was shared; rank
+    # counts it a miss, loglik draws the pick among the tied options with the seed (never "A").
     ranking: tuple[int, ...] | None = None
     tie: bool | None = None
 
@@ -195,6 +196,9 @@ class MeasureMetrics(FrozenRecord):
     labels: list[str]
     positions: PositionCounts
     position_bias: PositionBias
+    # Scored samples whose best score several options shared (loglik: drawn among them with the seed;
+    # rank: a miss). 0 in generate mode.
+    ties: int = 0
 
 
 class GroupMetrics(FrozenRecord):
