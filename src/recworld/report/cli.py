@@ -66,10 +66,9 @@ def report(
     from recworld.report.sections import AnalysisOptions, parse_pairs, read_prices
     from recworld.report.writer import write_report
 
+    prices_by_model = read_prices(prices) if prices is not None else {}
     options = AnalysisOptions(
-        pairs=parse_pairs(pair or []),
-        prices=read_prices(prices) if prices is not None else {},
-        tsne_clusters=tsne_clusters,
+        pairs=parse_pairs(pair or []), prices=prices_by_model, tsne_clusters=tsne_clusters
     )
     target = out if out is not None else default_out_dir(paths)
     latex = ReportFormat.latex in (formats or [])
