@@ -227,21 +227,23 @@ def test_lm_eval_runs_both_variants_and_groups(harness: Path, ml100k_suite: Path
 def test_datasets_loads_each_config(harness: Path, ml100k_suite: Path, tmp_path: Path) -> None:
     export = tmp_path / "hf"
     export_suite(ml100k_suite, "hf", export)
-    code = (
-        "import datasets, json, sys; d = datasets.load_dataset(sys.argv[1], sys.argv[2]); "
-        "print(json.dumps([d['test'].num_rows, d['test'][0]['answer'], d['test'][0]['prompt'][:40]]))"
+    configs = ("mem_item_item", "kg_movie_genre")
+    code = (  # one interpreter loads every config (importing datasets is most of the cost)
+        "import datasets, json, sys\nfor c in sys.argv[2:]:\n    d = datasets.load_dataset(sys.argv[1], c)\n"
+        "    print(json.dumps([d['test'].num_rows, d['test'][0]['answer'], d['test'][0]['prompt'][:40]]))"
     )
-    for config in ("mem_item_item", "kg_movie_genre"):
-        done = subprocess.run(
-            [str(harness), "-c", code, str(export), config],
-            env=offline_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        rows, answer, prompt = json.loads(done.stdout.strip().splitlines()[-1])
-        first = json.loads((export / "recworld-export.json").read_text())
+    done = subprocess.run(
+        [str(harness), "-c", code, str(export), *configs],
+        env=offline_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()[-len(configs) :]
+    first = json.loads((export / "recworld-export.json").read_text())
+    for config, line in zip(configs, lines, strict=True):
+        rows, answer, prompt = json.loads(line)
         assert rows == first["counts"][config] == 50
         assert answer in "ABCDEFGHIJ" and prompt
