@@ -58,8 +58,14 @@ def test_reachable_hub_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.timing
 def test_hf_backend_uses_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("transformers")
+    transformers = pytest.importorskip("transformers")
+    import torch  # noqa: F401
+
+    import recworld.models.hf  # noqa: F401
     from recworld.models import ModelConfig, load_model
+
+    # Imported before the clock starts: the bound is on the hub check, not on a cold import.
+    assert transformers.AutoTokenizer and transformers.AutoModelForCausalLM
 
     monkeypatch.setenv("HF_ENDPOINT", _closed_endpoint())
     start = time.monotonic()
