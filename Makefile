@@ -2,6 +2,7 @@
 #   make demo   fetch ML-100K, build the suite, evaluate baselines and a local LLM, write a report
 #   make test   lint, type-check and run the whole test suite (slow and model tests included)
 #   make test-fast   the inner loop: skips tests marked slow, model or browser
+#   (both run in parallel, then the tests marked timing alone: they measure time or memory)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= demo-out
 DEMO_LIMIT ?= 40
 
-.PHONY: install demo test test-fast smoke lint typecheck bench clean distclean
+.PHONY: install demo test test-tools test-fast smoke lint typecheck bench clean distclean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,13 +39,20 @@ typecheck: $(STAMP)
 smoke: $(STAMP)
 	$(BIN)/python scripts/smoke_model.py
 
-test: $(STAMP) lint typecheck smoke
-	bash scripts/ensure-test-tools.sh
-	$(BIN)/pytest -q
+# Chromium, and the harness venv (built in the background while lint and mypy run), then every
+# test: one pytest-xdist worker per core (a module stays on one worker, so its fixtures are built
+# once), and then, alone, the tests that measure time or memory.
+test: $(STAMP) test-tools lint typecheck smoke
+	$(BIN)/pytest -q -n auto --dist loadscope -m "not timing"
+	$(BIN)/pytest -q -m timing
 
-# One worker per core (pytest-xdist); `make test` stays serial, since some slow tests measure time and memory.
+test-tools: $(STAMP)
+	bash scripts/ensure-test-tools.sh $(BIN)/python
+
+# The inner loop: one worker per core, without the slow, model and browser tests.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -n auto -m "not slow and not model and not browser"
+	$(BIN)/pytest -q -n auto --dist loadscope -m "not slow and not model and not browser and not timing"
+	$(BIN)/pytest -q -m "timing and not slow and not model and not browser"
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

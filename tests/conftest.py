@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 # Repo-relative, git-ignored: real data that fixtures fetch once and reuse across runs.
 TEST_DATA = Path(__file__).resolve().parent / ".data"
@@ -60,7 +61,9 @@ def ml100k_fetched() -> Path:
     from recworld.data.fetch import fetch_dataset
 
     home = TEST_DATA / "home"
-    with _recworld_home(home):
+    home.mkdir(parents=True, exist_ok=True)
+    # Parallel workers (and concurrent runs) fetch one at a time; the later ones find it there.
+    with FileLock(str(TEST_DATA / "home.lock"), timeout=900), _recworld_home(home):
         return fetch_dataset("ml-100k").path
 
 
@@ -75,8 +78,7 @@ def ml100k_raw(ml100k_fetched: Path) -> Path:
 @pytest.fixture
 def chromium(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run headless Chromium with ``args`` (``--dump-dom URL``, ...), each call in a fresh profile."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (scripts/ensure-test-tools.sh)")
+    assert CHROMIUM is not None, "chromium is not installed: run scripts/ensure-test-tools.sh"
     profiles = itertools.count()
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -85,3 +87,37 @@ def chromium(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
         return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def harness_python() -> Path:
+    """The python of the harness venv (lm-eval, inspect_ai, datasets), built on first use.
+
+    A build that fails fails the tests that need it (see ``tests/export/harness.py``).
+    """
+    from export.harness import ensure_venv, venv_python
+
+    ensure_venv()
+    return venv_python()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """While the harness venv is not built, the first test that needs it may build it: give it the time."""
+    from export.harness import BUILD_TIMEOUT_S, is_built
+
+    if is_built():
+        return
+    for item in items:
+        if "harness_python" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.timeout(BUILD_TIMEOUT_S + 900))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A skipped test is a failed one: ``make test`` runs every test, or says which one could not run."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid}: skipped ({reason}), but every test must run or fail"

@@ -59,6 +59,7 @@ def test_an_unclosed_think_block_is_a_miss(suite: Path) -> None:
     assert all(s["missed"] is True and s["parsed_index"] is None for s in samples)
 
 
+@pytest.mark.timing
 def test_ctrl_c_stops_at_once_and_writes_what_is_done(suite: Path) -> None:
     calls: list[Request] = []
     interrupted_at: list[float] = []

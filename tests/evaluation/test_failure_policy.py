@@ -114,6 +114,7 @@ def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.timing
 def test_a_rejected_key_stops_the_run_with_exit_3_and_no_score(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -142,6 +143,7 @@ def test_a_rejected_key_stops_the_run_with_exit_3_and_no_score(
     assert all(",," in row for row in csv_rows[1:])  # score cells are empty, not 0
 
 
+@pytest.mark.timing
 def test_a_refused_connection_stops_the_run_once_retries_are_spent(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

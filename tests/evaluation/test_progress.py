@@ -34,6 +34,7 @@ def _config(suite: Path, **kwargs: object) -> EvalConfig:
     return EvalConfig.model_validate({"suite_dir": suite, "model": "scripted", **kwargs})
 
 
+@pytest.mark.timing
 def test_a_slow_run_off_a_terminal_prints_progress_at_the_interval(
     suite: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,6 @@ same completion prompt and the same " A".." D" continuations.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -27,11 +26,10 @@ import pytest
 from recworld.cli import main
 from recworld.export.run import export_suite
 
-from .harness import ensure_venv, venv_python
+from .harness import offline_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
-HARNESS_VENV = Path(__file__).resolve().parents[1] / ".data" / "harness-venv"
 MEASURE = "kg_movie_genre"
 TASK = f"recworld_ml_100k_{MEASURE}"
 MODEL = "gemma3-270m"
@@ -43,17 +41,9 @@ N_QUESTIONS = 10
 
 
 @pytest.fixture(scope="session")
-def harness() -> Path:
-    seconds = ensure_venv(HARNESS_VENV)
-    print(f"\nharness venv: {f'created in {seconds:.0f} s' if seconds else 'cached'}")
-    return venv_python(HARNESS_VENV)
-
-
-def _offline_env(tmp: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(HF_HOME=str(tmp / "hf"), HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", NO_COLOR="1")
-    env.update(INSPECT_LOG_DIR=str(tmp / "inspect-logs"), INSPECT_DISPLAY="none")
-    return env
+def harness(harness_python: Path) -> Path:
+    """The harness venv's python (tests/conftest.py builds it on first use; no build, no test)."""
+    return harness_python
 
 
 def _free_port() -> int:
@@ -86,7 +76,11 @@ def gguf_server(tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # uvicorn's graceful shutdown can wait on a busy machine
+            server.kill()
+            server.wait(timeout=10)
         log.close()
 
 
@@ -142,7 +136,7 @@ print(json.dumps({"acc": res["results"][task]["acc,none"], "picks": picks}))
 def _lm_eval_accuracy(python: Path, export: Path, url: str, tmp: Path) -> tuple[float, dict[str, int]]:
     command = [str(python), "-c", _LM_EVAL_DRIVER, url, str(export), TASK, str(N_QUESTIONS)]
     done = subprocess.run(
-        command, env=_offline_env(tmp), capture_output=True, text=True, timeout=600, check=False
+        command, env=offline_env(tmp), capture_output=True, text=True, timeout=600, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -200,7 +194,7 @@ print(json.dumps({{"status": log.status, "samples": len(log.samples),
 """
     done = subprocess.run(
         [str(harness), "-c", driver],
-        env=_offline_env(tmp_path),
+        env=offline_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=300,
@@ -222,7 +216,7 @@ def test_lm_eval_runs_both_variants_and_groups(harness: Path, ml100k_suite: Path
     command = [str(harness), "-m", "lm_eval", "--model", "dummy", "--include_path", str(export)]
     command += ["--tasks", tasks, "--limit", "3", "--output_path", str(tmp_path / "out")]
     done = subprocess.run(
-        command, env=_offline_env(tmp_path), capture_output=True, text=True, timeout=300, check=False
+        command, env=offline_env(tmp_path), capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]
@@ -233,21 +227,23 @@ def test_lm_eval_runs_both_variants_and_groups(harness: Path, ml100k_suite: Path
 def test_datasets_loads_each_config(harness: Path, ml100k_suite: Path, tmp_path: Path) -> None:
     export = tmp_path / "hf"
     export_suite(ml100k_suite, "hf", export)
-    code = (
-        "import datasets, json, sys; d = datasets.load_dataset(sys.argv[1], sys.argv[2]); "
-        "print(json.dumps([d['test'].num_rows, d['test'][0]['answer'], d['test'][0]['prompt'][:40]]))"
+    configs = ("mem_item_item", "kg_movie_genre")
+    code = (  # one interpreter loads every config (importing datasets is most of the cost)
+        "import datasets, json, sys\nfor c in sys.argv[2:]:\n    d = datasets.load_dataset(sys.argv[1], c)\n"
+        "    print(json.dumps([d['test'].num_rows, d['test'][0]['answer'], d['test'][0]['prompt'][:40]]))"
     )
-    for config in ("mem_item_item", "kg_movie_genre"):
-        done = subprocess.run(
-            [str(harness), "-c", code, str(export), config],
-            env=_offline_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        rows, answer, prompt = json.loads(done.stdout.strip().splitlines()[-1])
-        first = json.loads((export / "recworld-export.json").read_text())
+    done = subprocess.run(
+        [str(harness), "-c", code, str(export), *configs],
+        env=offline_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()[-len(configs) :]
+    first = json.loads((export / "recworld-export.json").read_text())
+    for config, line in zip(configs, lines, strict=True):
+        rows, answer, prompt = json.loads(line)
         assert rows == first["counts"][config] == 50
         assert answer in "ABCDEFGHIJ" and prompt

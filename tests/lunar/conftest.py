@@ -10,6 +10,7 @@ from types import ModuleType
 
 import pandas as pd
 import pytest
+from filelock import FileLock
 from lunar_helpers import FakeOpenAIServer
 
 from recworld.chat import Request
@@ -51,17 +52,23 @@ def irrcac_raw() -> ModuleType:
     with ``--no-deps`` and runs on the venv's own pandas and scipy.
     """
     target = Path(__file__).resolve().parents[1] / ".data" / "irrcac"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock", timeout=600):  # parallel workers install it once
+        _install_irrcac(target)
+    if str(target) not in sys.path:
+        sys.path.append(str(target))
+    import importlib
+
+    return importlib.import_module("irrCAC.raw")
+
+
+def _install_irrcac(target: Path) -> None:
     if not (target / "irrCAC").is_dir():
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
              "irrCAC==0.4.4"],
             check=True,
         )  # fmt: skip
-    if str(target) not in sys.path:
-        sys.path.append(str(target))
-    import importlib
-
-    return importlib.import_module("irrCAC.raw")
 
 
 @pytest.fixture

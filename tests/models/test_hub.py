@@ -26,12 +26,14 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
 
 
+@pytest.mark.timing
 def test_probe_answers_quickly_for_a_dead_endpoint() -> None:
     start = time.monotonic()
     assert hub_reachable(_closed_endpoint()) is False
     assert time.monotonic() - start < 2.5
 
 
+@pytest.mark.timing
 def test_uncached_model_with_unreachable_hub_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_ENDPOINT", _closed_endpoint())
     start = time.monotonic()
@@ -54,9 +56,16 @@ def test_reachable_hub_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     assert load_kwargs("org/anything", "hf") == {}
 
 
+@pytest.mark.timing
 def test_hf_backend_uses_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("transformers")
+    transformers = pytest.importorskip("transformers")
+    import torch  # noqa: F401
+
+    import recworld.models.hf  # noqa: F401
     from recworld.models import ModelConfig, load_model
+
+    # Imported before the clock starts: the bound is on the hub check, not on a cold import.
+    assert transformers.AutoTokenizer and transformers.AutoModelForCausalLM
 
     monkeypatch.setenv("HF_ENDPOINT", _closed_endpoint())
     start = time.monotonic()

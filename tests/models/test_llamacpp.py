@@ -186,6 +186,7 @@ def test_bad_names_and_missing_extra(tmp_path: Path, monkeypatch: pytest.MonkeyP
         load_model("llamacpp:smollm2-135m")
 
 
+@pytest.mark.timing
 def test_a_timed_out_generation_frees_the_model_at_once(smollm2: Any) -> None:
     story = (Message("user", "Write a long story about a dragon."),)
 

@@ -69,6 +69,7 @@ def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LlamaCppModel:
     return LlamaCppModel(path, ModelConfig(n_ctx=100_000))
 
 
+@pytest.mark.timing
 def test_a_timed_out_generation_stops_and_frees_the_lock(model: LlamaCppModel) -> None:
     llm: FakeLlama = model._llm
 

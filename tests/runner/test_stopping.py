@@ -62,6 +62,7 @@ def _blocking(delay_s: float) -> ScriptedModel:
     return ScriptedModel(answer)
 
 
+@pytest.mark.timing
 def test_a_model_that_never_yields_is_cancelled_within_one_answer_and_a_slice() -> None:
     runner = Runner(_blocking(0.01), RunnerConfig(concurrency=8, progress=False))
 
@@ -108,6 +109,7 @@ except KeyboardInterrupt:
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_ctrl_c_stops_a_blocking_model_within_a_second() -> None:
     child = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(_SIGINT)],
@@ -151,6 +153,7 @@ def test_answer_all_returns_what_stopped_the_run_and_keeps_what_finished(
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_ctrl_c_stops_an_itemknn_eval_within_a_second(ml100k_fetched: Path, tmp_path: Path) -> None:
     """The first-hour review's case: Ctrl-C 9 s into ``eval --model itemknn`` took 56 s to land."""
     from recworld.cli import main

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from harness_loaders import inspect_task_names, lm_eval_task_names, load_yaml_unsafely
+from harness_loaders import datasets_config_rows, inspect_task_names, lm_eval_task_names, load_yaml_unsafely
 from worlds import write_ml_latest_small
 
 from recworld.cli import main
@@ -87,6 +87,7 @@ INJECTION_CASES = [
 ]
 
 
+@pytest.mark.usefixtures("harness_python")  # the real harnesses load every export (no stand-in)
 @pytest.mark.parametrize(("which", "target"), INJECTION_CASES)
 def test_hostile_names_export_as_data_and_load_without_running(
     hostile_suites: dict[str, Path], work: Path, which: str, target: str
@@ -101,12 +102,13 @@ def test_hostile_names_export_as_data_and_load_without_running(
     if target == "lm-eval":
         _check_lm_eval(out, prefix, work)
     elif target == "inspect":
-        loader, names = inspect_task_names(out / "recworld_inspect.py", work)
-        assert names == sorted(f"{prefix}_{m}" for m in MEASURES), loader
+        names = inspect_task_names(out / "recworld_inspect.py", work)
+        assert names == sorted(f"{prefix}_{m}" for m in MEASURES)
     else:
         header = load_yaml_unsafely_text((out / "README.md").read_text().split("---\n")[1])
         assert header["pretty_name"] == f"RecWorld LRWorld suite on {dataset}"  # the name, back as data
         assert [c["config_name"] for c in header["configs"]] == list(MEASURES)
+        assert datasets_config_rows(out, work) == dict.fromkeys(MEASURES, 5)
     assert result["suite"]["dataset"] == dataset
     assert _canaries(work) == [] and _canaries(Path.cwd()) == []
 
@@ -127,9 +129,8 @@ def _check_lm_eval(out: Path, prefix: str, work: Path) -> None:
             assert loaded["custom_dataset"] == ("!function", "recworld_lm_eval.load_docs")
     group = load_yaml_unsafely(out / f"_{prefix}.yaml")
     assert group["task"] == list(tasks)
-    found = lm_eval_task_names(out, work)
-    if found is not None:  # the installed lm-eval, when the harness venv is built
-        assert set(tasks) | {f"{t}_gen" for t in tasks} | {prefix} <= set(found)
+    found = lm_eval_task_names(out, work)  # the installed lm-eval
+    assert set(tasks) | {f"{t}_gen" for t in tasks} | {prefix} <= set(found)
 
 
 CRAFTED_IDS = [

@@ -155,6 +155,7 @@ BOMBS = [
 
 
 @pytest.mark.parametrize(("mode", "mib", "transport"), BOMBS)
+@pytest.mark.timing
 def test_a_gzip_bomb_costs_less_than_100_mb(
     evil_suite: Path, key_env: str, work: Path, transport: str, mode: str, mib: int
 ) -> None:
@@ -164,6 +165,7 @@ def test_a_gzip_bomb_costs_less_than_100_mb(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.timing
 def test_the_reviews_1_gib_gzip_bomb_costs_less_than_100_mb(
     evil_suite: Path, key_env: str, work: Path, transport: str
 ) -> None:
@@ -172,6 +174,7 @@ def test_the_reviews_1_gib_gzip_bomb_costs_less_than_100_mb(
     _assert_bomb_bounded(evil_suite, work, transport, "gzip_bomb", 1024)
 
 
+@pytest.mark.timing
 def test_the_rss_meter_sees_a_large_reply(evil_suite: Path, key_env: str, work: Path) -> None:
     """The control: with the cap raised to 128 MiB, a 60 MiB reply shows up in the same measurement."""
     code, extra_mb = _extra_peak_mb(
@@ -212,6 +215,7 @@ def _extra_peak_mb(
     return code, extra_mb
 
 
+@pytest.mark.timing
 def test_slowloris_times_out(
     evil_suite: Path, key_env: str, work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -226,6 +230,7 @@ def test_slowloris_times_out(
 
 
 @pytest.mark.parametrize("value", ["999999", "inf", "Wed, 21 Oct 2099 07:28:00 GMT", "nan", "1e400"])
+@pytest.mark.timing
 def test_retry_after_is_capped(
     evil_suite: Path, key_env: str, work: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
@@ -240,6 +245,7 @@ def test_retry_after_is_capped(
 @pytest.mark.parametrize(
     "host", ["127.1", "2130706433", "0x7f.0.0.1", "127.0.0.01", "0177.0.0.1", "127.0.0.1."]
 )
+@pytest.mark.timing
 def test_a_non_canonical_loopback_url_is_a_config_error(
     evil_suite: Path, key_env: str, work: Path, capsys: pytest.CaptureFixture[str], host: str
 ) -> None:
