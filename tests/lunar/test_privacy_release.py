@@ -145,6 +145,7 @@ def anchors(tmp_path_factory: pytest.TempPathFactory) -> list:
     return load_anchor_files(_anchor_folder(tmp_path_factory.mktemp("anchors")))
 
 
+@pytest.mark.slow  # Presidio and spaCy load here (20-60 s), then 3 synth runs with the copier
 @settings(
     max_examples=3,
     deadline=None,
@@ -193,6 +194,8 @@ def test_the_scanner_finds_what_the_old_gate_missed(anchors: list) -> None:
     real = anchors[0].records[0].timestamp
     assert publish.findings(anchors, {"r": [{"fields": {"paid": real}}, {"fields": {"ms": real * 1000}}]}, [])
     assert publish.findings(anchors, {"r": [{"fields": {"phone": 3125550147}}]}, [])
+    invented = publish.findings(anchors, {"r": [{"fields": {"memo": "write to kim.lee77@example.org"}}]}, [])
+    assert [f.what for f in invented] == ["EMAIL_ADDRESS"]  # Presidio over released free text
     assert not publish.findings(
         anchors, {"r": [{"fields": {"memo": "dinner at a noodle bar on 2031-07-09"}}]}, []
     )

@@ -122,9 +122,26 @@ def attack(
     if min(len(original), len(synthetic), len(control)) < MIN_ROWS:
         report.note = f"fewer than {MIN_ROWS} original, released or held-out control records"
         return report
+    import numba
+    import numpy as np
+
+    # Anonymeter's two distance kernels are numba functions compiled on first use: 2 s on an idle
+    # core, two minutes on a shared one, for kernels that here see at most MAX_ATTACKS rows. Run
+    # as Python (numba's documented switch, read when anonymeter decorates them at import).
+    numba.config.DISABLE_JIT = True
+    n = min(MAX_ATTACKS, len(original), len(control))
+    state = np.random.get_state()  # the attacks sample with numpy's global generator: seeded, then restored
+    np.random.seed(seed)
+    try:
+        _attacks(report, original, synthetic, control, n, seed)
+    finally:
+        np.random.set_state(state)
+    return report
+
+
+def _attacks(report: RiskReport, original: Any, synthetic: Any, control: Any, n: int, seed: int) -> None:
     from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
 
-    n = min(MAX_ATTACKS, len(original), len(control))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "attack as good as baseline": the risk says it
         so = SinglingOutEvaluator(ori=original, syn=synthetic, control=control, n_attacks=n, seed=seed)
@@ -145,4 +162,3 @@ def attack(
                 worst = (risk, secret)
         assert worst is not None
         report.inference = _risk(worst[0], n, [worst[1]])
-    return report

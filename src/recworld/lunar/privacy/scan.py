@@ -20,9 +20,10 @@ What counts as an anchor value, read from the anchors as loaded (source ids, raw
 * every real calendar day (the records' local and UTC dates, dates written in values): as a
   date with its year in any common format, or a year-less month and day.
 
-Presidio runs over the released free text too: a finding of a structured identifier
-(e-mail, phone, card, IBAN, SSN, IP) fails the release; a name Presidio finds that folds to
-an anchor value is already a finding above.
+Presidio runs over the released free text too (each text holding an ``@`` or six or more
+digits, which every kind it is asked for needs): a structured identifier it finds (e-mail,
+phone, card, IBAN, SSN, IP) fails the release; a name Presidio finds that folds to an anchor
+value is already a finding above.
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ PERSON_KEYS = frozenset(
         "partner",
     ]
 )
+PII_DIGITS = 6  # the fewest digits a phone, card, IBAN, SSN or IP address is written with
 STRUCTURED_PII = frozenset(
     {"EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS"}
 )
@@ -309,7 +311,10 @@ def presidio_findings(texts: Sequence[tuple[str, str]]) -> list[Finding]:
     """Structured identifiers Presidio finds in released free text ((where, text) pairs)."""
     from recworld.lunar.privacy import freetext
 
-    if not freetext.available():
+    # Each kind needs an "@" or several digits: other texts cannot hold one (and Presidio, whose
+    # import alone takes seconds, is loaded only when some text could).
+    texts = [(w, t) for w, t in texts if "@" in t or sum(c.isdigit() for c in t) >= PII_DIGITS]
+    if not texts or not freetext.available():
         return []
     out = []
     for where, text in texts:
