@@ -64,7 +64,7 @@ def synth_done(out: Path, manifest: SynthManifest, *, as_json: bool) -> None:
         f"{c.records} records; {_pieces(c)}"
     )
     lines = [text]
-    privacy = manifest.release.privacy
+    privacy = manifest.release.privacy if manifest.release is not None else None
     if privacy is not None and privacy.risks is not None:  # the release card's risks, on the terminal too
         lines += [f"  risk {line}" for line in privacy.risks.lines()]
         lines.append(f"  release card: {out / 'release_card.md'}")

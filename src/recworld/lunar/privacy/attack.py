@@ -128,7 +128,7 @@ def attack(
     # Anonymeter's two distance kernels are numba functions compiled on first use: 2 s on an idle
     # core, two minutes on a shared one, for kernels that here see at most MAX_ATTACKS rows. Run
     # as Python (numba's documented switch, read when anonymeter decorates them at import).
-    numba.config.DISABLE_JIT = True
+    numba.config.DISABLE_JIT = True  # type: ignore[attr-defined]
     n = min(MAX_ATTACKS, len(original), len(control))
     state = np.random.get_state()  # the attacks sample with numpy's global generator: seeded, then restored
     np.random.seed(seed)
