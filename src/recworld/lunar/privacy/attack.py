@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 COLUMNS = ("domain", "type", "weekday", "hour")
 MAX_ATTACKS = 300
-MIN_ROWS = 5
+MIN_ROWS = 1
 # Below this many attacks even a perfect release's interval stays above 0.05: the risk is printed, not gated.
 MIN_GATED = 30
 
@@ -120,7 +120,7 @@ def attack(
         threshold=threshold, original=len(original), synthetic=len(synthetic), control=len(control)
     )
     if min(len(original), len(synthetic), len(control)) < MIN_ROWS:
-        report.note = f"fewer than {MIN_ROWS} original, released or held-out control records"
+        report.note = "no original, released or held-out control record"
         return report
     import numba
     import numpy as np
