@@ -20,7 +20,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	# llama-cpp-python builds from source once, portably (see the script), into .wheels/.
 	bash scripts/build-llama.sh $(BIN)/pip
-	$(BIN)/pip install --quiet -e '.[dev,local,embed,memory]'
+	$(BIN)/pip install --quiet -e '.[dev,local,embed,memory,privacy]'
+	$(BIN)/pip install --quiet --no-deps anonymeter==1.1.0  # its metadata pins numpy<1.27 (see pyproject)
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -65,6 +65,7 @@ from recworld.lunar.llm.embed import Embedder, open_embedder
 from recworld.lunar.llm.policy import check_failures
 from recworld.lunar.llm.session import open_llm
 from recworld.lunar.localtime import user_zones
+from recworld.lunar.privacy import run_key
 from recworld.lunar.quality.ratings import rate_folder
 from recworld.lunar.quality.records import QualityRatingsRun
 from recworld.lunar.queries.evidence import keep_supported
@@ -165,7 +166,8 @@ async def synthesize_async(config: SynthConfig) -> SynthManifest:
         _embedder(config.embedder, config.out_dir) as emb,
     ):
         async with open_llm(config.llm, config.out_dir) as llm:
-            result = await pipeline.synthesize(llm, real, config.options, emb, scanner)
+            key = run_key(config.out_dir)  # RUN/private/key (or RECWORLD_LUNAR_KEY): never released
+            result = await pipeline.synthesize(llm, real, config.options, emb, scanner, key)
             manifest = pipeline.write_dataset(config.out_dir, result, llm, config, started)
         _log.info("lunar synth wrote %s: %s", config.out_dir, manifest.counts.model_dump_json())
         check_failures(

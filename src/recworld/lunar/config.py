@@ -119,6 +119,13 @@ class SynthConfig(FrozenRecord, Settings):
     embedder: EmbedderConfig | None = None
     options: SynthOptions = SynthOptions()
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
+    # The release is refused when the upper end of any Anonymeter risk's 95% interval exceeds this.
+    max_risk: Annotated[
+        float, Field(ge=0.0, le=1.0, description="Highest risk (upper 95% bound) a release may have.")
+    ] = 0.05
+    accept_risk: Annotated[
+        bool, Field(description="Publish dataset/ even when a measured risk is above --max-risk.")
+    ] = False
 
 
 class QueriesConfig(FrozenRecord, Settings):

@@ -86,3 +86,10 @@ def week_start(ts: int, tz: tzinfo = UTC) -> int:
 def day_start(week0: int, days: int, tz: tzinfo = UTC) -> int:
     """Local midnight ``days`` calendar days after the local midnight ``week0`` (DST-safe)."""
     return _midnight(local(week0, tz) + timedelta(days=days, hours=12))
+
+
+def at(midnight: int, minutes: int, tz: tzinfo = UTC) -> int:
+    """The instant the local wall clock of ``tz`` reads ``minutes`` past the local midnight ``midnight``."""
+    day = local(midnight, tz)
+    wall = datetime(day.year, day.month, day.day) + timedelta(minutes=minutes)
+    return int(wall.replace(tzinfo=tz).timestamp())

@@ -63,7 +63,15 @@ def synth_done(out: Path, manifest: SynthManifest, *, as_json: bool) -> None:
         f"wrote {out}: {c.users} users ({c.dropped_users} dropped), {c.weeks} weeks, {c.slots} slots, "
         f"{c.records} records; {_pieces(c)}"
     )
-    emit(as_json, {"command": "synth", "out": str(out), "counts": c.model_dump(mode="json")}, [text])
+    lines = [text]
+    privacy = manifest.release.privacy if manifest.release is not None else None
+    if privacy is not None and privacy.risks is not None:  # the release card's risks, on the terminal too
+        lines += [f"  risk {line}" for line in privacy.risks.lines()]
+        lines.append(f"  release card: {out / 'release_card.md'}")
+    data = {"command": "synth", "out": str(out), "counts": c.model_dump(mode="json")}
+    if privacy is not None and privacy.risks is not None:
+        data["risks"] = privacy.risks.model_dump(mode="json")
+    emit(as_json, data, lines)
 
 
 def queries_done(root: Path, run: QueriesRun, *, as_json: bool) -> None:

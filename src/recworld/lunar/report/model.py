@@ -77,6 +77,11 @@ def _facts(root: Path, evals: Sequence[EvalData]) -> list[tuple[str, str]]:
                 f"synthesised by {manifest.config.llm.name}",
             )
         )
+        privacy = manifest.release.privacy if manifest.release is not None else None
+        if privacy is not None and privacy.risks is not None:  # Anonymeter's risks, as on the release card
+            for line in privacy.risks.lines():
+                name, _, text = line.partition(": ")
+                facts.append((f"release risk: {name}", text))
     return facts
 
 

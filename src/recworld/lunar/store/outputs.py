@@ -29,6 +29,7 @@ from pydantic import Field, model_validator
 
 from recworld.lunar.config import LunarEvalConfig, QueriesConfig, SynthConfig
 from recworld.lunar.llm import FailureRecord
+from recworld.lunar.privacy.attack import RiskReport
 from recworld.lunar.store.dataset import EARLIER_STEP
 from recworld.records import Record
 
@@ -49,6 +50,16 @@ class LeakKind(Record):
     released: int = Field(ge=0)  # occurrences left in dataset/ after the gate (always 0 when written)
 
 
+class PrivacyReport(Record):
+    """What the privacy layer did (recworld.lunar.privacy): columns, the independent scan, the risks."""
+
+    columns: dict[str, Any] = Field(default_factory=dict)  # kept / dropped / unknown_dropped, by column name
+    findings: list[str] = Field(default_factory=list)  # the independent scanner's (where, kind; no value)
+    risks: RiskReport | None = None
+    published: bool = True
+    why_not: str | None = None
+
+
 class ReleaseReport(Record):
     """What the release gate did (recworld.lunar.synth.release), and where the data came from."""
 
@@ -63,6 +74,7 @@ class ReleaseReport(Record):
     demographics: dict[str, int] = Field(default_factory=dict)
     # Real records known to the day only (Amazon 2018, date-only exports): they anchor days, no slot.
     day_only_anchors: int = Field(ge=0, default=0)
+    privacy: PrivacyReport | None = None
 
 
 class StageCounts(Record):

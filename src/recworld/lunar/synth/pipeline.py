@@ -12,8 +12,9 @@
     recworld.log        the run's log (masked by the same scanner)
     cache.sqlite        raw model replies (before de-identification): working state, never released
 
-Synthesis runs on pseudonymised anchors (``user-NNN``, prompt-safe demographics), so no
-key, record id, failure or log line names a source user. The release gate
+Synthesis runs on sanitised anchors (:mod:`recworld.lunar.privacy`: ``user-NNN``, typed
+columns, surrogates, secretly shifted times), so no prompt, key, record id, failure or log
+line holds a direct identifier. The release gate
 (:mod:`recworld.lunar.synth.release`) decides what reaches ``dataset/``; the run's leak
 scanner (:mod:`recworld.lunar.leaks`) masks failures and, in ``api.synthesize``, the log.
 """
@@ -24,32 +25,40 @@ import time
 from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
+from typing import Any
 
-from recworld.io import atomic_write_jsonl
+from recworld.io import atomic_write_jsonl, atomic_write_text
 from recworld.lunar import timeutil
 from recworld.lunar.anchors import AnchorUser
-from recworld.lunar.anchors.user import pseudonymised
 from recworld.lunar.config import SynthConfig, SynthOptions
 from recworld.lunar.leaks import Scanner
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
 from recworld.lunar.llm.embed import Embedder
+from recworld.lunar.privacy import SafeUser, publish, run_key, sanitise
+from recworld.lunar.privacy.publish import CARD_FILE
 from recworld.lunar.quality.stats import distribution_counts, on_synthesised_days
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory, WeekPlan
 from recworld.lunar.store.dataset import DATASET_DIR
-from recworld.lunar.store.outputs import LeakKind, RealStats, ReleaseReport, SynthCounts, SynthManifest
+from recworld.lunar.store.outputs import (
+    LeakKind,
+    PrivacyReport,
+    RealStats,
+    ReleaseReport,
+    SynthCounts,
+    SynthManifest,
+)
 from recworld.lunar.synth.profile import expand_profile
 from recworld.lunar.synth.records import instantiate_week, remove_anchors
 from recworld.lunar.synth.release import Release, release
 from recworld.lunar.synth.result import SynthResult, UserResult
 from recworld.lunar.synth.trajectory import plan_week
 from recworld.lunar.synth.validate import review_week
-from recworld.lunar.timeutil import WEEK_S
 
 
 async def _plan_validated_week(
     llm: StructuredLLM,
     profile: Profile,
-    user: AnchorUser,
+    user: SafeUser,
     index: int,
     start_ts: int,
     previous: Sequence[str],
@@ -97,7 +106,7 @@ async def _plan_validated_week(
 
 
 async def synthesize_user(
-    llm: StructuredLLM, user: AnchorUser, config: SynthOptions, embedder: Embedder | None = None
+    llm: StructuredLLM, user: SafeUser, config: SynthOptions, embedder: Embedder | None = None
 ) -> UserResult | None:
     profile = await expand_profile(llm, user, use_anchors=config.use_anchors)
     if profile is None:
@@ -121,7 +130,7 @@ async def synthesize_user(
             use_anchors=config.use_anchors,
             max_records=config.max_records_per_slot,
         )
-    span = user.within(start_ts, start_ts + config.weeks * WEEK_S)
+    span = user.within(start_ts, timeutil.day_start(start_ts, config.weeks * 7, user.zone))
     copies: list[tuple[BehaviourRecord, str]] = []
     kept = remove_anchors(records, user.records, copies)
     trajectory = Trajectory(user_id=profile.user_id, start_ts=start_ts, weeks=weeks)
@@ -140,13 +149,17 @@ async def synthesize(
     config: SynthOptions,
     embedder: Embedder | None = None,
     scanner: Scanner | None = None,
+    key: bytes | None = None,
 ) -> SynthResult:
-    """Synthesise every anchor user, under pseudonyms; failures are masked by the run's scanner."""
+    """Synthesise every anchor user, sanitised (:func:`~recworld.lunar.privacy.sanitise`) under the run key.
+
+    Failures are masked by the run's scanner. ``key`` None: a fresh random key (discarded).
+    """
     scanner = scanner or scanner_of(anchors)
     llm.redact_failures(scanner.mask)
-    users, _ = pseudonymised(anchors)
+    users, columns, _ = sanitise(anchors, run_key(None) if key is None else key)
     results = await gather_or_cancel([synthesize_user(llm, u, config, embedder) for u in users])
-    out = SynthResult(anchors=users, sources=list(anchors), scanner=scanner)
+    out = SynthResult(anchors=users, sources=list(anchors), scanner=scanner, shifted=True, columns=columns)
     for user, result in zip(users, results, strict=True):
         if result is None:
             out.dropped_users.append(user.user_id)
@@ -201,22 +214,47 @@ def release_report(result: SynthResult, done: Release) -> ReleaseReport:
     )
 
 
+def privacy_report(
+    out: Path, result: SynthResult, done: Release, failures: list[Any], config: SynthConfig
+) -> PrivacyReport:
+    """The independent scan of everything to be released, and Anonymeter's risks.
+
+    See :mod:`recworld.lunar.privacy.publish`.
+    """
+    docs = {
+        "profiles.jsonl": done.profiles,
+        "trajectories.jsonl": done.trajectories,
+        "records.jsonl": done.records,
+        "failures.jsonl": failures,
+    }
+    found = publish.findings(result.sources, docs, [out / "recworld.log"])
+    used = [r for u in result.users for r in u.anchors_used]
+    seen = {r.record_id for r in used}
+    control = [r for a in result.anchors for r in a.records if r.record_id not in seen]
+    zones = {a.user_id: a.zone for a in result.anchors}
+    risks = publish.risks(used, control, done.records, zones, config.max_risk)
+    why = publish.verdict(found, risks, config.accept_risk)
+    return PrivacyReport(
+        columns=result.columns.summary(),
+        findings=[str(f) for f in found],
+        risks=risks,
+        published=why is None,
+        why_not=why,
+    )
+
+
 def write_dataset(
     out: Path, result: SynthResult, llm: StructuredLLM, config: SynthConfig, started: float
 ) -> SynthManifest:
     """Write ``out/dataset/`` (the release) and the working state beside it (failures, stats, manifest).
 
-    The release gate runs over everything before the first file of ``dataset/`` is written.
+    The release gate runs over everything, then the independent scanner and the attacks
+    (:func:`privacy_report`); ``dataset/`` is written only when they pass, else
+    :class:`~recworld.lunar.privacy.publish.ReleaseRefusedError` is raised after the manifest is written.
     """
     done = release(result)
+    failures = failures_json(llm.failures)
     real = [r for u in result.users for r in u.anchors_used] or [r for a in result.anchors for r in a.records]
-    folder = out / DATASET_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_jsonl(folder / "profiles.jsonl", done.profiles)
-    atomic_write_jsonl(folder / "trajectories.jsonl", done.trajectories)
-    atomic_write_jsonl(folder / "records.jsonl", done.records)
-    atomic_write_jsonl(out / "failures.jsonl", failures_json(llm.failures))
-    real_stats(result).write(out / "real_stats.json")
     trajectories = done.trajectories
     counts = SynthCounts(
         users=len(done.profiles),
@@ -230,7 +268,23 @@ def write_dataset(
         llm_calls=llm.calls,
     )
     timings = {"synth_s": round(time.perf_counter() - started, 3)}
-    report = release_report(result, done)
+    privacy = privacy_report(out, result, done, failures, config)
+    report = release_report(result, done).model_copy(update={"privacy": privacy})
     manifest = SynthManifest(config=config, counts=counts, timings=timings, release=report)
+    if found := publish.scan_text(result.sources, manifest.model_dump_json(), "manifest.json"):
+        why = f"the independent scanner found anchor values in the manifest: {found[0]}"
+        privacy = privacy.model_copy(update={"published": False, "why_not": why})
+        manifest = manifest.model_copy(update={"release": report.model_copy(update={"privacy": privacy})})
+    if privacy.published:
+        folder = out / DATASET_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_jsonl(folder / "profiles.jsonl", done.profiles)
+        atomic_write_jsonl(folder / "trajectories.jsonl", done.trajectories)
+        atomic_write_jsonl(folder / "records.jsonl", done.records)
+    atomic_write_jsonl(out / "failures.jsonl", failures)
+    real_stats(result).write(out / "real_stats.json")
     manifest.write(out / "manifest.json")
+    atomic_write_text(out / CARD_FILE, publish.card(privacy))
+    if not privacy.published:
+        raise publish.ReleaseRefusedError(f"dataset/ not written: {privacy.why_not}")
     return manifest

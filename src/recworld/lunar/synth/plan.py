@@ -1,16 +1,16 @@
 """``lunar synth --dry-run``: profiles rendered exactly, the later stages as upper bounds.
 
-The rendered prompts are printed, so they go through the run's leak scanner first: what
-a prompt would carry of the real records (a descriptor, a region) shows as ``<KIND>``.
+The rendered prompts are built from the sanitised users exactly as a run builds them
+(surrogates drawn under a throwaway key), then pass the run's leak scanner as well.
 """
 
 from __future__ import annotations
 
 from recworld.lunar.anchors import load_anchors, with_default_zone
-from recworld.lunar.anchors.user import pseudonymised
 from recworld.lunar.config import SynthConfig
 from recworld.lunar.leaks import Scanner
 from recworld.lunar.llm.plan import PlannedStage, check_spec, planned
+from recworld.lunar.privacy import run_key, sanitise
 from recworld.lunar.synth.profile import PROFILE_TOKENS, profile_prompt
 
 
@@ -27,7 +27,7 @@ def plan_synth(config: SynthConfig) -> dict[str, PlannedStage]:
     )
     real = with_default_zone(real, config.timezone or "UTC")
     scanner = Scanner.of((a.user_id, a.demographic, a.records) for a in real)
-    users, _ = pseudonymised(real)
+    users, _, _ = sanitise(real, run_key(None))  # what the model would see, under a throwaway key
     n, plans = len(users), len(users) * o.weeks * (o.max_regenerations + 1)
     name, cap = config.llm.name, config.llm.max_tokens
     prompts = [scanner.mask(profile_prompt(u, o.use_anchors)) for u in users]

@@ -21,8 +21,8 @@ from typing import Literal
 from pydantic import Field
 
 from recworld.lunar import timeutil
-from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.privacy.safe import SafeUser
 from recworld.lunar.schemas import CATEGORIES, Affinity, BehaviourRecord, Category, Lifestyle, Profile
 from recworld.records import Draft
 
@@ -72,7 +72,7 @@ def _numbers(records: Sequence[BehaviourRecord], keys: tuple[str, ...]) -> list[
     ]
 
 
-def records_summary(user: AnchorUser) -> str:
+def records_summary(user: SafeUser) -> str:
     """The user's own real records in aggregate: no item, merchant, place, date or id.
 
     Part of the profile prompt, so users without a demographic record still get a profile of
@@ -113,7 +113,7 @@ def _part(hour: int) -> str:
     return "night" if hour < 6 else "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
 
 
-def profile_prompt(user: AnchorUser, use_anchors: bool) -> str:
+def profile_prompt(user: SafeUser, use_anchors: bool) -> str:
     categories = ", ".join(c.value for c in CATEGORIES)
     lines = [
         "Expand this real person's demographic record into a consumer profile.",
@@ -145,7 +145,7 @@ def _dedupe(draft: ProfileDraft) -> list[Affinity]:
     return list(seen.values())
 
 
-def _anchor_affinity(user: AnchorUser, category: Category) -> Affinity:
+def _anchor_affinity(user: SafeUser, category: Category) -> Affinity:
     """An affinity the real logs prove but the model left out (the profile must cover real behaviour).
 
     Its preferences are the records' categories or genres, never their titles: a real title
@@ -156,7 +156,7 @@ def _anchor_affinity(user: AnchorUser, category: Category) -> Affinity:
     return Affinity(category=category, score=0.5, preferences=list(dict.fromkeys(prefs)))
 
 
-async def expand_profile(llm: StructuredLLM, user: AnchorUser, *, use_anchors: bool = True) -> Profile | None:
+async def expand_profile(llm: StructuredLLM, user: SafeUser, *, use_anchors: bool = True) -> Profile | None:
     draft = await llm.structured(
         profile_prompt(user, use_anchors),
         ProfileDraft,

@@ -3,7 +3,7 @@
 Real records inside a slot's window are shown verbatim as hard anchors so the
 new records follow their timing, category and kind of place; they are never kept, and
 the prompt asks for new names, titles, merchants, places and references. Records known
-only to the day (``AnchorUser.day_only``) are never hard anchors: they have no slot.
+only to the day (``SafeUser.day_only``) are never hard anchors: they have no slot.
 :func:`~recworld.lunar.synth.copies.remove_anchors` drops anchor records and any
 synthetic record that copies an anchor's content (records that only share its time stay).
 """
@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
+from datetime import tzinfo
 
 from pydantic import Field
 
-from recworld.lunar.anchors import AnchorUser
+from recworld.lunar import timeutil
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.privacy.safe import SafeUser
 from recworld.lunar.schemas import (
     BehaviourRecord,
     BehaviourType,
@@ -31,7 +33,6 @@ from recworld.lunar.schemas import (
 )
 from recworld.lunar.synth.copies import remove_anchors
 from recworld.lunar.synth.trajectory import HHMM
-from recworld.lunar.timeutil import DAY_S, WEEK_S
 from recworld.records import Draft
 
 __all__ = ["instantiate_week", "remove_anchors"]
@@ -53,11 +54,10 @@ class RecordsDraft(Draft):
     records: list[RecordDraft] = Field(min_length=1, max_length=6)
 
 
-def _anchor_json(record: BehaviourRecord, day_start: int) -> str:
-    minutes = (record.timestamp - day_start) // 60
+def _anchor_json(record: BehaviourRecord, tz: tzinfo) -> str:
     return json.dumps(
         {
-            "time": f"{minutes // 60:02d}:{minutes % 60:02d}",
+            "time": timeutil.hhmm(record.timestamp, tz),
             "domain": record.domain.value,
             "type": record.type.value,
             "fields": record.fields,
@@ -120,7 +120,7 @@ def _value(text: str) -> FieldValue:
 async def instantiate_week(
     llm: StructuredLLM,
     profile: Profile,
-    user: AnchorUser,
+    user: SafeUser,
     week: WeekPlan,
     *,
     start_ts: int,
@@ -130,13 +130,14 @@ async def instantiate_week(
     """Records for every slot of a week (slots that fail after retries contribute none)."""
     jobs = []
     where = []
+    zone = user.zone
     for d, day in enumerate(week.days):
-        day_start = start_ts + week.index * WEEK_S + d * DAY_S
+        day_start = timeutil.day_start(start_ts, week.index * 7 + d, zone)  # DST-safe local midnight
         for n, slot in enumerate(day.slots):
-            lo = day_start + hhmm_minutes(slot.start) * 60
-            hi = day_start + hhmm_minutes(slot.end) * 60
+            lo = timeutil.at(day_start, hhmm_minutes(slot.start), zone)
+            hi = timeutil.at(day_start, hhmm_minutes(slot.end), zone)
             real = user.timed_within(lo, hi + 60) if use_anchors else []
-            anchors = [_anchor_json(r, day_start) for r in real]
+            anchors = [_anchor_json(r, zone) for r in real]
             key = f"{profile.user_id}/w{week.index}/d{d}/s{n}"
             jobs.append(
                 llm.structured(
@@ -160,7 +161,7 @@ async def instantiate_week(
                 BehaviourRecord(
                     record_id=f"{key}/r{n}",
                     user_id=profile.user_id,
-                    timestamp=day_start + hhmm_minutes(r.time) * 60,
+                    timestamp=timeutil.at(day_start, hhmm_minutes(r.time), zone),
                     domain=r.domain,
                     type=r.type,
                     fields=fields,

@@ -6,7 +6,7 @@ aggregate statistics of the user's real events in that week (counts per
 domain and type, amounts, time-of-day spread); each day prompt sees that day's
 real events in time order.
 
-Records known only to the day (Amazon 2018, date-only exports: ``AnchorUser.day_only``)
+Records known only to the day (Amazon 2018, date-only exports: ``SafeUser.day_only``)
 count in the week and anchor their day, but the time-of-day spread skips them and says
 so, and a day's list shows them as ``(time unknown)`` rather than an invented hour.
 """
@@ -21,8 +21,8 @@ from datetime import UTC, tzinfo
 from pydantic import Field
 
 from recworld.lunar import timeutil
-from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.privacy.safe import SafeUser
 from recworld.lunar.schemas import (
     BehaviourRecord,
     BehaviourType,
@@ -34,7 +34,6 @@ from recworld.lunar.schemas import (
     WeekPlan,
     hhmm_minutes,
 )
-from recworld.lunar.timeutil import DAY_S, WEEK_S
 from recworld.records import Draft
 
 HHMM = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
@@ -212,7 +211,7 @@ def _slots_check(max_slots: int) -> Callable[[SlotsDraft], str | None]:
 async def plan_week(
     llm: StructuredLLM,
     profile: Profile,
-    user: AnchorUser,
+    user: SafeUser,
     *,
     index: int,
     start_ts: int,
@@ -224,9 +223,11 @@ async def plan_week(
     active_days: int = 7,
 ) -> WeekPlan | None:
     """Plan one week top-down; None when the week or day level fails (slot failures leave a day bare)."""
-    week_start = start_ts + index * WEEK_S
+    # Local midnights, DST-safe: a week across a switch is 167 or 169 hours, a day 23 or 25.
+    bounds = [timeutil.day_start(start_ts, index * 7 + d, user.zone) for d in range(8)]
+    week_start = bounds[0]
     key = f"{profile.user_id}/w{index}/r{variant}"
-    real_week = user.within(week_start, week_start + WEEK_S) if use_anchors else None
+    real_week = user.within(week_start, bounds[7]) if use_anchors else None
     stats = week_statistics(real_week, user.zone, user.day_only) if real_week is not None else None
     week = await llm.structured(
         _week_prompt(profile, stats, previous_themes, index, variant, feedback),
@@ -237,12 +238,8 @@ async def plan_week(
     )
     if week is None:
         return None
-    dates = [iso_date(week_start + d * DAY_S, user.zone) for d in range(7)]
-    real_days = (
-        [user.within(week_start + d * DAY_S, week_start + (d + 1) * DAY_S) for d in range(7)]
-        if use_anchors
-        else None
-    )
+    dates = [iso_date(bounds[d], user.zone) for d in range(7)]
+    real_days = [user.within(bounds[d], bounds[d + 1]) for d in range(7)] if use_anchors else None
     anchors_text = (
         [day_events(r, tz=user.zone, day_only=user.day_only) for r in real_days]
         if real_days is not None
