@@ -17,7 +17,8 @@ from recworld.models.options import HFOptions, NoOptions, VLLMOptions, parse_opt
         (
             "hf:some/model",
             {"batch_szie": 4},
-            r"hf backend has no option 'batch_szie' \(its options: .*batch_size",
+            r"hf backend has no option 'batch_szie' \(did you mean 'batch_size'.*\) "
+            r"\(its options: .*batch_size",
         ),
         ("vllm:some/model", {"engine_arg": {}}, r"vllm backend has no option 'engine_arg'"),
         ("llamacpp:x.gguf", {"n_gpu_layers": 1}, r"llamacpp backend has no option 'n_gpu_layers'"),
@@ -26,7 +27,8 @@ from recworld.models.options import HFOptions, NoOptions, VLLMOptions, parse_opt
         (
             "scripted",
             {"delay": 1},
-            r"scripted backend has no option 'delay' \(its options: calls_log, delay_s\)",
+            r"scripted backend has no option 'delay' \(did you mean 'delay_s'\?\) "
+            r"\(its options: calls_log, delay_s\)",
         ),
         ("popularity", {"neighbours": 5}, r"popularity backend has no option 'neighbours'"),
         ("itemknn", {"neighbours": 0}, r"itemknn backend's option 'neighbours'.*greater than or equal to 1"),

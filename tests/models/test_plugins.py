@@ -33,7 +33,7 @@ from recworld.models.options import BackendOptions
 
 class EchoOptions(BackendOptions):
     prefix: str = "echo"
-    repeat: int = Field(default=1, ge=1)
+    repeat: int = Field(default=1, ge=1, le=100)
 
 
 BACKEND = Backend("acme_echo.backend", EchoOptions, sends_requests=False)
@@ -146,7 +146,9 @@ def test_a_plugin_backend_answers_through_the_runner_with_its_typed_options(
 
 def test_a_plugins_bad_option_fails_before_its_backend_module_is_imported(acme: Path) -> None:
     with pytest.raises(
-        ConfigError, match=r"the acme backend has no option 'prefx' \(its options: prefix, repeat\)"
+        ConfigError,
+        match=r"the acme backend has no option 'prefx' \(did you mean 'prefix'\?\) "
+        r"\(its options: prefix, repeat\)",
     ):
         load_model("acme:x", ModelConfig(options={"prefx": "?"}))
     assert "acme_echo.backend" not in sys.modules and "acme_echo" in sys.modules
