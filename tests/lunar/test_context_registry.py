@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -31,11 +32,12 @@ from recworld.lunar.contexts import (
     missing_parts,
     register_context,
     registered,
+    unregister_context,
 )
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData, records_block
 from recworld.lunar.store.outputs import AnswerRecord, EvalRun
-from recworld.records import FrozenRecord
+from recworld.records import FrozenRecord, Settings
 
 pytestmark = pytest.mark.slow  # synthesises a folder and runs eval and report on it
 
@@ -44,9 +46,9 @@ def summary_prompt(user: UserData) -> str:
     return f"Summarise this user in one line.\n{records_block(user.records[-5:])}"
 
 
-class RecentOptions(FrozenRecord):
+class RecentOptions(FrozenRecord, Settings):  # a plugin's options are bounded like ours
     n: Annotated[
-        int, Field(ge=1, description="Newest records shown by the recent context."), Flag("--recent-n")
+        int, Field(ge=1, le=50, description="Newest records shown by the recent context."), Flag("--recent-n")
     ] = 3
 
 
@@ -94,7 +96,13 @@ class RecentContext(ContextSetting[RecentOptions]):
         RecentContext.closed.append(self.name)
 
 
-register_context(RecentContext)
+@pytest.fixture(autouse=True, scope="module")
+def _recent_registered() -> Iterator[None]:
+    """Registered for this module only: other tests in the worker see the five built-in settings."""
+    register_context(RecentContext)
+    yield
+    unregister_context(RecentContext)
+
 
 PAIR = {"response_1": {"pc": 4, "pd": 3}, "response_2": {"pc": 2, "pd": 2}, "rationale": "first"}
 SCRIPT = {

@@ -306,7 +306,8 @@ def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
     tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
 ) -> None:
     anchors = _amazon_canaries(tmp_path / "amazon")
-    model = copycat(follow_real_days(lunar_responder()), AMAZON_CANARIES, fail_keys=("Date 2018-03-05",))
+    # Movie records fail on every attempt with chat text holding all the prompt showed (masked failures).
+    model = copycat(follow_real_days(lunar_responder()), AMAZON_CANARIES, fail_keys=("domains: movies",))
     server = openai_server(model)
     out = tmp_path / "run"
     args = [
@@ -325,7 +326,13 @@ def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
     args += ["--fail-on-error", "0.5", "--timezone", "America/Chicago"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert any("Glimmerquartz Espresso" in json.dumps(b) for b in server.chat)
+    prompts = json.dumps(server.chat)
+    # Titles, brands and reviewer ids never reach a prompt (surrogates stand in); the kept category
+    # column does, so the copying model has an anchor canary to copy and the gate has work to do.
+    identifiers = ["Glimmerquartz", "Vexicanary", "Snorblewick", "Trundlecanary", "Flibbertigoo", "AREVIEWER"]
+    for identifier in identifiers:
+        assert identifier.lower() not in prompts.lower(), identifier
+    assert "zonkercanary" in prompts.lower()
     texts = {
         p.name: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and "cache" not in p.name
     }
@@ -339,4 +346,5 @@ def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
         "none": 2,
         "drawn": 0,
     }
-    assert release["leak_scan"]["title"]["redacted"] > 0
+    # The copied category canary is what the gate caught; no title was there to catch.
+    assert release["leak_scan"]["field"]["redacted"] > 0 and release["leak_scan"]["title"]["redacted"] == 0

@@ -22,7 +22,10 @@ JsonOption = Annotated[
 ]
 ProgressOption = Annotated[
     bool,
-    typer.Option("--progress/--no-progress", help="Show progress on stderr (only on a terminal)."),
+    typer.Option(
+        "--progress/--no-progress",
+        help="Show progress on stderr: a live display on a terminal, a plain line now and then elsewhere.",
+    ),
 ]
 
 

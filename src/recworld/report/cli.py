@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from recworld.console.output import ProgressOption
 from recworld.records import MAX_INT
 
 
@@ -60,6 +61,7 @@ def report(
             "--force", help="Write into an --out recworld did not write (files it does not write are kept)."
         ),
     ] = False,
+    progress: ProgressOption = True,
 ) -> None:
     """Write report.md, report.html, metrics.csv and table.csv for one or more runs."""
     from recworld.report.runs import default_out_dir
@@ -72,7 +74,9 @@ def report(
     )
     target = out if out is not None else default_out_dir(paths)
     latex = ReportFormat.latex in (formats or [])
-    written = write_report(paths, target, seed=seed, options=options, force=force, progress=True, latex=latex)
+    written = write_report(
+        paths, target, seed=seed, options=options, force=force, progress=progress, latex=latex
+    )
     for path in written.values():
         typer.echo(str(path))
 

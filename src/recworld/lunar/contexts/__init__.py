@@ -26,6 +26,7 @@ from recworld.lunar.contexts.base import (
     missing_parts,
     register_context,
     registered,
+    unregister_context,
 )
 from recworld.lunar.contexts.curated import CuratedContext
 from recworld.lunar.contexts.full import FullContext
@@ -55,4 +56,5 @@ __all__ = [
     "missing_parts",
     "register_context",
     "registered",
+    "unregister_context",
 ]

@@ -219,6 +219,12 @@ def register_context(cls: type[ContextSetting[Any]]) -> type[ContextSetting[Any]
     return cls
 
 
+def unregister_context(cls: type[ContextSetting[Any]]) -> None:
+    """Undo :func:`register_context` of ``cls`` (a plugin unloaded, a test's own setting)."""
+    if _REGISTRY.get(cls.name) is cls:
+        del _REGISTRY[cls.name]
+
+
 def registered() -> list[type[ContextSetting[Any]]]:
     """Every registered setting, in report order."""
     return sorted(_REGISTRY.values(), key=lambda c: (c.order, c.name))
