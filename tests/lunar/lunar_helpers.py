@@ -569,9 +569,9 @@ def copycat(
     """A model that copies every planted string (and every ISO date) it is shown into every text field.
 
     Hard anchors are copied verbatim into records (``base`` does that); every other free string of
-    every reply is filled with the copied strings that fit its length. A records prompt naming one of
-    ``fail_keys`` gets chat text with everything it saw, on every attempt: a failure whose rejected
-    reply is all anchor content.
+    every reply is filled with the copied strings that fit its length. A records prompt matching one of
+    the ``fail_keys`` regular expressions gets chat text with everything it saw, on every attempt: a
+    failure whose rejected reply is all anchor content.
     """
 
     def respond(request: Request) -> str:
@@ -582,7 +582,7 @@ def copycat(
         if request.json_schema is None:
             return reply + (" " + "; ".join(seen) if seen else "")
         title = request.json_schema.get("title")
-        if title == "RecordsDraft" and any(k in prompt for k in fail_keys):
+        if title == "RecordsDraft" and any(re.search(k, prompt) for k in fail_keys):
             return "Sure! Here you go: " + "; ".join(seen)
         if title in ("ScoreDraft", "PairDraft", "PrivacyDraft", "DecisionDraft", "EffectsDraft"):
             return reply

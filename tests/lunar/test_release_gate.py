@@ -100,8 +100,9 @@ def copying_run(
     tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
 ) -> tuple[Path, str]:
     anchors = _anchor_folder(tmp_path / "src")
-    # Every first slot of a day fails with chat text holding all it saw: failures.jsonl, terminal, log.
-    model = copycat(lunar_responder(), _planted(), fail_keys=("Date 2019-03-05", "Date 2019-03-04"))
+    # The slots of every other (shifted) day fail with chat text holding all it saw: failures.jsonl,
+    # terminal, log.
+    model = copycat(lunar_responder(), _planted(), fail_keys=(r"Date \d{4}-\d\d-\d[02468]\b",))
     server = openai_server(model)
     out = tmp_path / "run"
     args = [
@@ -122,7 +123,9 @@ def copying_run(
     args += ["--fail-on-error", "0.5", "--attempts", "2"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert any("Zephyr Canary Film" in json.dumps(b) for b in server.chat)  # the model was shown them
+    # By construction the model is never shown an identifier, a free-text value or a real date in
+    # any of these forms: what it can copy are surrogates (the release checks below still apply).
+    assert server.chat and _leaks(json.dumps(server.chat, ensure_ascii=False)) == []
     return out, result.output
 
 
@@ -158,12 +161,11 @@ def test_a_copying_model_leaves_no_anchor_string_on_the_terminal_or_in_the_logs(
     assert failures.strip() and "rejected reply" in log and "rejected reply" in printed  # the summary ran
     for name, text in (("terminal", printed), ("failures.jsonl", failures), ("recworld.log", log)):
         assert _leaks(text) == [], name
-    assert "<TITLE>" in failures and "user-00" in failures  # masked, with pseudonymous keys
-    # Only the cache keeps raw working state.
-    assert b"Zephyr Canary Film" in (out / "cache.sqlite").read_bytes()
+    assert "user-00" in failures  # pseudonymous keys
+    # No file holds one, the cache and the private key folder included: no prompt ever held one.
     for path in out.rglob("*"):
-        if path.is_file() and path.name not in ("cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm"):
-            assert _leaks(path.read_text(errors="replace")) == [], path
+        if path.is_file():
+            assert _leaks(path.read_bytes().decode("utf-8", errors="replace")) == [], path
 
 
 @pytest.mark.slow
@@ -172,20 +174,11 @@ def test_the_manifest_counts_every_kind_and_releases_none(copying_run: tuple[Pat
     manifest = json.loads((out / "manifest.json").read_text())
     scan = manifest["release"]["leak_scan"]
     assert all(v["released"] == 0 for v in scan.values())
-    caught = {k: v["redacted"] + v["dropped"] for k, v in scan.items()}
-    for kind in (
-        "title",
-        "merchant",
-        "place",
-        "reference",
-        "name",
-        "nickname",
-        "employer",
-        "birthdate",
-        "date",
-    ):
+    # The gate knows every kind's anchor strings (it would catch a copy); the independent scan found none.
+    for kind in ("title", "merchant", "place", "reference", "name", "nickname", "employer", "birthdate"):
         assert scan[kind]["strings"] > 0, kind
-        assert caught[kind] > 0, kind
+    privacy = manifest["release"]["privacy"]
+    assert privacy["findings"] == [] and privacy["published"] is True
     assert manifest["release"]["demographics"] == {"record": 2, "none": 0, "drawn": 0}
 
 

@@ -16,6 +16,22 @@ class ReportFormat(StrEnum):
     latex = "latex"
 
 
+FormatsOption = Annotated[
+    list[ReportFormat] | None,
+    typer.Option(
+        "--format",
+        help="Also write this format: latex (report.tex, booktabs score tables with intervals). "
+        "Repeatable; report.md, report.html and the CSVs are always written.",
+    ),
+]
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Write into an --out recworld did not write (files it does not write are kept)."
+    ),
+]
+
+
 def report(
     paths: Annotated[
         list[Path],
@@ -47,20 +63,8 @@ def report(
             "--tsne-clusters", min=1, max=1000, help="k-means clusters in the NeuMF t-SNE (paper Fig. 8: 5)."
         ),
     ] = 5,
-    formats: Annotated[
-        list[ReportFormat] | None,
-        typer.Option(
-            "--format",
-            help="Also write this format: latex (report.tex, booktabs score tables with intervals). "
-            "Repeatable; report.md, report.html and the CSVs are always written.",
-        ),
-    ] = None,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", help="Write into an --out recworld did not write (files it does not write are kept)."
-        ),
-    ] = False,
+    formats: FormatsOption = None,
+    force: ForceOption = False,
     progress: ProgressOption = True,
 ) -> None:
     """Write report.md, report.html, metrics.csv and table.csv for one or more runs."""

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -133,10 +134,39 @@ def attack(
     state = np.random.get_state()  # the attacks sample with numpy's global generator: seeded, then restored
     np.random.seed(seed)
     try:
-        _attacks(report, original, synthetic, control, n, seed)
+        with _polars_in_order():
+            _attacks(report, original, synthetic, control, n, seed)
     finally:
         np.random.set_state(state)
     return report
+
+
+@contextmanager
+def _polars_in_order() -> Iterator[None]:
+    """Polars' ``group_by`` and ``Series.unique`` keep first-seen order while the attacks run.
+
+    Anonymeter 1.1.0's singling-out attack lists rare values with ``df.group_by(col)`` and
+    candidate values with ``Series.unique()``, then shuffles them with its seeded generator.
+    Polars returns both in a random hash order on every call (even single-threaded), so the
+    same seed gave different queries and risks run to run. With order kept, the queries are a
+    function of the data and the seed, and a release card is byte-identical on a rerun.
+    """
+    import polars as pl
+
+    group_by, unique = pl.DataFrame.group_by, pl.Series.unique
+
+    def ordered_group_by(self: pl.DataFrame, *by: Any, maintain_order: bool = True, **named: Any) -> Any:
+        return group_by(self, *by, maintain_order=True, **named)
+
+    def ordered_unique(self: pl.Series, *, maintain_order: bool = True) -> pl.Series:
+        return unique(self, maintain_order=True)
+
+    pl.DataFrame.group_by = ordered_group_by  # type: ignore[method-assign]
+    pl.Series.unique = ordered_unique  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        pl.DataFrame.group_by, pl.Series.unique = group_by, unique  # type: ignore[method-assign]
 
 
 def _attacks(report: RiskReport, original: Any, synthetic: Any, control: Any, n: int, seed: int) -> None:
