@@ -16,6 +16,14 @@ class ReportFormat(StrEnum):
     latex = "latex"
 
 
+Force = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Write into an --out recworld did not write (files it does not write are kept)."
+    ),
+]
+
+
 def report(
     paths: Annotated[
         list[Path],
@@ -55,12 +63,7 @@ def report(
             "Repeatable; report.md, report.html and the CSVs are always written.",
         ),
     ] = None,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", help="Write into an --out recworld did not write (files it does not write are kept)."
-        ),
-    ] = False,
+    force: Force = False,
     progress: ProgressOption = True,
 ) -> None:
     """Write report.md, report.html, metrics.csv and table.csv for one or more runs."""
