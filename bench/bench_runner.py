@@ -52,7 +52,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_VENV = Path("/tmp/recworld-bench-lmeval")
+# The tests' harness venv (tests/export/harness.py builds it, lm-eval pinned) when it is there.
+HARNESS_VENV = HERE.parent / "tests" / ".data" / "harness-venv"
+SCRATCH_VENV = Path("/tmp/recworld-bench-lmeval")
+DEFAULT_VENV = HARNESS_VENV if (HARNESS_VENV / "bin" / "python").exists() else SCRATCH_VENV
 _BODY = json.dumps(
     {
         "id": "chatcmpl-noop",
@@ -410,6 +413,7 @@ def main() -> None:
     if args.serve:
         asyncio.run(_serve(args.delay_ms))
         return
+    print(f"load average before: {_load()}", flush=True)
     texts = prompts(args.n)
     noop = measure(0.0, texts, args, full=True, c=args.concurrency)
     levels = [int(c) for c in args.think_concurrency.split(",")] if args.think_ms > 0 else []
@@ -417,6 +421,14 @@ def main() -> None:
     report_noop(noop, args)
     for c, rows in thinking.items():
         report_think(rows, args, c)
+    print(f"\nload average after: {_load()} (2-core machine shared; ratios come from this one run)")
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ app = typer.Typer(
     name="recworld",
     help="Measure how well large language models understand users (LRWorld and LUNAR).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )

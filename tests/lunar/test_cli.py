@@ -75,7 +75,7 @@ def test_synth_queries_eval_report(ml100k_saved: Path, tmp_path: Path, openai_se
     assert all(float(row["avg"]) == pytest.approx(2.75) for row in rows)
     assert all((row["judged"], row["answer_errors"], row["judge_errors"]) == ("4", "0", "0") for row in rows)
     assert "| type | 1.000 |" in (out / "report.md").read_text()  # the JSD table, with-anchors column
-    assert r.output.split() == [
+    assert r.stdout.split() == [
         str(out / f) for f in ("report.html", "report.md", "report.csv", "privacy.csv", "quality.json")
     ]
     # Rerunning eval is served from the cache: no new model calls.

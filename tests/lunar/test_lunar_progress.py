@@ -35,9 +35,10 @@ def test_lines_every_tenth_of_the_plan_and_the_last_one(capsys: pytest.CaptureFi
     lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("recworld: progress:")]
     assert len(lines) == 10  # one per 2 pieces (a tenth of 20); none extra at the end
     assert lines[0].startswith(
-        "recworld: progress: lunar eval (answer; at most 20 planned): 2/20 pieces answered"
+        "recworld: progress: lunar eval (stage 1 of 1: answer; at most 20 planned): 2/20 pieces answered"
     )
-    assert lines[-1].startswith("recworld: progress: lunar eval (answer; at most 20 planned): 20/20")
+    last = "recworld: progress: lunar eval (stage 1 of 1: answer; at most 20 planned): 20/20"
+    assert lines[-1].startswith(last)
     assert "1 errors" in lines[-1]
 
 

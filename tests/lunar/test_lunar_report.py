@@ -274,7 +274,7 @@ def test_cli_prints_the_files_and_json(tmp_path: Path) -> None:
     cli = CliRunner()
     r = cli.invoke(app, ["lunar", "report", str(root)])
     assert r.exit_code == 0, r.output
-    assert r.output.splitlines()[0] == str(root / "report.html") and "# LUNAR report" not in r.output
+    assert r.stdout.splitlines()[0] == str(root / "report.html") and "# LUNAR report" not in r.stdout
     r = cli.invoke(app, ["lunar", "report", str(root), "--json"])
     data = json.loads(r.stdout)
     assert [p["model"] for p in data["privacy_points"]] == ["openai:a", "openai:b", "openai:c"]

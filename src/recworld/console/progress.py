@@ -19,6 +19,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -257,6 +258,7 @@ class ProgressLines:
         self._started = self._last = time.monotonic()
         self._last_done = 0
         self.lines_written = 0
+        self.refresh: Callable[[], None] | None = None  # called before each line is written
 
     def __enter__(self) -> ProgressLines:
         self._started = self._last = time.monotonic()
@@ -286,6 +288,8 @@ class ProgressLines:
         """``progress: LABEL: 40/600 answered (6.7%), 2 errors, 1m12s elapsed, about 17m left``."""
         elapsed = time.monotonic() - self._started
         shown = self._offset + self.done
+        if not self.total and not shown:  # nothing counted yet: say so, never "0/0"
+            return f"progress: {self.label}: nothing to count yet, {clock(elapsed)} elapsed"
         share = f" ({shown / self.total:.1%})" if self.total else ""
         parts = [
             f"{shown}/{self.total} {self.noun}{share}",
@@ -304,6 +308,8 @@ class ProgressLines:
                 self._emit()
 
     def _emit(self) -> None:
+        if self.refresh is not None:
+            self.refresh()  # the owner's last word on the label and the total
         with self._lock:
             text = self.line()
             self._last, self._last_done = time.monotonic(), self.done

@@ -59,6 +59,8 @@ def eval_command_for(config: type[EvalConfig] = EvalConfig) -> Callable[..., Non
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the ``recworld`` app."""
     from recworld.evaluation.models_cli import models_command
+    from recworld.evaluation.starter import init_command
 
     app.command("eval")(eval_command_for(EvalConfig))
     app.command("models")(models_command)
+    app.command("init")(init_command)

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from recworld.console.output import ProgressOption
+
 
 def export_command(
     suite_dir: Annotated[Path, typer.Argument(help="Suite directory (holds manifest.json, questions/).")],
@@ -15,12 +17,13 @@ def export_command(
     measures: Annotated[
         str | None, typer.Option("--measures", help="Comma-separated measure ids (default all).")
     ] = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Export a suite so lm-eval, inspect_ai or `datasets` can run it; rerunning replaces the export."""
     from recworld.export.run import export_suite
 
     chosen = tuple(m.strip() for m in measures.split(",") if m.strip()) if measures else None
-    result = export_suite(suite_dir, to, out, measures=chosen)
+    result = export_suite(suite_dir, to, out, measures=chosen, progress=progress)
     counts = result["counts"]
     typer.echo(f"exported {sum(counts.values())} questions in {len(counts)} measures for {to} to {out}")
     typer.echo("names: " + ", ".join(result["names"]))

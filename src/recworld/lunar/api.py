@@ -119,10 +119,21 @@ def rate_quality(config: RateConfig) -> QualityRatingsRun:
     return asyncio.run(rate_quality_async(config))
 
 
-def build_report(config: ReportConfig) -> ReportResult:
-    """Write report.md / .html / .csv and quality.json: models × contexts, errors, data-quality figures."""
+def build_report(config: ReportConfig, *, progress: bool = False) -> ReportResult:
+    """Write report.md / .html / .csv and quality.json: models × contexts, errors, data-quality figures.
+
+    ``progress``: its steps on stderr (a live display on a terminal, else plain lines).
+    """
+    from recworld.console.progress import StageProgress
+
     run_root(config.root)
-    return write_lunar_report(config)
+    with StageProgress(enabled=progress, plain=True, label="lunar report") as view:
+
+        def step(what: str, done: int, total: int) -> None:
+            view.overall("lunar report", done, total)
+            view.step(what)
+
+        return write_lunar_report(config, step)
 
 
 SYNTH = "lunar synth"

@@ -31,7 +31,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +41,7 @@ from recworld.io import dumps_canonical
 
 CACHE_SCHEMA = "recworld.cache/1"
 CHECKPOINT_PAGES = 16384  # 4 KiB pages: the WAL is folded into the database every 64 MiB
+PREFETCH_CHUNK = 500  # keys per prefetch query (SQLite allows 32766 parameters)
 MAX_CORRUPT_WARNINGS = 5  # unreadable rows are counted; only the first few are logged
 
 _log = logging.getLogger(__name__)
@@ -124,6 +125,8 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._pending: dict[str, str] = {}  # rows stored but not yet committed, by key
         self._waiting: dict[asyncio.AbstractEventLoop, asyncio.Future[None]] = {}
+        # Keys a prefetch found absent (see :meth:`prefetch`): looked up without a query until stored.
+        self._absent: set[str] = set()
         self.corrupt = 0  # rows read back as misses because they could not be parsed
         self.commits = 0  # write transactions (for tests and benchmarks)
         try:
@@ -164,10 +167,32 @@ class ResponseCache:
         latency = data.get("latency_s", 0.0)
         return response, float(latency) if isinstance(latency, int | float) else 0.0
 
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Look ``keys`` up in one query per :data:`PREFETCH_CHUNK`, so a later miss costs no query.
+
+        A key found absent is remembered until this cache stores it; a row another
+        process writes meanwhile is then not seen, which costs one re-sent
+        request, never a wrong answer. Keys found present are left to
+        :meth:`get_json`, so nothing is held in memory for them.
+        """
+        wanted = list(dict.fromkeys(keys))
+        for start in range(0, len(wanted), PREFETCH_CHUNK):
+            chunk = wanted[start : start + PREFETCH_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            with self._lock:
+                try:
+                    rows = self._db.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk)
+                    present = {row[0] for row in rows}
+                except sqlite3.DatabaseError:  # a damaged page: get_json looks each key up itself
+                    continue
+                self._absent.update(k for k in chunk if k not in present and k not in self._pending)
+
     def get_json(self, key: str) -> dict[str, Any] | None:
         """The JSON object stored under ``key``; None when absent or unreadable."""
         with self._lock:
             text = self._pending.get(key)
+            if text is None and key in self._absent:
+                return None
             if text is None:
                 try:
                     row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
@@ -209,6 +234,7 @@ class ResponseCache:
         texts = {key: _row_text(value) for key, value in rows.items()}
         with self._lock:
             self._pending.update(texts)
+            self._absent.difference_update(texts)
             batch = self._waiting.get(loop)
             if batch is None:
                 batch = self._waiting[loop] = loop.create_future()
@@ -241,6 +267,7 @@ class ResponseCache:
     def put_json(self, key: str, value: Mapping[str, Any]) -> None:
         with self._lock:
             self._pending[key] = _row_text(value)
+            self._absent.discard(key)
         self.flush()
 
     def flush(self) -> None:

@@ -22,14 +22,15 @@ propagates with its traceback.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from recworld.chat import Request, Response
 from recworld.models.base import FatalModelError, Model, max_concurrency
-from recworld.runner.cache import CacheKeyer, ResponseCache
+from recworld.runner.cache import PREFETCH_CHUNK, CacheKeyer, ResponseCache
+from recworld.runner.collector import quiet_collector
 from recworld.runner.config import RunnerConfig, RunnerStats
 from recworld.runner.progress import ProgressBar
 from recworld.runner.sending import Sender
@@ -124,9 +125,10 @@ class Runner:
             raise FatalModelError(f"the run stopped: {self.stopped if unsent else completion.error}")
         return completion
 
-    async def _complete(self, request: Request, *, detach: bool) -> Completion:
+    async def _complete(self, request: Request, *, detach: bool, key: str | None = None) -> Completion:
         self.stats.requests += 1
-        key = self._key(request)
+        if key is None:
+            key = self._key(request)
         while (pending := self._inflight.get(key)) is not None:
             # shield: cancelling this waiter must not cancel the shared future.
             shared = await asyncio.shield(pending)
@@ -188,11 +190,11 @@ class Runner:
         """
         results: list[Completion | None] = [None] * len(requests)
         bar = ProgressBar(len(requests), description, enabled=self.config.progress)
-        cursor = iter(range(len(requests)))
+        cursor = self._keyed(requests)
 
         async def worker() -> None:
-            for index in cursor:
-                completion = await self._complete(requests[index], detach=False)
+            for index, key in cursor:
+                completion = await self._complete(requests[index], detach=False, key=key)
                 if completion.fatal and completion.attempts == 0 and not completion.cache_hit:
                     # Never sent: the run stopped before its turn. Not a sample, just not asked.
                     raise FatalModelError(f"the run stopped: {self._sender.stopped}")
@@ -207,10 +209,24 @@ class Runner:
         # coalesced twin do not leave send slots idle.
         n_workers = min(len(requests), 2 * self.config.concurrency)
         try:
-            await _all_or_first_failure([worker() for _ in range(n_workers)])
+            with quiet_collector():
+                await _all_or_first_failure([worker() for _ in range(n_workers)])
         finally:
             bar.close()
         return [r for r in results if r is not None]
+
+    def _keyed(self, requests: Sequence[Request]) -> Iterator[tuple[int, str]]:
+        """``(index, cache key)`` in order; keys are made a chunk ahead and prefetched in one query.
+
+        A chunk at a time, so the first request goes out at once however long
+        the list, and a miss then costs the cache no query of its own.
+        """
+        for start in range(0, len(requests), PREFETCH_CHUNK):
+            stop = min(start + PREFETCH_CHUNK, len(requests))
+            keys = [self._key(requests[i]) for i in range(start, stop)]
+            if self.cache is not None:
+                self.cache.prefetch(keys)
+            yield from zip(range(start, stop), keys, strict=True)
 
     async def aclose(self) -> None:
         """Wait for sends still in flight, then close the model if the runner owns it."""

@@ -74,9 +74,14 @@ class BackgroundPlan:
 class PieceLines:
     """Plain progress lines of one LUNAR command (a :class:`~recworld.lunar.llm.tracking.Sink`)."""
 
-    def __init__(self, command: str, plan: BackgroundPlan | None = None, *, every_s: float = EVERY_S) -> None:
+    def __init__(
+        self, command: str, plan: BackgroundPlan | None = None, *, every_s: float | None = None
+    ) -> None:
         self.command, self.plan = command, plan
-        self.lines = ProgressLines(f"lunar {command}", 0, every_s=every_s, every_n=1, noun="pieces answered")
+        self.tracker: Tracker | None = None
+        every = EVERY_S if every_s is None else every_s  # read now: a test may shorten it
+        self.lines = ProgressLines(self._label(), 0, every_s=every, every_n=1, noun="pieces answered")
+        self.lines.refresh = self._refresh
 
     def __enter__(self) -> PieceLines:
         if self.plan is not None:  # the total the lines count towards
@@ -89,15 +94,32 @@ class PieceLines:
     ) -> None:
         self.lines.__exit__(kind, exc, tb)
 
+    def _label(self, stage: str = "") -> str:
+        """``lunar eval (stage 2 of 3: judge; at most 40 planned)``; before any piece, what it prepares."""
+        stages = self.plan.stages if self.plan is not None else None
+        planned = self.plan.requests if self.plan is not None else None
+        at_most = f"; at most {planned} planned" if planned else ""
+        if not stage:
+            counted = f"{len(stages)} stages planned" if stages else "counting the plan"
+            return f"lunar {self.command} (preparing: reading the inputs, opening the models; {counted})"
+        names = list(stages or ())
+        where = f"stage {names.index(stage) + 1} of {len(names)}: {stage}" if stage in names else stage
+        return f"lunar {self.command} ({where}{at_most})"
+
+    def _refresh(self) -> None:
+        if self.tracker is None:
+            self.lines.label = self._label()
+        else:
+            self._total(self.tracker)
+
     def _total(self, tracker: Tracker) -> None:
+        self.tracker = tracker
         planned = self.plan.requests if self.plan is not None else None
         total = max(planned or 0, tracker.total)
         if total != self.lines.total:
             self.lines.total = total
             self.lines.every_n = max(1, math.ceil(total / 10))
-        at_most = f"; at most {planned} planned" if planned else ""
-        stage = next(reversed(tracker.stages), "")
-        self.lines.label = f"lunar {self.command} ({stage}{at_most})"
+        self.lines.label = self._label(next(reversed(tracker.stages), ""))
 
     def asked(self, tracker: Tracker, stage: str) -> None:
         self._total(tracker)

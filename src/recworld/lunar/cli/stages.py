@@ -111,7 +111,7 @@ def add_ablate(app: typer.Typer) -> None:
 def add_report(app: typer.Typer) -> None:
     @app.command("report")
     @with_options(ReportConfig, exclude=["root"])
-    @with_options(RunOptions, exclude=["dry_run", "prices", "progress", "smoke"], given="run")
+    @with_options(RunOptions, exclude=["dry_run", "prices", "smoke"], given="run")
     def report(
         root: Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder.")],
         *,
@@ -119,8 +119,10 @@ def add_report(app: typer.Typer) -> None:
         run: Given,
     ) -> None:
         """Write report.html (tables, figures, a sample viewer), report.md, two CSVs and quality.json."""
-        written = api.build_report(build(ReportConfig, {"root": root, **given.nested()}))
-        show.report_done(root, written, as_json=build(RunOptions, run.nested()).as_json)
+        options = build(RunOptions, run.nested())
+        config = build(ReportConfig, {"root": root, **given.nested()})
+        written = api.build_report(config, progress=options.progress)
+        show.report_done(root, written, as_json=options.as_json)
 
 
 def add_stage_commands(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ on purpose: the library call is :func:`recworld.lunar.build_report`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,19 +75,28 @@ def privacy_csv(points: Sequence[ModelPoint]) -> str:
     return csv_text([PRIVACY_COLUMNS, *rows])
 
 
-def write_lunar_report(config: ReportConfig) -> ReportResult:
-    """Write report.html / report.md / report.csv / privacy.csv / quality.json for ``config.root``."""
+OnStep = Callable[[str, int, int], None]  # (what runs now, steps done, steps in all)
+STEPS = 4  # read and score the runs, render the HTML, render the rest, write the files
+
+
+def write_lunar_report(config: ReportConfig, on_step: OnStep | None = None) -> ReportResult:
+    """Write report.html / report.md / report.csv / privacy.csv / quality.json for ``config.root``.
+
+    ``on_step`` hears each of the :data:`STEPS` steps as it starts (a progress display).
+    """
+    step = on_step or (lambda what, done, total: None)
     root = config.root
+    step("reading and scoring the runs", 0, STEPS)
     report = build_report(config)
-    texts = (
-        to_html(report),
-        to_markdown(report),
-        render_csv(report.rows),
-        privacy_csv(report.points),
-    )
+    step("rendering report.html", 1, STEPS)
+    html = to_html(report)
+    step("rendering report.md and the CSVs", 2, STEPS)
+    texts = (html, to_markdown(report), render_csv(report.rows), privacy_csv(report.points))
+    step("writing the files", 3, STEPS)
     for name, text in zip(FILES, texts, strict=False):
         atomic_write_text(root / name, text)
     atomic_write_json(root / "quality.json", report.quality)
+    step("done", STEPS, STEPS)
     return ReportResult(
         rows=report.rows,
         points=report.points,
