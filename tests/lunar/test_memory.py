@@ -126,7 +126,9 @@ def memory_model(request: Request) -> str:
     return json.dumps({"decisions": out})
 
 
-def _env(root: Path, users: dict[str, UserData], judge: StructuredLLM, model: ScriptedModel) -> ContextEnv:
+def _env(
+    root: Path, users: dict[str, UserData], judge: StructuredLLM, model: ScriptedModel, compact: bool = False
+) -> ContextEnv:
     queries = [_query(u, "any ramen tonight?") for u in users]
     return ContextEnv(
         root=root,
@@ -134,7 +136,7 @@ def _env(root: Path, users: dict[str, UserData], judge: StructuredLLM, model: Sc
         sessions=Sessions(
             answer=SessionConfig(model="scripted:a"),
             judge=SessionConfig(model="scripted:judge"),
-            memory=session(model, runner={"max_retries": 0}),
+            memory=session(model, runner={"max_retries": 0}, compact=compact),
         ),
         answer_llm=judge,
         judge_llm=judge,
@@ -144,11 +146,13 @@ def _env(root: Path, users: dict[str, UserData], judge: StructuredLLM, model: Sc
     )
 
 
-def _prepare(root: Path, users: dict[str, UserData], k: int = 50) -> tuple[MemoryContext, ScriptedModel, int]:
+def _prepare(
+    root: Path, users: dict[str, UserData], k: int = 50, compact: bool = False
+) -> tuple[MemoryContext, ScriptedModel, int]:
     judge, judge_model = make_llm(lambda r: "")
     model = scripted(memory_model, name="mem")
     memory = MemoryContext(MemoryOptions(k=k))
-    done = asyncio.run(memory.prepare(_env(root, users, judge, model)))
+    done = asyncio.run(memory.prepare(_env(root, users, judge, model, compact)))
     assert judge_model.calls == []  # the judge never manages the memory
     return memory, model, done.asked
 
@@ -214,6 +218,17 @@ def test_the_decoding_schema_enforces_events_ids_and_one_decision_per_fact(tmp_p
     assert later["minItems"] == later["maxItems"] == 3
     assert later["items"]["properties"]["event"]["enum"] == ["ADD", "UPDATE", "DELETE", "NONE"]
     assert later["items"]["properties"]["memory_id"]["enum"] == ["new", "m1", "m2"]
+    memory.close()
+
+
+def test_compact_extraction_has_room_for_a_fact_per_record(tmp_path: Path) -> None:
+    """U6: compact decoding once allowed one fact per batch, so nothing could ever be updated."""
+    memory, model, _ = _prepare(tmp_path, {"u": _user("u", 23)}, compact=True)
+    extract = [c.json_schema for c in model.calls if c.json_schema and c.json_schema["title"] == "FactsDraft"]
+    counts = [(s["properties"]["facts"]["minItems"], s["properties"]["facts"]["maxItems"]) for s in extract]
+    assert counts == [(10, 10), (10, 10), (3, 3)]  # one fact per record of each batch
+    decide = next(c.json_schema for c in model.calls if c.json_schema and "decisions" in str(c.json_schema))
+    assert decide is not None and decide["properties"]["decisions"]["maxItems"] == 2  # one per fact given
     memory.close()
 
 

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from recworld.errors import require
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.schemas import BehaviourRecord, UserData
 from recworld.records import Draft, Record
 from recworld.runner import EmbeddingRunner
@@ -38,7 +39,7 @@ NEW = "new"  # the memory id of an ADD
 
 
 class FactsDraft(Draft):
-    facts: list[str] = Field(min_length=1, max_length=MAX_FACTS)
+    facts: list[str] = Field(min_length=1, max_length=MAX_FACTS, json_schema_extra=room(MAX_FACTS))
 
 
 class Decision(Draft):
@@ -48,7 +49,7 @@ class Decision(Draft):
 
 
 class DecisionsDraft(Draft):
-    decisions: list[Decision] = Field(min_length=1, max_length=MAX_FACTS)
+    decisions: list[Decision] = Field(min_length=1, max_length=MAX_FACTS, json_schema_extra=room(MAX_FACTS))
 
 
 class MemoryItem(Record):
@@ -76,6 +77,15 @@ class MemoryEvent(Record):
     memory_id: str | None  # the memory added, updated or deleted (None for NONE)
     text: str | None  # the memory's text afterwards (None for DELETE and NONE)
     previous: str | None  # its text before (UPDATE, DELETE)
+
+
+def compact_facts(records: int) -> int:
+    """Facts a batch of ``records`` gets under compact decoding: one per record, at most MAX_FACTS.
+
+    Compact decoding fixes list lengths; a batch needs room for as many facts as it may
+    change memories, so ADD, UPDATE and DELETE can all occur with a small local model.
+    """
+    return max(1, min(MAX_FACTS, records))
 
 
 def batches(records: Sequence[BehaviourRecord], size: int = BATCH_SIZE) -> list[list[BehaviourRecord]]:
@@ -220,7 +230,11 @@ class MemoryLoop:
         uid = state.user.profile.user_id
         key = f"{uid}/b{index:04d}"
         extracted = await self.llm.structured(
-            extract_prompt(chunk, state.user.zone), FactsDraft, stage="memory-extract", key=f"{key}/extract"
+            extract_prompt(chunk, state.user.zone),
+            FactsDraft,
+            stage="memory-extract",
+            key=f"{key}/extract",
+            lengths={"facts": compact_facts(len(chunk))} if self.llm.compact else None,
         )
         if extracted is None:
             return False

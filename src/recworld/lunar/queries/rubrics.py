@@ -17,6 +17,7 @@ from datetime import UTC, tzinfo
 from pydantic import Field
 
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.queries.evidence import candidates, fair_cap, relevance
 from recworld.lunar.schemas import (
@@ -37,7 +38,7 @@ GENERIC_SYSTEM = "You are a helpful assistant. You know nothing about the user b
 class DecisionDraft(Draft):
     useful: bool
     reason: str = Field(max_length=200)
-    record_ids: list[str] = Field(default_factory=list, max_length=5)
+    record_ids: list[str] = Field(default_factory=list, max_length=5, json_schema_extra=room(5))
 
 
 class EffectDraft(Draft):
@@ -46,12 +47,13 @@ class EffectDraft(Draft):
 
 
 class EffectsDraft(Draft):
-    effects: list[EffectDraft] = Field(min_length=1, max_length=12)
+    effects: list[EffectDraft] = Field(min_length=1, max_length=12, json_schema_extra=room(12))
 
 
 class RubricDraft(Draft):
-    facts: list[str] = Field(min_length=1, max_length=6)
-    points: list[str] = Field(min_length=1, max_length=6)
+    # Compact decoding: up to 4 facts and points (each at most 4 words), within the 240-token reply.
+    facts: list[str] = Field(min_length=1, max_length=6, json_schema_extra=room(4))
+    points: list[str] = Field(min_length=1, max_length=6, json_schema_extra=room(4))
 
 
 async def generic_answer(llm: StructuredLLM, query: Query) -> str | None:

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from recworld.lunar import timeutil
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.privacy.safe import SafeUser
 from recworld.lunar.schemas import CATEGORIES, Affinity, BehaviourRecord, Category, Lifestyle, Profile
 from recworld.records import Draft
@@ -33,7 +34,8 @@ class AffinityDraft(Draft):
     category: Category
     # An enum decodes reliably even on tiny models; stored as (score - 1) / 4 in [0, 1].
     score: Literal[1, 2, 3, 4, 5]
-    preferences: list[str] = Field(min_length=1, max_length=4)
+    # Compact decoding keeps synthesis as small models finish it: one preference, three affinities.
+    preferences: list[str] = Field(min_length=1, max_length=4, json_schema_extra=room(1))
 
 
 class LifestyleDraft(Draft):
@@ -45,7 +47,7 @@ class LifestyleDraft(Draft):
 
 
 class ProfileDraft(Draft):
-    affinities: list[AffinityDraft] = Field(min_length=3, max_length=8)
+    affinities: list[AffinityDraft] = Field(min_length=3, max_length=8, json_schema_extra=room(3))
     lifestyle: LifestyleDraft
 
 
