@@ -177,12 +177,17 @@ def test_add_update_delete_loop_ends_in_the_decided_store(tmp_path: Path) -> Non
     users = {"u": _user("u", 30)}
     memory, model, asked = _prepare(tmp_path, users)
     assert asked == 6 and len(model.calls) == 6  # per batch: one extraction, one decision
-    # batch 0 adds ramen and sushi; batch 1 deletes sushi, updates ramen, ignores one; batch 2 adds gym.
-    assert _stored(tmp_path, memory) == ["user goes to the gym", "user likes spicy ramen"]
+    # batch 0 adds ramen and sushi; batch 1 deletes sushi and stores the fact that contradicts it
+    # (the current state, review U9), updates ramen, ignores one; batch 2 adds gym.
+    assert _stored(tmp_path, memory) == [
+        "user dislikes sushi now",
+        "user goes to the gym",
+        "user likes spicy ramen",
+    ]
     run = memory.run_record
     assert run is not None
-    assert run.counts.events == {"ADD": 3, "UPDATE": 1, "DELETE": 1, "NONE": 1}
-    assert (run.counts.facts, run.counts.memories, run.counts.batches_failed) == (6, 2, 0)
+    assert run.counts.events == {"ADD": 4, "UPDATE": 1, "DELETE": 1, "NONE": 1}
+    assert (run.counts.facts, run.counts.memories, run.counts.batches_failed) == (6, 3, 0)
     out = tmp_path / "memory" / run.collection
     events = [json.loads(x) for x in (out / "events.jsonl").open()]
     update = next(e for e in events if e["event"] == "UPDATE")
@@ -243,6 +248,7 @@ def test_a_rerun_replays_from_the_cache_and_rebuilds_the_same_store(tmp_path: Pa
     assert _stored(tmp_path, again) == state  # rebuilt from empty, not appended to
     # u ends with gym and spicy ramen; v's one batch added its own two facts.
     assert state == [
+        "user dislikes sushi now",
         "user goes to the gym",
         "user likes ramen",
         "user likes spicy ramen",

@@ -86,7 +86,7 @@ class MemoryCounts(FrozenRecord):
     batches_failed: int  # extraction or decision given up on: the batch changed nothing
     facts: int
     events: dict[str, int]  # ADD, UPDATE, DELETE, NONE
-    skipped: int  # decisions on a memory an earlier decision of the same batch had deleted
+    skipped: int  # decisions on a memory an earlier decision of the batch deleted: stored as new memories
     memories: int  # left in the store at the end
 
 
