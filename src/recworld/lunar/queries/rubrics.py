@@ -56,9 +56,29 @@ class RubricDraft(Draft):
     points: list[str] = Field(min_length=1, max_length=6, json_schema_extra=room(4))
 
 
+# The generic answer's token cap: the baseline a target answer is judged against.
+GENERIC_TOKENS = 256
+
+
+def baseline_note(answer_max_tokens: int) -> str | None:
+    """What to say when answers and the generic baseline had different caps (None when equal).
+
+    The generic answer is written once, at ``lunar queries``, under :data:`GENERIC_TOKENS`;
+    an eval with ``--max-tokens`` or ``--smoke`` caps its answers otherwise, and the judge
+    then compares unequal lengths (review U10). The eval log and the report's Runs table
+    say so on every such row.
+    """
+    if answer_max_tokens == GENERIC_TOKENS:
+        return None
+    return (
+        f"answers capped at {answer_max_tokens} tokens, judged against a generic baseline "
+        f"written with up to {GENERIC_TOKENS}"
+    )
+
+
 async def generic_answer(llm: StructuredLLM, query: Query) -> str | None:
     return await llm.with_system(GENERIC_SYSTEM).text(
-        query.text, stage="generic-answer", key=query.query_id, max_tokens=256
+        query.text, stage="generic-answer", key=query.query_id, max_tokens=GENERIC_TOKENS
     )
 
 
