@@ -128,7 +128,9 @@ def profile_prompt(user: SafeUser, use_anchors: bool) -> str:
     if use_anchors and user.records:
         active = ", ".join(sorted({r.domain.value for r in user.records}))
         lines.append(f"Real logs show this person is active in: {active}; include those categories.")
-        lines.append(f"Their real records, summarised (person {user.user_id}):\n{records_summary(user)}")
+        # No id or pseudonym here (review U13): two users with identical summaries get one prompt,
+        # so their profiles differ only as their records do (the cache then answers both alike).
+        lines.append(f"Their real records, summarised:\n{records_summary(user)}")
         lines.append("Write the profile this person's records imply; name no real item, merchant or place.")
     lines.append(
         'JSON shape: {"affinities": [{"category": ..., "score": 4, "preferences": [...]}], '
