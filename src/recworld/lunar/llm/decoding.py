@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.config import JsonDict
 
 # The items a list field needs room for under compact decoding (see :func:`room`).
 ROOM = "x-compact-items"
@@ -19,7 +20,7 @@ ROOM = "x-compact-items"
 _BOUNDS = ("minLength", "maxLength", "minItems", "maxItems", ROOM)
 
 
-def room(items: int) -> dict[str, int]:
+def room(items: int) -> JsonDict:
     """``json_schema_extra`` of a list field: how many items compact decoding leaves room for.
 
     Every list field of a Draft that may hold more than one item declares it (tests/lunar/
