@@ -136,8 +136,11 @@ def test_a_slow_step_still_writes_a_line(capsys: pytest.CaptureFixture[str]) -> 
     with StageProgress(enabled=True, plain=True, label="export", every_s=0.05) as view:
         view.overall("export for hf", 1, 3)
         view.step("writing 2 measures for hf")
-        time.sleep(0.3)
-    lines = _lines(capsys.readouterr().err)
+        err, deadline = "", time.monotonic() + 10  # a loaded machine may starve the timer thread a while
+        while err.count("export for hf 1/3") < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            err += capsys.readouterr().err
+    lines = _lines(err + capsys.readouterr().err)
     counted = [x for x in lines if "export for hf 1/3" in x]  # (a tick may come before the first step)
     assert len(counted) >= 3 and counted[-1] == lines[-1]
     assert "about" in lines[-1] and "left" in lines[-1]  # an estimate from the steps so far

@@ -27,7 +27,7 @@ from recworld.lunar.llm.budget import CharEstimate, Window, counter_for, window_
 from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.store.outputs import AnswerRecord
 from recworld.models import ModelConfig, load_model
-from recworld.models.windows import known_context_window, served_window
+from recworld.models.windows import ServedWindow, known_context_window, served_window
 
 Server = Callable[[Callable[[Request], str]], FakeOpenAIServer]
 RECORDS = 3000  # about 12 weeks of a busy log: far beyond 4096 tokens
@@ -109,9 +109,12 @@ def test_the_table_yields_to_context_window(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_served_windows_and_the_table_read_only_what_they_should() -> None:
     listing = {"data": [{"id": "a", "max_model_len": 100}, {"id": "b", "context_length": 200}]}
-    assert served_window(listing, "a") == 100 and served_window(listing, "b") == 200
+    assert served_window(listing, "a") == ServedWindow(100, "a", exact=True)
+    assert served_window(listing, "b") == ServedWindow(200, "b", exact=True)
     assert served_window(listing, "c") is None  # several entries, none of them: unknown
-    assert served_window({"data": [{"id": "x", "max_model_len": 64}]}, "y") == 64  # the only one served
+    only = served_window({"data": [{"id": "x", "max_model_len": 64}]}, "y")
+    assert only == ServedWindow(64, "x", exact=False)  # the only one served: a guess, named so (U11)
+    assert only.note("y") == " (its only entry, 'x', not 'y')"
     assert served_window({"data": [{"id": "a", "max_model_len": True}]}, "a") is None
     assert served_window({"data": "nope"}, "a") is None and served_window([], "a") is None
     assert known_context_window("gpt-4o-mini-2024-07-18") == 128_000  # a dated snapshot
@@ -153,3 +156,34 @@ def test_both_transports_ask_the_server_once(openai_server: Server, transport: s
             await bare.aclose()
 
     assert asyncio.run(ask_bare()) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "window", "source"),
+    [
+        (
+            "gpt-4o-mini",
+            128_000,
+            "known-model table (checked 2024-07)",
+        ),  # the table beats another entry's window
+        ("my-local-llm", 32_768, "(its only entry, 'stub', not 'my-local-llm')"),  # a guess, said so
+        ("stub", 32_768, "/models"),
+    ],
+)
+def test_a_single_entry_under_another_id_is_only_a_labelled_guess(
+    openai_server: Server, name: str, window: int, source: str
+) -> None:
+    """U11: a stub listing one entry ``stub`` once sized gpt-4o-mini at 32768 "from the server"."""
+    server = openai_server(lunar_responder())
+    server.models = [{"id": "stub", "max_model_len": 32_768}]
+    model = load_model(f"openai:{name}", ModelConfig(base_url=server.base_url))
+
+    async def ask() -> int | None:
+        try:
+            return await model.discover_context_window()  # type: ignore[attr-defined,no-any-return]
+        finally:
+            await model.aclose()
+
+    assert asyncio.run(ask()) == window
+    said = model.context_window_source  # type: ignore[attr-defined]
+    assert said is not None and said.endswith(source), said

@@ -95,8 +95,11 @@ def _profile_from_prompt(request: Request) -> str:
     return json.dumps(base)
 
 
-def _amazon_folder(root: Path) -> Path:
-    """Two reviewers active in the same two categories, in the real Amazon 2018 format."""
+def _amazon_folder(root: Path, *, twins: bool = False) -> Path:
+    """Two reviewers active in the same two categories, in the real Amazon 2018 format.
+
+    ``twins``: the second reviewer's reviews are the first's (identical record summaries).
+    """
     root.mkdir()
     items = {
         "Grocery_and_Gourmet_Food": [("G1", "Coffee"), ("G2", "Tea"), ("G3", "Snacks")],
@@ -118,6 +121,8 @@ def _amazon_folder(root: Path) -> Path:
             ("Movies_and_TV", "M3", 2, (3, 14)),
         ],
     }
+    if twins:
+        reviews["AREVIEWER2"] = list(reviews["AREVIEWER1"])
     for category, products in items.items():
         meta = [{"asin": a, "title": f"Product {a}", "category": [category, leaf]} for a, leaf in products]
         (root / f"meta_{category}.json").write_text("\n".join(json.dumps(m) for m in meta) + "\n")
@@ -163,6 +168,32 @@ def test_users_without_demographics_get_profiles_of_their_own(tmp_path: Path) ->
     )
     profiles = [u.profile.model_dump(exclude={"user_id", "demographic"}) for u in result.users]
     assert len(profiles) == 2 and profiles[0] != profiles[1]
+
+
+def test_users_with_identical_summaries_get_one_well_defined_profile(tmp_path: Path) -> None:
+    """U13: no pseudonym in the prompt, so distinctness comes only from the records.
+
+    Identical summaries make identical prompts; the cache answering both with one profile
+    is the intended behaviour, and each user still gets a complete, valid profile.
+    """
+    users = with_default_zone(load_anchors(str(_amazon_folder(tmp_path / "amazon", twins=True)), 2), "UTC")
+    pseudo, _ = pseudonymised(users)
+    prompts = [profile_prompt(u, use_anchors=True) for u in pseudo]
+    assert prompts[0] == prompts[1] and "(person" not in prompts[0]
+    assert all(u.user_id not in prompts[0] for u in [*users, *pseudo])
+
+    def respond(request: Request) -> str:
+        if request.json_schema is not None and request.json_schema.get("title") == "ProfileDraft":
+            return _profile_from_prompt(request)
+        return follow_real_days(lunar_responder())(request)
+
+    llm, _ = make_llm(respond, tmp_path)
+    result = asyncio.run(
+        synthesize(llm, users, SynthOptions(weeks=1, max_slots_per_day=1, validate_weeks=False))
+    )
+    profiles = [u.profile.model_dump(exclude={"user_id", "demographic"}) for u in result.users]
+    assert len(profiles) == 2 and profiles[0] == profiles[1] and profiles[0]["affinities"]
+    assert len({u.profile.user_id for u in result.users}) == 2  # two users, one profile shape
 
 
 def test_summary_names_the_time_of_day_only_where_the_source_has_one(ml100k_saved: Path) -> None:

@@ -42,6 +42,16 @@ def test_lines_every_tenth_of_the_plan_and_the_last_one(capsys: pytest.CaptureFi
     assert "1 errors" in lines[-1]
 
 
+def test_lines_before_the_first_piece_count_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    """U15: while the model loads nothing is asked yet; the lines count the plan, never 0/0."""
+    with tracking(
+        "synth", progress=False, sinks=[PieceLines("synth", BackgroundPlan(_plan(7)), every_s=0.2)]
+    ):
+        time.sleep(0.5)
+    lines = [x for x in capsys.readouterr().err.splitlines() if "progress: lunar synth" in x]
+    assert lines and all("0/0 " not in x for x in lines) and "0/7 pieces answered" in lines[0]
+
+
 def test_a_line_every_few_seconds_while_a_piece_is_slow(capsys: pytest.CaptureFixture[str]) -> None:
     with tracking("synth", progress=False, sinks=[PieceLines("synth", every_s=0.2)]):
         tracker = current()

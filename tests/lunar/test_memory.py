@@ -126,7 +126,9 @@ def memory_model(request: Request) -> str:
     return json.dumps({"decisions": out})
 
 
-def _env(root: Path, users: dict[str, UserData], judge: StructuredLLM, model: ScriptedModel) -> ContextEnv:
+def _env(
+    root: Path, users: dict[str, UserData], judge: StructuredLLM, model: ScriptedModel, compact: bool = False
+) -> ContextEnv:
     queries = [_query(u, "any ramen tonight?") for u in users]
     return ContextEnv(
         root=root,
@@ -134,7 +136,7 @@ def _env(root: Path, users: dict[str, UserData], judge: StructuredLLM, model: Sc
         sessions=Sessions(
             answer=SessionConfig(model="scripted:a"),
             judge=SessionConfig(model="scripted:judge"),
-            memory=session(model, runner={"max_retries": 0}),
+            memory=session(model, runner={"max_retries": 0}, compact=compact),
         ),
         answer_llm=judge,
         judge_llm=judge,
@@ -144,11 +146,13 @@ def _env(root: Path, users: dict[str, UserData], judge: StructuredLLM, model: Sc
     )
 
 
-def _prepare(root: Path, users: dict[str, UserData], k: int = 50) -> tuple[MemoryContext, ScriptedModel, int]:
+def _prepare(
+    root: Path, users: dict[str, UserData], k: int = 50, compact: bool = False
+) -> tuple[MemoryContext, ScriptedModel, int]:
     judge, judge_model = make_llm(lambda r: "")
     model = scripted(memory_model, name="mem")
     memory = MemoryContext(MemoryOptions(k=k))
-    done = asyncio.run(memory.prepare(_env(root, users, judge, model)))
+    done = asyncio.run(memory.prepare(_env(root, users, judge, model, compact)))
     assert judge_model.calls == []  # the judge never manages the memory
     return memory, model, done.asked
 
@@ -173,12 +177,17 @@ def test_add_update_delete_loop_ends_in_the_decided_store(tmp_path: Path) -> Non
     users = {"u": _user("u", 30)}
     memory, model, asked = _prepare(tmp_path, users)
     assert asked == 6 and len(model.calls) == 6  # per batch: one extraction, one decision
-    # batch 0 adds ramen and sushi; batch 1 deletes sushi, updates ramen, ignores one; batch 2 adds gym.
-    assert _stored(tmp_path, memory) == ["user goes to the gym", "user likes spicy ramen"]
+    # batch 0 adds ramen and sushi; batch 1 deletes sushi and stores the fact that contradicts it
+    # (the current state, review U9), updates ramen, ignores one; batch 2 adds gym.
+    assert _stored(tmp_path, memory) == [
+        "user dislikes sushi now",
+        "user goes to the gym",
+        "user likes spicy ramen",
+    ]
     run = memory.run_record
     assert run is not None
-    assert run.counts.events == {"ADD": 3, "UPDATE": 1, "DELETE": 1, "NONE": 1}
-    assert (run.counts.facts, run.counts.memories, run.counts.batches_failed) == (6, 2, 0)
+    assert run.counts.events == {"ADD": 4, "UPDATE": 1, "DELETE": 1, "NONE": 1}
+    assert (run.counts.facts, run.counts.memories, run.counts.batches_failed) == (6, 3, 0)
     out = tmp_path / "memory" / run.collection
     events = [json.loads(x) for x in (out / "events.jsonl").open()]
     update = next(e for e in events if e["event"] == "UPDATE")
@@ -217,6 +226,17 @@ def test_the_decoding_schema_enforces_events_ids_and_one_decision_per_fact(tmp_p
     memory.close()
 
 
+def test_compact_extraction_has_room_for_a_fact_per_record(tmp_path: Path) -> None:
+    """U6: compact decoding once allowed one fact per batch, so nothing could ever be updated."""
+    memory, model, _ = _prepare(tmp_path, {"u": _user("u", 23)}, compact=True)
+    extract = [c.json_schema for c in model.calls if c.json_schema and c.json_schema["title"] == "FactsDraft"]
+    counts = [(s["properties"]["facts"]["minItems"], s["properties"]["facts"]["maxItems"]) for s in extract]
+    assert counts == [(10, 10), (10, 10), (3, 3)]  # one fact per record of each batch
+    decide = next(c.json_schema for c in model.calls if c.json_schema and "decisions" in str(c.json_schema))
+    assert decide is not None and decide["properties"]["decisions"]["maxItems"] == 2  # one per fact given
+    memory.close()
+
+
 def test_a_rerun_replays_from_the_cache_and_rebuilds_the_same_store(tmp_path: Path) -> None:
     users = {"u": _user("u", 30), "v": _user("v", 10, dishes=("curry",))}
     first, _, _ = _prepare(tmp_path, users)
@@ -228,6 +248,7 @@ def test_a_rerun_replays_from_the_cache_and_rebuilds_the_same_store(tmp_path: Pa
     assert _stored(tmp_path, again) == state  # rebuilt from empty, not appended to
     # u ends with gym and spicy ramen; v's one batch added its own two facts.
     assert state == [
+        "user dislikes sushi now",
         "user goes to the gym",
         "user likes ramen",
         "user likes spicy ramen",

@@ -16,8 +16,12 @@ def _squash(name: str) -> str:
 
 
 def did_you_mean(word: str, choices: Iterable[str], *, n: int = 3, cutoff: float = 0.6) -> list[str]:
-    """The known names closest to ``word``, best first (empty when none is close)."""
-    known = sorted(set(choices))
+    """The known names closest to ``word``, best first (empty when none is close).
+
+    Never ``word`` itself: a name that is a known choice but was refused for another reason
+    (a dataset not fetched yet) must not be answered with "did you mean" that same name.
+    """
+    known = sorted(set(choices) - {word})
     exact = [c for c in known if _squash(c) == _squash(word)]
     by_key: dict[str, list[str]] = {}
     for choice in known:

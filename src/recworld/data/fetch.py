@@ -167,6 +167,8 @@ def _unknown_dataset(name: str, is_bare: bool) -> DataError:
         return DataError("no such file or folder", path=name)
     root = paths.datasets_dir()
     fetched = {p.name for p in root.iterdir() if (p / "dataset.json").exists()} if root.is_dir() else set()
+    if name in FETCHABLE:
+        return DataError(f"dataset {name!r} is not fetched yet: run `recworld data fetch {name}` first")
     close = did_you_mean(name, fetched | set(FETCHABLE), n=1)
     if close and close[0] in fetched:
         return DataError(f"unknown dataset {name!r}{phrase(close)}: not a path and not fetched")

@@ -81,7 +81,7 @@ from recworld.models._transport import AiohttpTransport, SDKTransport
 from recworld.models.base import ModelBase, TransientModelError
 from recworld.models.options import OpenAIOptions, parse_options
 from recworld.models.registry import ModelConfig, ModelSpec
-from recworld.models.windows import known_context_window, known_model, served_window
+from recworld.models.windows import ServedWindow, known_context_window, known_model, served_window
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class OpenAICompatModel(ModelBase):
         self._max_tokens_param = options.max_tokens_param
         # Only a server we were pointed at may echo prompt logprobs; OpenAI's chat models do not.
         self._can_rank = config.base_url is not None
-        self._served_window: int | None = None  # what GET /models reported (discover_context_window)
+        self._served: ServedWindow | None = None  # what GET /models reported (discover_context_window)
         self._asked_window = False
         headers = {"Authorization": f"Bearer {self._key.token}"}
         self._http: AiohttpTransport | SDKTransport
@@ -173,15 +173,19 @@ class OpenAICompatModel(ModelBase):
 
     @property
     def context_window(self) -> int | None:
-        """The server's reported window (once discovered), else the known table's, else None."""
-        return self._served_window or known_context_window(self._model)
+        """The server's window for this model, else the known table's, else the server's only entry's."""
+        served = self._served
+        if served is not None and served.exact:
+            return served.tokens
+        return known_context_window(self._model) or (served.tokens if served is not None else None)
 
     @property
     def context_window_source(self) -> str | None:
         """Where :attr:`context_window` came from: ``server``, ``table (checked YYYY-MM)`` or None."""
-        if self._served_window is not None:
-            return f"server {self._base_url}/models"
+        served = self._served
         found = known_model(self._model)
+        if served is not None and (served.exact or found is None):
+            return f"server {self._base_url}/models{served.note(self._model)}"
         return f"known-model table (checked {found[1]})" if found else None
 
     async def discover_context_window(self) -> int | None:
@@ -196,7 +200,7 @@ class OpenAICompatModel(ModelBase):
             try:
                 reply = await self._http.get("/models")
                 if 200 <= reply.status < 300:
-                    self._served_window = served_window(parse_reply(reply.body), self._model)
+                    self._served = served_window(parse_reply(reply.body), self._model)
             except (TransientModelError, ModelError, DataError) as exc:
                 _log.debug("%s: no context window from GET /models: %s", self._where, exc)
         return self.context_window

@@ -215,7 +215,7 @@ def _spec_hint(spec: str, names: list[str]) -> str:
     if close:
         return phrase([f"{close[0]}{sep}{name}"])
     if not sep and "llamacpp" in names:  # a built-in local model's short name: "smollm2-135m"
-        local = did_you_mean(backend, LLAMACPP_NAMES, n=1)
+        local = [backend] if backend in LLAMACPP_NAMES else did_you_mean(backend, LLAMACPP_NAMES, n=1)
         if local:
             return phrase([f"llamacpp:{local[0]}"])
     if not sep and "openai" in names:  # "gpt-4o-mini" or "org/model": a model name without its backend

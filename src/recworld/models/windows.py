@@ -9,6 +9,7 @@ for hosted models that report nothing.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 # Prompt tokens an API model accepts, with the month the vendor's model page was read. A dated
@@ -52,17 +53,39 @@ def known_context_window(model: str) -> int | None:
 MAX_SERVED_WINDOW = 1 << 24
 
 
-def served_window(listing: Any, model: str) -> int | None:
-    """The window a ``GET /models`` reply reports for ``model`` (the only entry when one), else None."""
+@dataclass(frozen=True)
+class ServedWindow:
+    """A window a ``GET /models`` reply reports: from the entry of the model asked for, or not.
+
+    ``exact`` is False when the reply lists one entry under another id (a llama.cpp server
+    names its file): it is then only a guess, used after the known table and named so.
+    """
+
+    tokens: int
+    entry: str
+    exact: bool
+
+    def note(self, model: str) -> str:
+        """How the source is written when the entry is not the model's own (empty when it is)."""
+        return "" if self.exact else f" (its only entry, {self.entry!r}, not {model!r})"
+
+
+def served_window(listing: Any, model: str) -> ServedWindow | None:
+    """The window a ``GET /models`` reply reports for ``model``: its own entry, else the only one.
+
+    An entry whose id is not ``model`` is used only when it is the reply's one entry, and
+    then marked ``exact=False`` (review U11: a stub's one entry sized gpt-4o-mini).
+    """
     entries = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(entries, list):
         return None
     rows = [e for e in entries if isinstance(e, dict)]
-    chosen = [e for e in rows if e.get("id") == model] or (rows if len(rows) == 1 else [])
+    own = [e for e in rows if e.get("id") == model]
+    chosen = own or (rows if len(rows) == 1 else [])
     for entry in chosen:
         for name in WINDOW_FIELDS:
             value = entry.get(name)
             # A server's claim past 2**24 tokens is no window any model has: not believed.
             if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SERVED_WINDOW:
-                return value
+                return ServedWindow(value, str(entry.get("id")), exact=bool(own))
     return None

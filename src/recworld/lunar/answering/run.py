@@ -17,12 +17,15 @@ prepared once (its build-up step, such as memory's distillation, counted with th
 setting), builds each query's context, reports what it dropped (``coverage``), and is
 closed at the end whatever happened.
 
-Baseline and target are written under the same token cap (``answer_max_tokens``, 256,
-the generic answer's cap), so the judge never compares a long answer with a cut one.
+Baseline and target are written under the same token cap by default (``answer_max_tokens``,
+256, the generic answer's cap), so the judge never compares a long answer with a cut one.
+Another cap (``--max-tokens``, ``--smoke``) is logged as a warning and labelled on the
+report's Runs row (:func:`~recworld.lunar.queries.rubrics.baseline_note`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,9 +43,12 @@ from recworld.lunar.judges.personalization import (
 from recworld.lunar.judges.privacy import PrivacyJudge, PrivacyJudgment, failed_answer_privacy
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
 from recworld.lunar.llm.embed import Embedder
+from recworld.lunar.queries.rubrics import baseline_note
 from recworld.lunar.schemas import EvalInputs
 from recworld.lunar.store.dataset import slug
 from recworld.lunar.store.outputs import AnswerRecord, EvalCounts, EvalRun
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,8 @@ async def evaluate_settings(
     embedder: Embedder | None,
 ) -> list[EvalRun]:
     """Every configured setting in turn, with the personalisation (and, if on, privacy) judge."""
+    if (note := baseline_note(config.answer_max_tokens)) is not None:
+        _log.warning("%s: the judge compares answers of unequal length", note)
     judges = Judges.of(judge_llm, privacy=config.privacy)
     env = context_env(config, answer_llm, judge_llm, inputs, embedder)
     settings = open_settings(config)

@@ -35,6 +35,7 @@ _log = logging.getLogger(__name__)
 
 EVERY_S = 30.0  # a line at least this often, however slow the model
 SAY_ABOVE_S = 60.0  # estimates shorter than this are only logged
+PLAN_WAIT_S = 5.0  # how long the first progress line waits for the plan's total (it is prompt building only)
 Plan = Callable[[], Mapping[str, PlannedStage]]
 
 
@@ -84,10 +85,17 @@ class PieceLines:
         self.lines.refresh = self._refresh
 
     def __enter__(self) -> PieceLines:
-        if self.plan is not None:  # the total the lines count towards
+        if self.plan is not None:  # the total the lines count towards, known before the first line
             self.plan.start()
+            self.plan.wait(PLAN_WAIT_S)  # review U15: "0/0 pieces" while a model loads
+            self._set_total(self.plan.requests or 0)
         self.lines.__enter__()
         return self
+
+    def _set_total(self, total: int) -> None:
+        if total != self.lines.total:
+            self.lines.total = total
+            self.lines.every_n = max(1, math.ceil(total / 10))
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -115,10 +123,7 @@ class PieceLines:
     def _total(self, tracker: Tracker) -> None:
         self.tracker = tracker
         planned = self.plan.requests if self.plan is not None else None
-        total = max(planned or 0, tracker.total)
-        if total != self.lines.total:
-            self.lines.total = total
-            self.lines.every_n = max(1, math.ceil(total / 10))
+        self._set_total(max(planned or 0, tracker.total))
         self.lines.label = self._label(next(reversed(tracker.stages), ""))
 
     def asked(self, tracker: Tracker, stage: str) -> None:

@@ -86,7 +86,7 @@ class MemoryCounts(FrozenRecord):
     batches_failed: int  # extraction or decision given up on: the batch changed nothing
     facts: int
     events: dict[str, int]  # ADD, UPDATE, DELETE, NONE
-    skipped: int  # decisions on a memory an earlier decision of the same batch had deleted
+    skipped: int  # decisions on a memory an earlier decision of the batch deleted: stored as new memories
     memories: int  # left in the store at the end
 
 
@@ -221,6 +221,9 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         events = [e for u in users for e in u.events]
         memories = [m for u in users for m in u.memories.values()]
         lines = {u.user.profile.user_id: [record_text(r, u.user.zone) for r in u.user.records] for u in users}
+        values = {
+            u.user.profile.user_id: [v for r in u.user.records for v in r.fields.values()] for u in users
+        }
         counted = {e: sum(x.event == e for x in events) for e in EVENTS}
         run = MemoryRun(
             collection=name,
@@ -238,9 +241,9 @@ class MemoryContext(ContextSetting[MemoryOptions]):
                 memories=len(memories),
             ),
             facts_distance=copy_distance(
-                [(u.user.profile.user_id, f) for u in users for f in u.facts], lines
+                [(u.user.profile.user_id, f) for u in users for f in u.facts], lines, values
             ),
-            memories_distance=copy_distance([(m.user_id, m.text) for m in memories], lines),
+            memories_distance=copy_distance([(m.user_id, m.text) for m in memories], lines, values),
         )
         atomic_write_jsonl(out / "events.jsonl", [e.to_json() for e in events])
         atomic_write_jsonl(out / "memories.jsonl", [m.to_json() for m in memories])

@@ -3,79 +3,63 @@
 :class:`MemoryLoop` reads each user's log in time order, in batches; per batch the memory
 model extracts facts (:class:`FactsDraft`), the :data:`NEIGHBOURS` nearest stored memories
 of each fact are looked up in :class:`MemoryStore` (Qdrant), and the memory model decides
-ADD, UPDATE, DELETE or NONE per fact (:class:`DecisionsDraft`), applied in order. See
+ADD, UPDATE, DELETE or NONE per fact (:class:`DecisionsDraft`), applied in order by
+:func:`~recworld.lunar.contexts.memory_apply.apply_batch` (which keeps the current state
+after a DELETE and merges two UPDATEs of one memory). See
 :mod:`recworld.lunar.contexts.memory` for the setting around it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import Field
 
 from recworld.errors import require
+from recworld.lunar.contexts.memory_apply import (
+    EVENTS,
+    NEW,
+    Decision,
+    Event,
+    MemoryEvent,
+    MemoryItem,
+    apply_batch,
+)
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.schemas import BehaviourRecord, UserData
-from recworld.records import Draft, Record
+from recworld.records import Draft
 from recworld.runner import EmbeddingRunner
 
 BATCH_SIZE = 10
 TOP_K = 50
 NEIGHBOURS = 5  # stored memories retrieved per new fact (Mem0's search limit when it adds)
 MAX_FACTS = 10
-PROMPT_VERSION = "mem0-loop/1"  # part of the collection name: a new prompt never reads old memories
-
-Event = Literal["ADD", "UPDATE", "DELETE", "NONE"]
-EVENTS: tuple[Event, ...] = ("ADD", "UPDATE", "DELETE", "NONE")
-NEW = "new"  # the memory id of an ADD
+PROMPT_VERSION = "mem0-loop/2"  # part of the collection name: a new prompt never reads old memories
+__all__ = ["EVENTS", "NEW", "Decision", "Event", "MemoryEvent", "MemoryItem"]  # re-exported (memory_apply)
 
 
 class FactsDraft(Draft):
-    facts: list[str] = Field(min_length=1, max_length=MAX_FACTS)
-
-
-class Decision(Draft):
-    event: Event
-    memory_id: str  # a shown memory (m1, m2, ...) for UPDATE and DELETE; "new" for ADD
-    text: str = ""  # ADD and UPDATE: the memory as it should read afterwards
+    facts: list[str] = Field(min_length=1, max_length=MAX_FACTS, json_schema_extra=room(MAX_FACTS))
 
 
 class DecisionsDraft(Draft):
-    decisions: list[Decision] = Field(min_length=1, max_length=MAX_FACTS)
+    decisions: list[Decision] = Field(min_length=1, max_length=MAX_FACTS, json_schema_extra=room(MAX_FACTS))
 
 
-class MemoryItem(Record):
-    """One memory of a user: a line of ``memories.jsonl`` and the payload of one Qdrant point."""
+def compact_facts(records: int) -> int:
+    """Facts a batch of ``records`` gets under compact decoding: one per record, at most MAX_FACTS.
 
-    schema_id: Literal["recworld.lunar.memory/1"] = Field(default="recworld.lunar.memory/1", alias="schema")
-    memory_id: str
-    user_id: str
-    text: str
-    created_batch: int
-    updated_batch: int
-    record_ids: list[str]  # the records of every batch that added to it
-
-
-class MemoryEvent(Record):
-    """One decision of the memory model, as applied: a line of ``events.jsonl``."""
-
-    schema_id: Literal["recworld.lunar.memory_event/1"] = Field(
-        default="recworld.lunar.memory_event/1", alias="schema"
-    )
-    user_id: str
-    batch: int
-    fact: str
-    event: Event
-    memory_id: str | None  # the memory added, updated or deleted (None for NONE)
-    text: str | None  # the memory's text afterwards (None for DELETE and NONE)
-    previous: str | None  # its text before (UPDATE, DELETE)
+    Compact decoding fixes list lengths; a batch needs room for as many facts as it may
+    change memories, so ADD, UPDATE and DELETE can all occur with a small local model.
+    """
+    return max(1, min(MAX_FACTS, records))
 
 
 def batches(records: Sequence[BehaviourRecord], size: int = BATCH_SIZE) -> list[list[BehaviourRecord]]:
@@ -108,18 +92,16 @@ def decide_prompt(shown: Sequence[tuple[str, str]], facts: Sequence[str]) -> str
         "You keep the long-term memory of a personal assistant. Compare new facts about the user with "
         "what is already remembered, and decide for each new fact, in order, one event:\n"
         '- ADD: it is new information; memory_id is "new" and text is the memory to store.\n'
-        "- UPDATE: it refines, extends or corrects a remembered memory; memory_id is that memory's id "
-        "and text is the merged memory.\n"
-        "- DELETE: it contradicts a remembered memory, which is removed; memory_id is that memory's id.\n"
+        "- UPDATE: it refines, extends, corrects or supersedes a remembered memory (the user's state "
+        "changed: a new diet, a cancelled membership); memory_id is that memory's id and text is the "
+        "memory as it reads now.\n"
+        "- DELETE: it shows a remembered memory was never or is no longer true and does not replace it; "
+        "memory_id is that memory's id. The memory is removed and the new fact is stored.\n"
         "- NONE: it is already remembered or not worth keeping; nothing changes.\n\n"
         f"Remembered memories:\n{memories}\n\nNew facts:\n{new}\n\n"
         f"Give exactly {len(facts)} decisions. "
         'JSON shape: {"decisions": [{"event": "ADD", "memory_id": "new", "text": "..."}]}'
     )
-
-
-def memory_id(user_id: str, batch: int, fact: int) -> str:
-    return hashlib.sha256(f"{user_id}\0{batch}\0{fact}".encode()).hexdigest()[:32]
 
 
 class MemoryStore:
@@ -220,7 +202,11 @@ class MemoryLoop:
         uid = state.user.profile.user_id
         key = f"{uid}/b{index:04d}"
         extracted = await self.llm.structured(
-            extract_prompt(chunk, state.user.zone), FactsDraft, stage="memory-extract", key=f"{key}/extract"
+            extract_prompt(chunk, state.user.zone),
+            FactsDraft,
+            stage="memory-extract",
+            key=f"{key}/extract",
+            lengths={"facts": compact_facts(len(chunk))} if self.llm.compact else None,
         )
         if extracted is None:
             return False
@@ -237,9 +223,18 @@ class MemoryLoop:
         decided = await self._decide(key, facts, short)
         if decided is None:
             return False
-        record_ids = [r.record_id for r in chunk]
-        for n, (fact, decision) in enumerate(zip(facts, decided.decisions, strict=True)):
-            await self._apply(state, index, n, fact, decision, short, record_ids)
+        steps = list(zip(facts, decided.decisions, strict=True))
+        done = apply_batch(state.memories, uid, index, steps, short, [r.record_id for r in chunk])
+        for item in done.deleted:
+            self.store.delete(item)
+        changed = list(done.changed.values())
+        if changed:
+            vectors = await self.embed.embed([m.text for m in changed])
+            for item, vector in zip(changed, vectors, strict=True):
+                self.store.put(item, vector)
+        state.memories = done.memories
+        state.events += done.events
+        state.skipped += done.redirected
         return True
 
     async def _decide(
@@ -268,59 +263,3 @@ class MemoryLoop:
             enums={"decisions.event": events, "decisions.memory_id": [NEW, *ids]},
             lengths={"decisions": len(facts)},
         )
-
-    async def _apply(
-        self,
-        state: UserLoop,
-        batch: int,
-        n: int,
-        fact: str,
-        decision: Decision,
-        short: Mapping[str, MemoryItem],
-        record_ids: list[str],
-    ) -> None:
-        uid = state.user.profile.user_id
-        target = short.get(decision.memory_id)
-        live = state.memories.get(target.memory_id) if target is not None else None
-
-        def log(event: Event, mid: str | None, text: str | None, previous: str | None) -> None:
-            state.events.append(
-                MemoryEvent(
-                    user_id=uid,
-                    batch=batch,
-                    fact=fact,
-                    event=event,
-                    memory_id=mid,
-                    text=text,
-                    previous=previous,
-                )
-            )
-
-        if decision.event == "ADD":
-            text = decision.text.strip() or fact
-            item = MemoryItem(
-                memory_id=memory_id(uid, batch, n),
-                user_id=uid,
-                text=text,
-                created_batch=batch,
-                updated_batch=batch,
-                record_ids=record_ids,
-            )
-            self.store.put(item, (await self.embed.embed([text]))[0])
-            state.memories[item.memory_id] = item
-            log("ADD", item.memory_id, text, None)
-        elif decision.event in ("UPDATE", "DELETE") and live is None:
-            state.skipped += 1  # an earlier decision of this batch deleted it
-        elif decision.event == "UPDATE" and live is not None:
-            text = decision.text.strip()
-            ids = list(dict.fromkeys([*live.record_ids, *record_ids]))
-            item = live.model_copy(update={"text": text, "updated_batch": batch, "record_ids": ids})
-            self.store.put(item, (await self.embed.embed([text]))[0])
-            state.memories[item.memory_id] = item
-            log("UPDATE", item.memory_id, text, live.text)
-        elif decision.event == "DELETE" and live is not None:
-            self.store.delete(live)
-            del state.memories[live.memory_id]
-            log("DELETE", live.memory_id, None, live.text)
-        else:
-            log("NONE", None, None, None)

@@ -39,6 +39,7 @@ from pydantic import Field
 
 from recworld.lunar.judges.personalization import DATA_NOTE, JudgeItem, Score, fence
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
+from recworld.lunar.llm.decoding import room
 from recworld.records import Draft, Record
 
 OffenceKind = Literal["profiling", "surveillance", "condescension"]
@@ -76,7 +77,8 @@ class OffenceItem(Draft):
 
 
 class PrivacyDraft(Draft):
-    offences: list[OffenceItem] = Field(default_factory=list, max_length=8)
+    # Room for all 8 items: score 1 (two severe offences) must be decodable in compact mode too.
+    offences: list[OffenceItem] = Field(default_factory=list, max_length=8, json_schema_extra=room(8))
     score: Score
 
 

@@ -12,9 +12,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.config import JsonDict
 
+# The items a list field needs room for under compact decoding (see :func:`room`).
+ROOM = "x-compact-items"
 # Length and count bounds: dropped from decoding schemas (see inline_schema and compact_schema).
-_BOUNDS = ("minLength", "maxLength", "minItems", "maxItems")
+_BOUNDS = ("minLength", "maxLength", "minItems", "maxItems", ROOM)
+
+
+def room(items: int) -> JsonDict:
+    """``json_schema_extra`` of a list field: how many items compact decoding leaves room for.
+
+    Every list field of a Draft that may hold more than one item declares it (tests/lunar/
+    test_compact_room.py introspects them all): the number of items one call needs, e.g. the
+    facts a batch of records holds. :func:`compact_schema` turns the field into the range
+    ``max(minItems, 1) .. min(maxItems, items)``; a model call may still fix an exact count.
+    """
+    if items < 1:
+        raise ValueError("a list field needs room for at least one item")
+    return {ROOM: items}
 
 
 def inline_schema(model: type[BaseModel], *, for_decoding: bool = False) -> dict[str, Any]:
@@ -63,10 +79,15 @@ def compact_schema(schema: Any, *, words: int = COMPACT_WORDS) -> Any:
     per step; 153 s vs 19 s measured), but exact counts and a few optional words
     stay flat and cheap. So every free string becomes at most ``words`` words of
     :data:`COMPACT_WORD` (at most :data:`WORD_CHARS` characters each; the ``?`` groups are
-    flat), and every array gets exactly
-    ``max(minItems, 1)`` items, capped by ``maxItems``. The decoded language is a
-    subset of what the pydantic model accepts; the reply is still validated
-    against the full model.
+    flat). An array with an exact count (``minItems == maxItems``: a per-call count, a
+    grammar branch) keeps it; any other gets ``max(minItems, 1)`` up to the room its field
+    declares (:func:`room`, capped by ``maxItems``; 1 when undeclared), a handful of flat
+    optional items.
+
+    Invariant: every array whose schema allows k > 1 items and declares room r can hold
+    min(k, r) items after compaction, and every count it allows is one the full schema
+    allows. The decoded language is a subset of what the pydantic model accepts; the
+    reply is still validated against the full model.
     """
     if isinstance(schema, list):
         return [compact_schema(v, words=words) for v in schema]
@@ -76,11 +97,20 @@ def compact_schema(schema: Any, *, words: int = COMPACT_WORDS) -> Any:
     if schema.get("type") == "string" and not _CONSTRAINED & schema.keys():
         out["pattern"] = "^" + COMPACT_WORD + f"( {COMPACT_WORD})?" * (words - 1) + "$"
     if schema.get("type") == "array":
-        n = max(int(schema.get("minItems", 0)), 1)
-        if "maxItems" in schema:
-            n = min(n, int(schema["maxItems"]))
-        out["minItems"] = out["maxItems"] = n
+        out["minItems"], out["maxItems"] = compact_items(schema)
     return out
+
+
+def compact_items(schema: Mapping[str, Any]) -> tuple[int, int]:
+    """The (minItems, maxItems) an array schema gets under :func:`compact_schema`."""
+    low, high = schema.get("minItems"), schema.get("maxItems")
+    if low is not None and low == high:
+        return int(low), int(low)
+    lo = max(int(low or 0), 1)
+    cap = int(schema.get(ROOM, 1))
+    if high is not None:
+        lo, cap = min(lo, int(high)), min(cap, int(high))
+    return lo, max(lo, cap)
 
 
 def narrow_schema(schema: Mapping[str, Any], enums: Mapping[str, Sequence[str]]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from recworld.io import read_models
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.schemas import BehaviourRecord, Category, Profile, Query
 from recworld.records import Draft
 from recworld.seeding import rng
@@ -27,12 +28,12 @@ class SeedQuery(Draft):
     """A hand-written request of ``seeds/queries.jsonl`` and the domains it touches."""
 
     text: str = Field(min_length=3)
-    domains: list[Category] = Field(min_length=1)
+    domains: list[Category] = Field(min_length=1, json_schema_extra=room(3))
 
 
 class QueryDraft(Draft):
     text: str = Field(min_length=8, max_length=240)
-    domains: list[Category] = Field(min_length=1, max_length=3)
+    domains: list[Category] = Field(min_length=1, max_length=3, json_schema_extra=room(3))
 
 
 def load_seeds(path: Path | None = None) -> list[SeedQuery]:

@@ -17,6 +17,7 @@ from datetime import UTC, tzinfo
 from pydantic import Field
 
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.queries.evidence import candidates, fair_cap, relevance
 from recworld.lunar.schemas import (
@@ -37,7 +38,7 @@ GENERIC_SYSTEM = "You are a helpful assistant. You know nothing about the user b
 class DecisionDraft(Draft):
     useful: bool
     reason: str = Field(max_length=200)
-    record_ids: list[str] = Field(default_factory=list, max_length=5)
+    record_ids: list[str] = Field(default_factory=list, max_length=5, json_schema_extra=room(5))
 
 
 class EffectDraft(Draft):
@@ -46,17 +47,38 @@ class EffectDraft(Draft):
 
 
 class EffectsDraft(Draft):
-    effects: list[EffectDraft] = Field(min_length=1, max_length=12)
+    effects: list[EffectDraft] = Field(min_length=1, max_length=12, json_schema_extra=room(12))
 
 
 class RubricDraft(Draft):
-    facts: list[str] = Field(min_length=1, max_length=6)
-    points: list[str] = Field(min_length=1, max_length=6)
+    # Compact decoding: up to 4 facts and points (each at most 4 words), within the 240-token reply.
+    facts: list[str] = Field(min_length=1, max_length=6, json_schema_extra=room(4))
+    points: list[str] = Field(min_length=1, max_length=6, json_schema_extra=room(4))
+
+
+# The generic answer's token cap: the baseline a target answer is judged against.
+GENERIC_TOKENS = 256
+
+
+def baseline_note(answer_max_tokens: int) -> str | None:
+    """What to say when answers and the generic baseline had different caps (None when equal).
+
+    The generic answer is written once, at ``lunar queries``, under :data:`GENERIC_TOKENS`;
+    an eval with ``--max-tokens`` or ``--smoke`` caps its answers otherwise, and the judge
+    then compares unequal lengths (review U10). The eval log and the report's Runs table
+    say so on every such row.
+    """
+    if answer_max_tokens == GENERIC_TOKENS:
+        return None
+    return (
+        f"answers capped at {answer_max_tokens} tokens, judged against a generic baseline "
+        f"written with up to {GENERIC_TOKENS}"
+    )
 
 
 async def generic_answer(llm: StructuredLLM, query: Query) -> str | None:
     return await llm.with_system(GENERIC_SYSTEM).text(
-        query.text, stage="generic-answer", key=query.query_id, max_tokens=256
+        query.text, stage="generic-answer", key=query.query_id, max_tokens=GENERIC_TOKENS
     )
 
 

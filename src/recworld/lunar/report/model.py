@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from recworld.lunar.config import ReportConfig
+from recworld.lunar.queries.rubrics import baseline_note
 from recworld.lunar.report import ablation as abl
 from recworld.lunar.report import validation
 from recworld.lunar.report.estimates import MIN_N
@@ -88,7 +89,8 @@ def _facts(root: Path, evals: Sequence[EvalData]) -> list[tuple[str, str]]:
 def _settings(e: EvalData) -> str:
     options = e.run.config.options_of(e.context).to_json()
     shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(options.items()) if v is not None)
-    return "; ".join(p for p in (f"max tokens {e.run.config.answer_max_tokens}", shown) if p)
+    note = baseline_note(e.run.config.answer_max_tokens)
+    return "; ".join(p for p in (f"max tokens {e.run.config.answer_max_tokens}", note, shown) if p)
 
 
 def _runs_table(evals: Sequence[EvalData]) -> Table:
@@ -101,7 +103,9 @@ def _runs_table(evals: Sequence[EvalData]) -> Table:
                 *cells(e.model, e.context, e.run.judge, str(c.queries), str(c.answered)),
                 Cell(str(c.answer_errors), css="warn" if c.answer_errors else ""),
                 Cell(f"{c.judged} judged, {c.judge_errors} errors", css="warn" if c.judge_errors else ""),
-                *cells(privacy, _settings(e), str(e.run.config.seed)),
+                Cell(privacy),
+                Cell(_settings(e), css="warn" if baseline_note(e.run.config.answer_max_tokens) else ""),
+                Cell(str(e.run.config.seed)),
             ]
         )
     columns = ["model", "context", "judge", "queries", "answered", "answer errors", "judgments"]

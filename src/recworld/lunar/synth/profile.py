@@ -22,6 +22,7 @@ from pydantic import Field
 
 from recworld.lunar import timeutil
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.privacy.safe import SafeUser
 from recworld.lunar.schemas import CATEGORIES, Affinity, BehaviourRecord, Category, Lifestyle, Profile
 from recworld.records import Draft
@@ -33,7 +34,8 @@ class AffinityDraft(Draft):
     category: Category
     # An enum decodes reliably even on tiny models; stored as (score - 1) / 4 in [0, 1].
     score: Literal[1, 2, 3, 4, 5]
-    preferences: list[str] = Field(min_length=1, max_length=4)
+    # Compact decoding keeps synthesis as small models finish it: one preference, three affinities.
+    preferences: list[str] = Field(min_length=1, max_length=4, json_schema_extra=room(1))
 
 
 class LifestyleDraft(Draft):
@@ -45,7 +47,7 @@ class LifestyleDraft(Draft):
 
 
 class ProfileDraft(Draft):
-    affinities: list[AffinityDraft] = Field(min_length=3, max_length=8)
+    affinities: list[AffinityDraft] = Field(min_length=3, max_length=8, json_schema_extra=room(3))
     lifestyle: LifestyleDraft
 
 
@@ -126,7 +128,9 @@ def profile_prompt(user: SafeUser, use_anchors: bool) -> str:
     if use_anchors and user.records:
         active = ", ".join(sorted({r.domain.value for r in user.records}))
         lines.append(f"Real logs show this person is active in: {active}; include those categories.")
-        lines.append(f"Their real records, summarised (person {user.user_id}):\n{records_summary(user)}")
+        # No id or pseudonym here (review U13): two users with identical summaries get one prompt,
+        # so their profiles differ only as their records do (the cache then answers both alike).
+        lines.append(f"Their real records, summarised:\n{records_summary(user)}")
         lines.append("Write the profile this person's records imply; name no real item, merchant or place.")
     lines.append(
         'JSON shape: {"affinities": [{"category": ..., "score": 4, "preferences": [...]}], '

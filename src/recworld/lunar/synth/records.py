@@ -19,6 +19,7 @@ from pydantic import Field
 
 from recworld.lunar import timeutil
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.privacy.safe import SafeUser
 from recworld.lunar.schemas import (
     BehaviourRecord,
@@ -47,11 +48,13 @@ class RecordDraft(Draft):
     time: str = Field(pattern=HHMM)
     domain: Category
     type: BehaviourType
-    fields: list[FieldDraft] = Field(default_factory=list, max_length=5)
+    # Compact decoding: one field per record and one record per slot (greedy small models loop;
+    # the volume comes from the slots).
+    fields: list[FieldDraft] = Field(default_factory=list, max_length=5, json_schema_extra=room(1))
 
 
 class RecordsDraft(Draft):
-    records: list[RecordDraft] = Field(min_length=1, max_length=6)
+    records: list[RecordDraft] = Field(min_length=1, max_length=6, json_schema_extra=room(1))
 
 
 def _anchor_json(record: BehaviourRecord, tz: tzinfo) -> str:

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from recworld.lunar import timeutil
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.privacy.safe import SafeUser
 from recworld.lunar.schemas import (
     BehaviourRecord,
@@ -45,7 +46,8 @@ class WeekDraft(Draft):
 
 
 class DayDraft(Draft):
-    anchor_activities: list[str] = Field(min_length=1, max_length=4)
+    # Compact decoding keeps one item of each list (greedy small models loop in open lists).
+    anchor_activities: list[str] = Field(min_length=1, max_length=4, json_schema_extra=room(1))
 
 
 class DaysDraft(Draft):
@@ -65,12 +67,12 @@ class SlotDraft(Draft):
     start: str = Field(pattern=HHMM)
     end: str = Field(pattern=HHMM)
     scene: SceneDraft
-    expected: list[BehaviourType] = Field(min_length=1, max_length=3)
-    domains: list[Category] = Field(min_length=1, max_length=2)
+    expected: list[BehaviourType] = Field(min_length=1, max_length=3, json_schema_extra=room(1))
+    domains: list[Category] = Field(min_length=1, max_length=2, json_schema_extra=room(1))
 
 
 class SlotsDraft(Draft):
-    slots: list[SlotDraft] = Field(min_length=1, max_length=6)
+    slots: list[SlotDraft] = Field(min_length=1, max_length=6, json_schema_extra=room(1))
 
 
 def iso_date(ts: int, tz: tzinfo = UTC) -> str:

@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import Field
 
 from recworld.lunar.llm import StructuredLLM
+from recworld.lunar.llm.decoding import room
 from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.schemas import Consistency, WeekPlan
 from recworld.records import Draft
@@ -23,7 +24,7 @@ from recworld.records import Draft
 
 class ScoreDraft(Draft):
     score: Literal[1, 2, 3, 4, 5]
-    issues: list[str] = Field(default_factory=list, max_length=3)
+    issues: list[str] = Field(default_factory=list, max_length=3, json_schema_extra=room(1))
 
 
 class SummaryDraft(Draft):
