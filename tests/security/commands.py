@@ -117,6 +117,10 @@ class Writer:
     inputs: Callable[[World, Path], None] | None = None  # what it reads, copied into the work folder
     force: str | None = "--force"
     home: bool = False  # writes into RECWORLD_HOME (work/home)
+    # False: killed in a child of a clean forkserver (kill_child), not of the test process: lunar
+    # synth's Anonymeter attacks use polars, whose thread pool deadlocks in a child forked from a
+    # process that had used it
+    forks: bool = True
 
 
 def _suite_copy(world: World, work: Path) -> None:
@@ -214,6 +218,7 @@ WRITERS: tuple[Writer, ...] = (
         ],
         lambda d: d / "lun",
         swap=False,
+        forks=False,
     ),
     Writer(
         "lunar-queries",

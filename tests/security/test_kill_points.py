@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from commands import BY_NAME, USER_DEEP, USER_FILE, World, Writer, prepare, run_main
+from kill_child import killed_in_clean_child
 from kills import KILLED, VOLATILE_FILES, killed_at, litter, passages, tree
 
 from recworld.io import KILL_POINTS, OUTPUT_MARKER, output_kinds, recover
@@ -155,7 +156,11 @@ def test_a_kill_at_every_passage_loses_nothing_and_a_rerun_finishes(
         before = _tree(writer, work)
         kinds_before = output_kinds(out)
         argv = writer.argv(world, work)
-        assert killed_at(point, nth, lambda: run_main(argv)) == KILLED  # noqa: B023 (called at once)
+        if writer.forks:
+            code = killed_at(point, nth, lambda: run_main(argv))  # noqa: B023 (called at once)
+        else:
+            code = killed_in_clean_child(point, nth, argv, exchange=swap_module.USE_EXCHANGE)
+        assert code == KILLED
         capfd.readouterr()
         if writer.swap and mode == "exchange":  # one atomic step: a reader sees old or new, at any kill
             assert _tree(writer, work) in (before, expected), f"{point} #{nth}: a mix"

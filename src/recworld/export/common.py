@@ -36,6 +36,7 @@ from recworld.capped import read_capped
 from recworld.errors import DataError
 from recworld.io import (
     atomic_write_json,
+    check_output_dir,
     dumps_canonical,
     output_directory,
     read_models,
@@ -205,6 +206,11 @@ def _digest_files(staging: Path) -> dict[str, str]:
     for path in sorted(p for p in staging.rglob("*") if p.is_file()):
         found[path.relative_to(staging).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
+
+
+def check_export_target(out: Path) -> None:
+    """Refuse ``out``, writing nothing, before any work (the same rule :func:`export_directory` applies)."""
+    check_output_dir(Path(out), OUTPUT_KIND, force_option=None)
 
 
 @contextlib.contextmanager

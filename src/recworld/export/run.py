@@ -9,7 +9,7 @@ from typing import Any
 from recworld.console.progress import StageProgress
 from recworld.errors import ConfigError
 from recworld.export import hf, inspect, lm_eval
-from recworld.export.common import Suite, export_directory, load_suite, provenance
+from recworld.export.common import Suite, check_export_target, export_directory, load_suite, provenance
 
 Writer = Callable[[Suite, Path, dict[str, Any]], list[str]]
 TARGETS: dict[str, Writer] = {"lm-eval": lm_eval.write, "inspect": inspect.write, "hf": hf.write}
@@ -34,6 +34,7 @@ def export_suite(
     writer = TARGETS.get(target)
     if writer is None:
         raise ConfigError(f"unknown export target {target!r}; choose one of: {', '.join(TARGETS)}")
+    check_export_target(out)  # a refused --out is one line, before any progress or work
     with StageProgress(enabled=progress, plain=True, label="export") as view:
         view.overall(f"export for {target}", 0, STEPS)
         view.step(f"reading the suite {suite_dir}")
