@@ -6,12 +6,19 @@ import contextlib
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
+
+# A shell starts a background job (``make test &``, a CI step's runner) with SIGINT ignored, and
+# every child inherits that: the Ctrl-C tests would see nothing arrive. A handler set here, unlike
+# SIG_IGN, is reset to the default in every process the tests start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Repo-relative, git-ignored: real data that fixtures fetch once and reuse across runs.
 TEST_DATA = Path(__file__).resolve().parent / ".data"
