@@ -1,22 +1,31 @@
-"""Killing a command at a kill point in a child forked from a clean process (multiprocessing's forkserver).
+"""Killing a command at a kill point in a child forked from a clean, warmed-up server process.
 
 :func:`kills.killed_at` forks the test process itself. That deadlocks for a
 command using a library with a thread pool that the test process had used
 already: polars, under Anonymeter's attacks in ``lunar synth``'s release step,
-because a fork copies the pool's state but not its threads. The forkserver is
-started once per test process, imports recworld there and never runs a
-command itself, so each child it forks starts clean, and without paying
-recworld's import again.
+because a fork copies the pool's state but not its threads. So
+:func:`killed_in_clean_child` asks a server (this file, run as a script) that
+imports recworld and Anonymeter and loads Presidio's spaCy model once (about
+15 s), never runs
+a command itself, and forks one child per request: each starts clean and warm.
 
-Module state patched in the test process does not cross over: the child gets
+(multiprocessing's ``forkserver`` would do the forking, but on Python 3.11 it
+ignores the parent's ``sys.path`` when it imports its preload modules, and skips
+the ones it cannot find without a word.)
+
+The protocol is one JSON line per request on the server's stdin (``point``,
+``nth``, ``argv``, ``env``, ``cwd``, ``exchange``) and one exit code per line
+on its stdout. Module state patched in the test process does not cross over:
 the environment, the working folder and whether swaps may use ``renameat2``
-from the spec.
+come with the request.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import atexit
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,8 +33,8 @@ from typing import Any
 KILLED = 137  # kills.KILLED
 
 
-def run(spec: dict[str, Any]) -> None:
-    """The child: ``spec`` holds ``point``, ``nth`` (1-based), ``argv``, ``env``, ``cwd`` and ``exchange``."""
+def _run(spec: dict[str, Any]) -> int:
+    """In the forked child: the command of ``spec``, killed at its ``nth`` passage of ``point``."""
     from recworld.cli import main
     from recworld.io import fault_hook
     from recworld.io import swap as swap_module
@@ -44,18 +53,63 @@ def run(spec: dict[str, Any]) -> None:
                 os._exit(KILLED)
 
     with fault_hook(hook):
-        code = main([str(a) for a in spec["argv"]])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+        return main([str(a) for a in spec["argv"]])
 
 
-_CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["recworld.cli", __name__])
+def _child(spec: dict[str, Any]) -> None:
+    os.dup2(2, 1)  # the command's stdout must not mix with the replies
+    code = 3
+    try:
+        code = _run(spec)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve() -> None:
+    import recworld.cli  # noqa: F401  (what every child runs)
+    from recworld.lunar.privacy import freetext
+
+    freetext.analyzer()
+    import numba
+
+    numba.config.DISABLE_JIT = True  # type: ignore[attr-defined]  # as privacy.attack sets it first
+    import anonymeter.evaluators  # noqa: F401  (importing polars starts no pool; running it would)
+
+    replies = os.fdopen(os.dup(1), "w")
+    print("ready", file=replies, flush=True)
+    for line in sys.stdin:
+        spec = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(spec)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), file=replies, flush=True)
+
+
+_server: subprocess.Popen[str] | None = None
+
+
+def _started() -> subprocess.Popen[str]:
+    global _server
+    if _server is None or _server.poll() is not None:
+        _server = subprocess.Popen(
+            [sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert _server.stdout is not None and _server.stdout.readline().strip() == "ready"
+        atexit.register(_server.communicate)  # its stdin closes: it ends after the last request
+    return _server
 
 
 def killed_in_clean_child(point: str, nth: int, argv: list[object], *, exchange: bool) -> int:
     """The exit code of ``argv`` run in a clean child killed at the ``nth`` passage of ``point``."""
+    server = _started()
+    assert server.stdin is not None and server.stdout is not None
     spec = {
         "point": point,
         "nth": nth,
@@ -64,8 +118,10 @@ def killed_in_clean_child(point: str, nth: int, argv: list[object], *, exchange:
         "cwd": os.getcwd(),
         "exchange": exchange,
     }
-    child = _CONTEXT.Process(target=run, args=(spec,))
-    child.start()
-    child.join()
-    assert child.exitcode is not None
-    return child.exitcode
+    server.stdin.write(json.dumps(spec) + "\n")
+    server.stdin.flush()
+    return int(server.stdout.readline())
+
+
+if __name__ == "__main__":
+    serve()
