@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from recworld.console import Resume, log_to_file, resumable
 from recworld.console.progress import ProgressLines
 from recworld.errors import ConfigError, RunError, from_validation
+from recworld.evaluation.claims import ClaimWatch
 from recworld.evaluation.config import EvalConfig
 from recworld.evaluation.estimate import answer_with_estimate
 from recworld.evaluation.plan import RunPlan, now_iso, plan_run, render_all
@@ -184,16 +185,17 @@ async def _answer(
 ) -> FatalModelError | None:
     """Ask the model every question in ``todo``, journaling each sample.
 
-    Fills ``stats`` with the runner's counters and returns the fatal failure
-    that stopped the run early, if one did (the samples finished before it are
-    journaled).
+    Fills ``stats`` with the runner's counters and returns the fatal failure that stopped
+    the run early, if one did (the samples finished before it are journaled).
     """
     config, spec = plan.config, plan.spec
     rendered = render_all(plan, todo)
     requests = [build_request(a.question, r, config) for a, r in zip(todo, rendered, strict=True)]
     lines = _progress(plan, len(plan.asked), note.done)
+    watch = ClaimWatch(spec, model if plan.header.model_identity is not None else None)
 
     def record(index: int, completion: Completion) -> None:
+        watch.see(completion.response)  # a model object's answers, against what it declares
         asked = todo[index]
         sample = build_sample(
             asked.question, rendered[index], completion, spec=spec, config=config, order=asked.order
