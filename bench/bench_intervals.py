@@ -21,16 +21,26 @@ import argparse
 
 import numpy as np
 
-from recworld.scoring.bootstrap import bootstrap_means, percentile_ci
 from recworld.scoring.metrics import _bias_summary
 from recworld.scoring.records import PositionCounts
-from recworld.stats import clopper_pearson, stratified_interval, wilson
+from recworld.stats import clopper_pearson, percentile_interval, stratified_interval, wilson
 
 RESAMPLES = 1000
 
 
+def bootstrap_means(values: np.ndarray, rng: np.random.Generator, n_resamples: int) -> np.ndarray:
+    """The old percentile bootstrap's replicates, the baseline this script compares against.
+
+    For values with few levels (0/1 here) a resample matters only through how many of
+    each level it drew: a multinomial draw, the same distribution as resampling indices.
+    """
+    levels, counts = np.unique(values, return_counts=True)
+    drawn = rng.multinomial(values.size, counts / values.size, size=n_resamples)
+    return np.asarray(drawn @ levels / values.size, dtype=np.float64)
+
+
 def _percentile(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
-    return percentile_ci(bootstrap_means(values, rng, RESAMPLES)) or (0.0, 0.0)
+    return percentile_interval(bootstrap_means(values, rng, RESAMPLES)) or (0.0, 0.0)
 
 
 def single(trials: int, rng: np.random.Generator) -> None:
@@ -69,7 +79,7 @@ def macro(trials: int, rng: np.random.Generator) -> None:
         for _ in range(trials // 2):
             strata = [(rng.random(n) < p).astype(float) for n, p in zip(sizes, rates, strict=True)]
             reps = np.mean([bootstrap_means(s, rng, RESAMPLES) for s in strata], axis=0)
-            low, high = percentile_ci(reps) or (0.0, 0.0)
+            low, high = percentile_interval(reps) or (0.0, 0.0)
             old[0] += low <= truth <= high
             old[1] += high - low
             low, high = stratified_interval(strata, rng, RESAMPLES) or (0.0, 0.0)

@@ -238,6 +238,29 @@ def test_lazy_root_names_are_declared() -> None:
         assert name in recworld.__all__ and callable(getattr(recworld, name))
 
 
+def test_the_root_stub_types_exactly_the_runtime_names() -> None:
+    """``recworld/__init__.pyi`` (what mypy reads) declares ``__all__``; upward, it imports only LAZY names.
+
+    Its ``recworld.evaluation`` import is the declared ``PLUGINS`` edge, seen by the type checker
+    only: at run time the root's ``__getattr__`` loads the module on first use.
+    """
+    import recworld
+
+    tree = ast.parse((SRC / "__init__.pyi").read_text(encoding="utf-8"))
+    declared = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]
+    )
+    assert declared == recworld.__all__
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("recworld."):
+            for alias in node.names:
+                dep = resolve(node.module or "")
+                assert dep in ALLOWED["recworld"] or recworld.LAZY.get(alias.name) == node.module, alias.name
+                assert alias.asname == alias.name, f"{alias.name}: re-export it as itself"
+
+
 def test_the_import_walker_sees_lazy_and_type_only_imports() -> None:
     source = (
         "from typing import TYPE_CHECKING\n"

@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "CONFIDENCE",
+    "N_RESAMPLES",
     "binomial_upper_tail",
     "clopper_pearson",
     "mcnemar_exact",
@@ -54,6 +55,8 @@ __all__ = [
 ]
 
 CONFIDENCE = 0.95
+# Resamples of every bootstrap interval the report prints (a macro average, a paired difference).
+N_RESAMPLES = 1000
 # Half a pseudo-observation at each bound: the Jeffreys prior Beta(1/2, 1/2) for 0/1 values.
 PSEUDO = 0.5
 

@@ -11,6 +11,7 @@ import io
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from _eval_support import oracle
 from _runner_fakes import write_suite
 
 import recworld
+from recworld.chat import AnswerMode, Request, Response
 from recworld.errors import ConfigError, ModelError
 from recworld.evaluation import EvalResult, RunFailedError
 from recworld.models.scripted import ScriptedModel
@@ -110,12 +112,39 @@ def test_inside_a_running_loop_it_still_runs_and_the_async_form_uses_the_loop(su
     assert awaited.header.counts.questions == 4 and awaited.header.counts.resumed == 2
 
 
+def scored(request: Request) -> Response:
+    """An answer with a score per choice: what a loglik or rank answer is made of."""
+    return Response(text=request.choices[0], choice_logprobs=tuple(-1.0 for _ in request.choices))
+
+
+def _claims(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if "per-choice scores" in str(w.message)]
+
+
+def test_a_model_object_whose_answers_claim_an_undeclared_mode_is_warned_about_once(suite: Path) -> None:
+    claims = ScriptedModel(scored, name="claims", supports=frozenset({AnswerMode.GENERATE}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = recworld.evaluate(suite, model=claims, limit=2, progress=False)
+    assert result.status == "finished" and len(claims.calls) == 4  # a warning, not a failure
+    assert _claims(caught) == [
+        "model 'scripted:claims' answers with per-choice scores (choice_logprobs: loglik or rank "
+        "answers), but its supports declares only generate; declare the modes it serves, or drop the scores"
+    ]
+    declares = ScriptedModel(scored, name="declares")  # supports every mode: its scores are declared
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        recworld.evaluate(suite, model=declares, limit=1, progress=False)
+    assert _claims(caught) == []
+
+
 def _docs_example() -> str:
+    """The section's model and the call that evaluates it (its third block, the contract, runs elsewhere)."""
     text = DOCS.read_text(encoding="utf-8")
-    section = text.split("## Your own model from Python", 1)[1]
+    section = text.split("## Your own model from Python", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, "the section has one example"
-    return blocks[0]
+    assert len(blocks) == 3, "the section has the model, its evaluation and its contract test"
+    return blocks[0] + blocks[1]
 
 
 def test_the_docs_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

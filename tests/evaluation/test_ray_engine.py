@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 from _runner_fakes import FakeOpenAI, write_suite
 
+import recworld
 from recworld.chat import AnswerMode, Request
 from recworld.cli import main
 from recworld.errors import ConfigError, RunError
@@ -186,6 +188,51 @@ def test_killed_driver_resumes_without_answering_twice(suite: Path, ray_address:
     clean = run(suite, "clean", model=spec)
     assert samples(out) == samples(clean)
     assert metrics(out) == metrics(clean)
+
+
+def copied_model() -> ScriptedModel:
+    """A model object, right on the questions whose id ends in 1 or 3, else "?".
+
+    Built in a function so that Ray copies its responder by value (this test module is not
+    importable in the replicas).
+    """
+
+    def answer(request: Request) -> str:
+        question = request.question
+        assert question is not None
+        number = int(question.id.split("#o", 1)[0].rsplit("/", 1)[1])
+        ids = [c.id for c in question.candidates]
+        right = request.choices[ids.index(f"c{number}-{(number * 7) % len(ids)}")]
+        return right if question.id.endswith(("1", "3")) else "?"
+
+    return ScriptedModel(answer, name="copied")
+
+
+def test_a_model_object_runs_on_ray_each_replica_asking_its_copy(suite: Path, ray_address: str) -> None:
+    """``recworld.evaluate(..., engine="ray", model=obj)``: what docs/models.md promises."""
+    here, sent = copied_model(), copied_model()
+    local = recworld.evaluate(suite, model=here, out=suite / "obj-local", progress=False)
+    on_ray = recworld.evaluate(
+        suite, model=sent, out=suite / "obj-ray", engine="ray", replicas=2, progress=False
+    )
+    assert on_ray.status == "finished" and on_ray.header.config.engine == "ray"
+    assert samples(on_ray.run_dir) == samples(local.run_dir)
+    assert metrics(on_ray.run_dir) == metrics(local.run_dir)
+    assert 0 < sum(s["correct"] for s in samples(on_ray.run_dir)) < sum(COUNTS.values())
+    assert on_ray.header.model_identity == {"backend": "scripted", "model": "copied"}
+    assert counts(on_ray.run_dir)["runner"]["sent"] == sum(COUNTS.values())
+    assert len(here.calls) == sum(COUNTS.values())
+    assert sent.calls == []  # the replicas answered with copies; the caller's object was never asked
+
+
+def test_a_model_object_that_cannot_be_pickled_is_one_error_before_any_folder(suite: Path) -> None:
+    model = copied_model()
+    model.lock = threading.Lock()  # type: ignore[attr-defined]  # what a live client holds
+    says = "engine ray copies the model object to each replica, and ScriptedModel cannot be pickled"
+    with pytest.raises(ConfigError, match=says) as caught:
+        recworld.evaluate(suite, model=model, out=suite / "never", engine="ray", progress=False)
+    assert "_thread.lock" in str(caught.value)
+    assert not (suite / "never").exists() and not (suite / "runs").exists()
 
 
 def _question_ids(suite: Path) -> list[str]:

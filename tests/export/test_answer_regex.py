@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from recworld.export.answer_regex import answer_pattern, read_label
+from recworld.export.answer_regex import answer_pattern
 from recworld.scoring.extract import extract_choice
 
 LABELS = ("A", "B", "C", "D")
+
+
+def read_label(pattern: str, text: str) -> str | None:
+    """The label ``pattern`` reads from ``text`` (upper-cased), as lm-eval's filter would; None: a miss."""
+    match = re.search(pattern, text)
+    if match is None:
+        return None
+    found = next((g for g in match.groups() if g), None)
+    return found.upper() if found else None
+
+
 OPTIONS = ("Comedy", "Thriller", "Crime", "Adventure")
 
 AGREE = [

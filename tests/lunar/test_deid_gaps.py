@@ -18,8 +18,19 @@ from recworld.lunar.schemas import (
     Trajectory,
     WeekPlan,
 )
-from recworld.lunar.synth.release import anonymise
+from recworld.lunar.synth.release import release
 from recworld.lunar.synth.result import SynthResult, UserResult
+
+
+def anonymise(result: SynthResult) -> tuple[list[Profile], list[Trajectory], list[BehaviourRecord]]:
+    """The released form of every user, as typed records."""
+    out = release(result)
+    return (
+        [Profile.model_validate(p) for p in out.profiles],
+        [Trajectory.model_validate(t) for t in out.trajectories],
+        [BehaviourRecord.model_validate(r) for r in out.records],
+    )
+
 
 LIFESTYLE = Lifestyle(clothing="casual", food="home", housing="flat", mobility="bus", spending="frugal")
 

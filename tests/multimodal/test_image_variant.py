@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from recworld.data.image_refs import ImageRoots
+from recworld.data.image_refs import ImageRoots, is_remote, local_references, resolve_local
 from recworld.errors import ConfigError, DataError
-from recworld.lrworld.image_variant import VARIANT, item_images, suite_images
+from recworld.lrworld.image_variant import VARIANT, suite_images
 from recworld.lrworld.prompts import VARIANTS, render_prompt
 from recworld.lrworld.schema import Entry, Question, QuestionFormat, Target
 from recworld.multimodal.describe import with_descriptions
@@ -70,13 +70,6 @@ def test_missing_images_are_errors() -> None:
         render_prompt(question("mm_poster"), VARIANT, images={"h0": "/img/h0.png"})
 
 
-def test_item_images_keeps_local_files_only(tmp_path: Path) -> None:
-    dataset = make_dataset(tmp_path, n_items=5, n_users=2, urls=2)
-    images = item_images(dataset)
-    assert sorted(images) == ["m00", "m01", "m02"]
-    assert all(Path(p).is_file() for p in images.values())
-
-
 def test_eval_with_the_variant_sends_the_image(tmp_path: Path) -> None:
     from recworld.evaluation import EvalConfig, evaluate_config
     from recworld.lrworld import BuildConfig, build_suite
@@ -96,7 +89,8 @@ def test_eval_with_the_variant_sends_the_image(tmp_path: Path) -> None:
         "warning": None,
     }
     images = suite_images(suite, roots)  # the roots as eval's --image-root gives them
-    assert images == item_images(dataset)
+    local = {i: ref for i, ref in local_references(dataset) if ref is not None and not is_remote(ref)}
+    assert images == {i: str(resolve_local(ref, None)) for i, ref in local.items()}
 
     config = EvalConfig(
         suite_dir=suite, model="scripted", variant=VARIANT, runner=RunnerConfig(progress=False)

@@ -1,4 +1,4 @@
-"""compute_metrics, the bootstrap and the paired comparison, checked against hand counts and brute force."""
+"""compute_metrics and the paired comparison, checked against hand counts and brute force."""
 
 from __future__ import annotations
 
@@ -11,15 +11,7 @@ import pytest
 from sample_records import sample
 
 from recworld.errors import DataError
-from recworld.scoring import (
-    bootstrap_ci,
-    bootstrap_means,
-    compute_metrics,
-    load_samples,
-    paired_comparison,
-    percentile_ci,
-)
-from recworld.seeding import rng
+from recworld.scoring import compute_metrics, load_samples, paired_comparison
 
 
 def test_hand_counted_scores_and_misses() -> None:
@@ -124,27 +116,6 @@ def test_metrics_are_seeded_and_deterministic() -> None:
     assert a["measures"] == b["measures"]
     overall_a, overall_b = a["overall"], b["overall"]
     assert (overall_a["ci_low"], overall_a["ci_high"]) != (overall_b["ci_low"], overall_b["ci_high"])
-
-
-def test_multinomial_shortcut_matches_index_resampling() -> None:
-    values = np.random.default_rng(0).integers(0, 2, size=300).astype(float)
-    fast = bootstrap_means(values, rng(0, "fast"), 4000)
-    idx = rng(0, "slow").integers(0, values.size, size=(4000, values.size))
-    slow = values[idx].mean(axis=1)
-    assert fast.mean() == pytest.approx(slow.mean(), abs=0.003)
-    assert fast.std() == pytest.approx(slow.std(), rel=0.06)
-    lo_f, hi_f = percentile_ci(fast) or (0.0, 0.0)
-    lo_s, hi_s = percentile_ci(slow) or (0.0, 0.0)
-    assert lo_f == pytest.approx(lo_s, abs=0.015)
-    assert hi_f == pytest.approx(hi_s, abs=0.015)
-
-
-def test_many_level_values_use_index_resampling() -> None:
-    values = np.linspace(0.0, 1.0, 200)
-    ci = bootstrap_ci(values, rng(0, "x"))
-    assert ci is not None
-    assert ci[0] < values.mean() < ci[1]
-    assert bootstrap_ci([], rng(0, "x")) is None
 
 
 def test_paired_comparison() -> None:

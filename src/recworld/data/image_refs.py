@@ -24,7 +24,6 @@ the reason (:func:`screen_images`).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import stat
 import warnings
@@ -225,11 +224,6 @@ def check_image(
     data, fmt = _read_checked(path, item_id)
     width, height = _verify_pixels(data, fmt, path, item_id, decode=decode)
     return ImageFile(path, hashlib.sha256(data).hexdigest(), fmt, width, height)
-
-
-def verify_image(path: Path, *, item_id: str | None = None) -> ImageFile:
-    """Check one file the caller already chose (no root check): signature, size, Pillow verify and decode."""
-    return check_image(str(path), ImageRoots.of([Path(os.sep)]), item_id=item_id)
 
 
 # -- a whole dataset -------------------------------------------------------------------------------

@@ -61,13 +61,6 @@ def find_inter(root: Path) -> Path | None:
     return preferred if preferred in candidates else None
 
 
-def source_files(root: Path) -> list[Path]:
-    inter = find_inter(root)
-    if inter is None:
-        return []
-    return [p for p in (inter, inter.with_suffix(".item"), inter.with_suffix(".user")) if p.exists()]
-
-
 def _spec(path: Path, required: tuple[str, ...]) -> tuple[TableSpec, dict[str, str]]:
     """Build the table spec from the ``name:type`` header; returns it and a name -> header map."""
     header = first_line(path, "utf-8").split("\t")

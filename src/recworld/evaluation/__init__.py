@@ -17,6 +17,7 @@ from recworld.evaluation.run import (
     evaluate_config_async,
 )
 from recworld.evaluation.samples import build_request, build_sample, parse_answer
+from recworld.evaluation.settings import EvalSettings
 
 __all__ = [
     "CACHE_NAME",
@@ -24,6 +25,7 @@ __all__ = [
     "RUN_SCHEMA",
     "EvalConfig",
     "EvalResult",
+    "EvalSettings",
     "RunCounts",
     "RunFailedError",
     "RunHeader",

@@ -50,7 +50,15 @@ from recworld.models.options import parse_options
 from recworld.models.registry import resolve_model
 from recworld.runner import Completion, answer_all
 
-__all__ = ["RayReplicas", "ReplicaError", "ReplicaJob", "answer_on_ray", "open_replicas", "require_ray"]
+__all__ = [
+    "RayReplicas",
+    "ReplicaError",
+    "ReplicaJob",
+    "answer_on_ray",
+    "check_copyable",
+    "open_replicas",
+    "require_ray",
+]
 
 OnResult = Callable[[int, Completion], None]
 
@@ -89,6 +97,22 @@ class ReplicaJob:
 def require_ray() -> Any:
     """The ``ray`` module, or the usual MissingDependencyError naming the ``ray`` extra."""
     return require("ray", feature="--engine ray", extra="ray", package="ray[data]")
+
+
+def check_copyable(model: Model) -> None:
+    """A model object travels to each replica pickled (Ray's cloudpickle); one that cannot is a ConfigError.
+
+    Checked on the driver before Ray starts or a run folder exists, with the
+    pickler the replicas' arguments go through, so what passes here reaches them.
+    """
+    try:
+        require_ray().cloudpickle.dumps(model)
+    except Exception as exc:  # pickling fails with whatever the unpicklable member raises
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"engine ray copies the model object to each replica, and {type(model).__name__} cannot be "
+            f"pickled: {first} (keep sessions, locks and open files out of it, or open them in complete)"
+        ) from None
 
 
 def answer_on_ray(

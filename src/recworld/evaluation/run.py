@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from recworld.console import Resume, log_to_file, resumable
 from recworld.console.progress import ProgressLines
 from recworld.errors import ConfigError, RunError, from_validation
+from recworld.evaluation.claims import ClaimWatch
 from recworld.evaluation.config import EvalConfig
 from recworld.evaluation.estimate import answer_with_estimate
 from recworld.evaluation.plan import RunPlan, now_iso, plan_run, render_all
@@ -119,15 +120,16 @@ async def evaluate_config_async(
     created, so a typo or a missing extra leaves nothing behind.
     """
     plan = plan_run(config, model)
-    if config.engine == "ray":  # the replicas load the model; a missing extra is reported here
-        if model is not None:
-            raise ConfigError(
-                "--engine ray: the replicas load the model from its spec; pass a spec, not an object"
-            )
-        from recworld.evaluation.ray_engine import require_ray
+    if config.engine == "ray":  # a missing extra or a model object that cannot travel is reported here
+        from recworld.evaluation.ray_engine import check_copyable, require_ray
 
         require_ray()
-    opened, owned = (None, False) if config.engine == "ray" else await _open_model(plan, model)
+        if model is not None:
+            check_copyable(model)
+    # Ray with a spec: the replicas load it, the driver opens nothing. A model object is checked
+    # here either way (its modes); on Ray each replica asks its own copy of it.
+    local = config.engine == "local" or model is not None
+    opened, owned = await _open_model(plan, model) if local else (None, False)
     try:
         claim_output_dir(plan.run_dir, RUN_KIND, force=plan.config.force)
         with log_to_file(plan.run_dir):
@@ -183,16 +185,17 @@ async def _answer(
 ) -> FatalModelError | None:
     """Ask the model every question in ``todo``, journaling each sample.
 
-    Fills ``stats`` with the runner's counters and returns the fatal failure
-    that stopped the run early, if one did (the samples finished before it are
-    journaled).
+    Fills ``stats`` with the runner's counters and returns the fatal failure that stopped
+    the run early, if one did (the samples finished before it are journaled).
     """
     config, spec = plan.config, plan.spec
     rendered = render_all(plan, todo)
     requests = [build_request(a.question, r, config) for a, r in zip(todo, rendered, strict=True)]
     lines = _progress(plan, len(plan.asked), note.done)
+    watch = ClaimWatch(spec, model if plan.header.model_identity is not None else None)
 
     def record(index: int, completion: Completion) -> None:
+        watch.see(completion.response)  # a model object's answers, against what it declares
         asked = todo[index]
         sample = build_sample(
             asked.question, rendered[index], completion, spec=spec, config=config, order=asked.order
@@ -205,14 +208,15 @@ async def _answer(
 
     cache_path = config.cache_path or plan.run_dir / CACHE_NAME
     with lines:
-        if model is None:  # --engine ray: same records, same cache, answered by Ray replicas
+        if config.engine == "ray":  # same records, same cache, answered by Ray replicas
             from recworld.evaluation.ray_engine import answer_on_ray
 
-            counters, stopped = await asyncio.to_thread(
-                answer_on_ray, config, spec, plan.suite, requests, record, cache_path
-            )
+            # The replicas load the spec, or each gets a copy of the model object.
+            ask = (config, spec if model is None else model, plan.suite, requests, record, cache_path)
+            counters, stopped = await asyncio.to_thread(answer_on_ray, *ask)
             stats.update(counters)
             return stopped
+        assert model is not None, "a local run opened its model in evaluate_config_async"
         cache = ResponseCache(confined(cache_path))
         runner = Runner(model, config.runner, cache, owns_model=False)  # closed by evaluate_config_async
         try:

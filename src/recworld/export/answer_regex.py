@@ -43,12 +43,3 @@ def answer_pattern(labels: Sequence[str]) -> str:
     alone = rf"(?:^|\n)[ \t>*_`\"'#]*({upper})[.):]?[ \t.!*_`\"']*(?=\n|$)"
     bare = rf"(?<![\w$\\(\[*])({upper})(?![\w])(?!\s+[a-z])"
     return rf"(?s:.*)(?:{cue}|{boxed}|{bold}|{paren}|{alone}|{bare})"
-
-
-def read_label(pattern: str, text: str) -> str | None:
-    """The label ``pattern`` reads from ``text`` (upper-cased), as lm-eval's filter would; None for a miss."""
-    match = re.search(pattern, text)
-    if match is None:
-        return None
-    found = next((g for g in match.groups() if g), None)
-    return found.upper() if found else None

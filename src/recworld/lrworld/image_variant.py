@@ -28,22 +28,13 @@ from pathlib import Path
 
 from recworld.chat import Message
 from recworld.data.dataset import Dataset
-from recworld.data.image_refs import ImageRoots, check_image, is_remote, local_references, resolve_local
+from recworld.data.image_refs import ImageRoots, check_image, is_remote, local_references
 from recworld.errors import ConfigError, DataError
 from recworld.lrworld.catalogue import get_measure
 from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.schema import PublicQuestion
 
 VARIANT = "describe+image"
-
-
-def item_images(dataset: Dataset, base_dir: Path | None = None) -> dict[str, str]:
-    """Absolute local image path by item id (URL-only and missing images left out); nothing is checked."""
-    return {
-        item_id: str(resolve_local(reference, base_dir))
-        for item_id, reference in local_references(dataset)
-        if reference is not None and not is_remote(reference)
-    }
 
 
 class CheckedImages(Mapping[str, str]):

@@ -30,7 +30,6 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from recworld.data.metadata_match import MetadataSummary
-from recworld.errors import DataError
 from recworld.lrworld.config import LEGACY_LABEL_RULES, BuildConfig
 from recworld.records import FrozenRecord
 
@@ -238,12 +237,3 @@ def read_manifest(suite_dir: str | Path) -> SuiteManifest:
     """The manifest of ``suite_dir``; a missing or malformed one is one DataError naming the field."""
     path = Path(suite_dir) / MANIFEST_NAME
     return SuiteManifest.read(path, missing=f"{MANIFEST_NAME} not found: is this a suite directory?")
-
-
-def is_suite(folder: Path) -> bool:
-    """True when ``folder`` holds a readable LRWorld manifest (suites built before output markers)."""
-    try:
-        read_manifest(folder)
-    except DataError:
-        return False
-    return True

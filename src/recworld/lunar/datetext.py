@@ -14,7 +14,7 @@ Years alone (``1995``) and days without a year (``March 4``) are not dates here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -177,9 +177,3 @@ def shift_dates(text: str, days: int) -> str:
     if not days:
         return text
     return replace_dates(text, lambda m: m.write(m.readings[0] - timedelta(days=days)))
-
-
-def dates_in(text: str) -> Iterator[date]:
-    """Every reading of every date mention in ``text``."""
-    for mention in find_dates(text):
-        yield from mention.readings

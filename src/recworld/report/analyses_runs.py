@@ -32,10 +32,6 @@ def _score(run: RunData, measure: str) -> float | None:
     return None if entry is None else entry.score
 
 
-def _signed(x: float | None) -> str:
-    return DASH if x is None else f"{x:+.3f}".replace("-", "−")
-
-
 def ranking_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     ranked = [r for r in runs if r.metrics.ranking]
     if not ranked:

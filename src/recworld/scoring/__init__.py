@@ -7,7 +7,6 @@ a run's typed sample records (:class:`SampleRecord`) into its
 (:class:`PairedRecord`). The report reads these records as they are.
 """
 
-from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_ci, bootstrap_means, percentile_ci
 from recworld.scoring.extract import extract_choice, strip_reasoning
 from recworld.scoring.metrics import PAIRED_SCHEMA, compute_metrics, load_samples, score_samples
 from recworld.scoring.paired import paired_comparison
@@ -19,6 +18,7 @@ from recworld.scoring.records import (
     SampleRecord,
     SampleUsage,
 )
+from recworld.stats import CONFIDENCE, N_RESAMPLES
 
 __all__ = [
     "CONFIDENCE",
@@ -30,13 +30,10 @@ __all__ = [
     "PairedRecord",
     "SampleRecord",
     "SampleUsage",
-    "bootstrap_ci",
-    "bootstrap_means",
     "compute_metrics",
     "extract_choice",
     "load_samples",
     "paired_comparison",
-    "percentile_ci",
     "score_samples",
     "strip_reasoning",
 ]

@@ -47,7 +47,6 @@ from recworld.errors import DataError, from_validation
 from recworld.io import read_models
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID
 from recworld.lrworld.schema import QuestionFormat
-from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES
 from recworld.scoring.ranking import ranking_metrics
 from recworld.scoring.records import (
     METRICS_SCHEMA,
@@ -62,6 +61,8 @@ from recworld.scoring.records import (
 from recworld.scoring.thresholds import DEGENERATE_P, DEGENERATE_TV
 from recworld.seeding import rng
 from recworld.stats import (
+    CONFIDENCE,
+    N_RESAMPLES,
     binomial_upper_tail,
     clopper_pearson,
     stratified_interval,

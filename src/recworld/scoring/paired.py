@@ -16,11 +16,10 @@ from numpy.typing import NDArray
 
 from recworld.errors import DataError
 from recworld.lrworld.catalogue import MEASURES
-from recworld.scoring.bootstrap import CONFIDENCE, N_RESAMPLES
 from recworld.scoring.metrics import SampleLike, as_record
 from recworld.scoring.records import PairedDifference, PairedMeasure, PairedRecord, SampleRecord
 from recworld.seeding import rng
-from recworld.stats import mcnemar_exact, sign_flip_test, stratified_interval
+from recworld.stats import CONFIDENCE, N_RESAMPLES, mcnemar_exact, sign_flip_test, stratified_interval
 
 __all__ = ["paired_comparison"]
 

@@ -18,7 +18,6 @@ coroutines can ``await embedder.runner.embed(texts)``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -62,10 +61,6 @@ class Embedder(Protocol):
 def identity_name(embedder: Embedder | ModelsEmbedder) -> str:
     """A stable one-line name of an embedder's identity (collection names, run records)."""
     return json.dumps(dict(embedder.identity), sort_keys=True, separators=(",", ":"))
-
-
-def identity_hash(embedder: Embedder | ModelsEmbedder) -> str:
-    return hashlib.sha256(identity_name(embedder).encode()).hexdigest()[:16]
 
 
 class _Lent(EmbedderBase):

@@ -273,16 +273,6 @@ class Release:
     released: Counter[str]
 
 
-def anonymise(result: SynthResult) -> tuple[list[Profile], list[Trajectory], list[BehaviourRecord]]:
-    """The released form of every user, as typed records (see :func:`release`)."""
-    out = release(result)
-    return (
-        [Profile.model_validate(p) for p in out.profiles],
-        [Trajectory.model_validate(t) for t in out.trajectories],
-        [BehaviourRecord.model_validate(r) for r in out.records],
-    )
-
-
 def _pseudonyms(result: SynthResult) -> dict[str, str]:
     """Source (or pseudonymous) id -> released id; users are already pseudonymous after synthesis."""
     ids = [u.profile.user_id for u in result.users]
