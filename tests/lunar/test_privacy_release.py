@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 import re
 import unicodedata
@@ -320,3 +321,25 @@ def test_the_same_release_gets_the_same_risks(draw_seed: int, n: int) -> None:
     first = publish.risks(records[:n], records[n:], released, zones, 0.05)
     again = publish.risks(records[:n], records[n:], released, zones, 0.05)
     assert first.singling_out is not None and first == again
+
+
+def test_too_few_singling_out_queries_are_said_on_the_card(caplog: pytest.LogCaptureFixture) -> None:
+    """One category and one type: Anonymeter can write few distinct queries, and the card says so."""
+    records = [
+        BehaviourRecord(
+            record_id=f"a{k}",
+            user_id="user-000",
+            timestamp=1_900_000_000 + 3600 * (k % 3),
+            domain=Category.DINING,
+            type=BehaviourType.ORDER,
+        )
+        for k in range(40)
+    ]
+    released = [r.model_copy(update={"record_id": f"s{k}"}).to_json() for k, r in enumerate(records[:10])]
+    with caplog.at_level(logging.DEBUG):
+        report = publish.risks(records[:20], records[20:], released, {"user-000": CHICAGO}, 0.05)
+    so = report.singling_out
+    assert so is not None and so.queries is not None and so.queries < so.attacks
+    (line,) = [x for x in report.lines() if x.startswith("singling out")]
+    assert f"only {so.queries} distinct queries for {so.attacks} attacks" in line
+    assert not [r for r in caplog.records if r.name.startswith("anonymeter") and r.levelno < logging.ERROR]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import warnings
 from pathlib import Path
@@ -44,25 +45,29 @@ def test_day_start_follows_local_midnight_across_dst() -> None:
     assert monday_after - week0 == 7 * 86400 - 3600
 
 
-def test_unknown_zone_is_a_config_error_and_none_warns() -> None:
+def test_unknown_zone_is_a_config_error_and_none_warns(caplog: pytest.LogCaptureFixture) -> None:
     with pytest.raises(ConfigError, match="Mars/Olympus"):
         timeutil.zone("Mars/Olympus")
-    with pytest.warns(UserWarning, match="UTC"):
+    with caplog.at_level(logging.WARNING, logger="recworld.lunar"):
         assert timeutil.default_zone(None) == "UTC"
+    assert [r.levelno for r in caplog.records] == [logging.WARNING] and "UTC" in caplog.text
+    caplog.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert timeutil.default_zone("Europe/Berlin") == "Europe/Berlin"
+    assert not caplog.records
 
 
-def test_dataset_zone_fills_only_users_without_one() -> None:
+def test_dataset_zone_fills_only_users_without_one(caplog: pytest.LogCaptureFixture) -> None:
     users = [
         AnchorUser(Demographic(user_id="a"), (_rec(ML_TS, "a"),)),
         AnchorUser(Demographic(user_id="b", timezone="Asia/Tokyo"), (_rec(ML_TS, "b"),)),
     ]
     filled = with_default_zone(users, "America/Chicago")
     assert [u.demographic.timezone for u in filled] == ["America/Chicago", "Asia/Tokyo"]
-    with pytest.warns(UserWarning):
+    with caplog.at_level(logging.WARNING, logger="recworld.lunar"):
         assert with_default_zone(users, None)[0].demographic.timezone == "UTC"
+    assert "no time zone given" in caplog.text
     # Week 0 starts on the local Monday: Monday 1997-09-22 00:00 in Chicago.
     assert filled[0].start_ts() == timeutil.week_start(ML_TS, CHICAGO)
     assert timeutil.iso_date(filled[0].start_ts(), CHICAGO) == "1997-09-22"

@@ -11,7 +11,7 @@ The zone comes from the user's demographic record (``timezone``, an IANA name su
 
 from __future__ import annotations
 
-import warnings
+import logging
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -36,12 +36,16 @@ def zone(name: str | None) -> tzinfo:
 
 
 def default_zone(name: str | None, *, warn: bool = True) -> str:
-    """The zone name to use when a user has none: ``name`` if given, else UTC with a warning."""
+    """The zone name to use when a user has none: ``name`` if given, else UTC with a warning.
+
+    The warning goes to the ``recworld.lunar`` logger: one ``recworld: warning:`` line on the
+    terminal and a line in the run's ``recworld.log``, not a Python warning with its source line.
+    """
     if name is not None:
         zone(name)  # validate early: a typo fails before any model call
         return name
     if warn:
-        warnings.warn(UTC_WARNING, UserWarning, stacklevel=2)
+        logging.getLogger("recworld.lunar").warning("%s", UTC_WARNING)
     return "UTC"
 
 
