@@ -181,13 +181,38 @@ def _polars_in_order() -> Iterator[None]:
 
 
 def _attacks(report: RiskReport, original: Any, synthetic: Any, control: Any, n: int, seed: int) -> None:
-    quiet = logging.getLogger("anonymeter")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # its "could generate only k queries": Risk.queries says it
+    written = _WrittenQueries()
+    # a logger's filter sees only what is logged on that logger, not on its children
+    source = logging.getLogger("anonymeter.evaluators.singling_out_evaluator")
+    source.addFilter(written)
     try:
         _attack_all(report, original, synthetic, control, n, seed)
     finally:
-        quiet.setLevel(level)
+        source.removeFilter(written)
+    if report.singling_out is not None:
+        count = report.singling_out.attacks if written.count is None else written.count
+        report.singling_out = report.singling_out.model_copy(update={"queries": count})
+
+
+class _WrittenQueries(logging.Filter):
+    """Takes Anonymeter's "could generate only k singling out queries" line and keeps k.
+
+    Anonymeter 1.1.0 stores only the queries that succeeded, so that line is the one place it
+    says how many it wrote; the release card says it instead (:attr:`Risk.queries`).
+    """
+
+    PATTERN = re.compile(r"could generate only (\d+) singling out queries")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count: int | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        found = self.PATTERN.search(record.getMessage())
+        if found is None:
+            return True
+        self.count = int(found.group(1))
+        return False
 
 
 def _attack_all(report: RiskReport, original: Any, synthetic: Any, control: Any, n: int, seed: int) -> None:
@@ -199,7 +224,7 @@ def _attack_all(report: RiskReport, original: Any, synthetic: Any, control: Any,
         so.evaluate(mode="univariate")
         used = Counter(c for q in so.queries() for c in re.findall(r'col\("(\w+)"\)', str(q)))
         drivers = [c for c, _ in used.most_common(2) if c in COLUMNS]
-        report.singling_out = _risk(so.risk(), n, drivers).model_copy(update={"queries": len(so.queries())})
+        report.singling_out = _risk(so.risk(), n, drivers)
         aux = (["domain", "type"], ["weekday", "hour"])
         li = LinkabilityEvaluator(ori=original, syn=synthetic, control=control, aux_cols=aux, n_attacks=n)
         report.linkability = _risk(li.evaluate(n_jobs=1).risk(), n, ["domain+type -> weekday+hour"])
