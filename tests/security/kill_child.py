@@ -27,10 +27,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-KILLED = 137  # kills.KILLED
+from kills import kill_hook
 
 
 def _run(spec: dict[str, Any]) -> int:
@@ -43,16 +42,7 @@ def _run(spec: dict[str, Any]) -> int:
     os.environ.update(spec["env"])
     os.chdir(spec["cwd"])
     swap_module.USE_EXCHANGE = bool(spec["exchange"])
-    point, nth, count = str(spec["point"]), int(spec["nth"]), 0
-
-    def hook(name: str, _path: Path) -> None:
-        nonlocal count
-        if name == point:
-            count += 1
-            if count == nth:
-                os._exit(KILLED)
-
-    with fault_hook(hook):
+    with fault_hook(kill_hook(str(spec["point"]), int(spec["nth"]))):
         return main([str(a) for a in spec["argv"]])
 
 
@@ -120,7 +110,9 @@ def killed_in_clean_child(point: str, nth: int, argv: list[object], *, exchange:
     }
     server.stdin.write(json.dumps(spec) + "\n")
     server.stdin.flush()
-    return int(server.stdout.readline())
+    reply = server.stdout.readline()
+    assert reply.strip(), f"the kill server ended (exit {server.wait()}); its traceback is above"
+    return int(reply)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 a kill point, which is what ``kill -9`` does at that instant (no ``finally``,
 no ``atexit``, no flush), and the parent sees the folder exactly as the kill
 left it. :func:`passages` lists every kill point a command passes, in order.
+(:mod:`kill_child` does the same from a clean server process, for commands that
+cannot run in a child of the test process.)
 """
 
 from __future__ import annotations
@@ -38,6 +40,20 @@ def passages(work: Callable[[], object]) -> list[tuple[str, Path]]:
     return seen
 
 
+def kill_hook(point: str, nth: int) -> Callable[[str, Path], None]:
+    """A :func:`recworld.io.fault_hook` hook that exits :data:`KILLED` at the ``nth`` ``point``."""
+    count = 0
+
+    def hook(name: str, _path: Path) -> None:
+        nonlocal count
+        if name == point:
+            count += 1
+            if count == nth:
+                os._exit(KILLED)
+
+    return hook
+
+
 def killed_at(point: str, nth: int, work: Callable[[], int]) -> int:
     """Run ``work`` in a forked child killed at the ``nth`` (1-based) passage of ``point``.
 
@@ -48,16 +64,7 @@ def killed_at(point: str, nth: int, work: Callable[[], int]) -> int:
     if pid == 0:  # the child: never returns into pytest
         code = 3
         try:
-            count = 0
-
-            def hook(name: str, _path: Path) -> None:
-                nonlocal count
-                if name == point:
-                    count += 1
-                    if count == nth:
-                        os._exit(KILLED)
-
-            with fault_hook(hook):
+            with fault_hook(kill_hook(point, nth)):
                 code = work()
         except BaseException:
             traceback.print_exc()

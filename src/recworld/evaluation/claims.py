@@ -40,10 +40,10 @@ class ClaimWatch:
     def __init__(self, name: str, model: Model | None) -> None:
         self._name = name
         self._model = model
-        self._warned = model is None  # a spec's backend: nothing to watch
+        self._warned = False
 
     def see(self, response: Response | None) -> None:
-        if self._warned or response is None or self._model is None:
+        if self._warned or response is None or self._model is None:  # None: a spec's backend, unwatched
             return
         claim = undeclared_claim(self._name, self._model, response)
         if claim is not None:

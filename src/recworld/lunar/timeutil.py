@@ -17,6 +17,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recworld.errors import ConfigError
 
+_log = logging.getLogger("recworld.lunar")  # the stage's logger: the terminal and recworld.log
+
 DAY_S = 24 * 3600
 WEEK_S = 7 * DAY_S
 UTC_WARNING = (
@@ -45,7 +47,7 @@ def default_zone(name: str | None, *, warn: bool = True) -> str:
         zone(name)  # validate early: a typo fails before any model call
         return name
     if warn:
-        logging.getLogger("recworld.lunar").warning("%s", UTC_WARNING)
+        _log.warning("%s", UTC_WARNING)
     return "UTC"
 
 

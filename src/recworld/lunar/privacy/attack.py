@@ -48,7 +48,7 @@ class Risk(BaseModel):
     attacks: int
     drivers: list[str]
     # singling out only: how many distinct queries Anonymeter could write (fewer than attacks:
-    # the risk is likely underestimated, which it logs and the release card now says)
+    # the risk is likely underestimated, and lines() says so)
     queries: int | None = None
 
 
@@ -223,8 +223,7 @@ def _attack_all(report: RiskReport, original: Any, synthetic: Any, control: Any,
         so = SinglingOutEvaluator(ori=original, syn=synthetic, control=control, n_attacks=n, seed=seed)
         so.evaluate(mode="univariate")
         used = Counter(c for q in so.queries() for c in re.findall(r'col\("(\w+)"\)', str(q)))
-        drivers = [c for c, _ in used.most_common(2) if c in COLUMNS]
-        report.singling_out = _risk(so.risk(), n, drivers)
+        report.singling_out = _risk(so.risk(), n, [c for c, _ in used.most_common(2) if c in COLUMNS])
         aux = (["domain", "type"], ["weekday", "hour"])
         li = LinkabilityEvaluator(ori=original, syn=synthetic, control=control, aux_cols=aux, n_attacks=n)
         report.linkability = _risk(li.evaluate(n_jobs=1).risk(), n, ["domain+type -> weekday+hour"])
