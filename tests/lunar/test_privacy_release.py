@@ -343,3 +343,16 @@ def test_too_few_singling_out_queries_are_said_on_the_card(caplog: pytest.LogCap
     (line,) = [x for x in report.lines() if x.startswith("singling out")]
     assert f"only {so.queries} distinct queries for {so.attacks} attacks" in line
     assert not [r for r in caplog.records if r.name.startswith("anonymeter") and r.levelno < logging.ERROR]
+
+
+@given(st.integers(1, 400), st.none() | st.integers(0, 400), st.floats(0, 1))
+def test_a_card_line_names_a_query_shortfall_exactly_when_there_is_one(
+    attacks: int, queries: int | None, high: float
+) -> None:
+    from recworld.lunar.privacy.attack import Risk, RiskReport
+
+    risk = Risk(value=0.0, low=0.0, high=high, attacks=attacks, drivers=[], queries=queries)
+    (line,) = [x for x in RiskReport(singling_out=risk).lines() if x.startswith("singling out")]
+    short = queries is not None and queries < attacks
+    assert ("likely an underestimate" in line) is short, line
+    assert (f"only {queries} distinct queries for {attacks} attacks" in line) is short, line
