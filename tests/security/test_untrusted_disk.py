@@ -483,7 +483,10 @@ def test_a_real_journal_edited_in_any_field_is_ignored_and_an_intact_one_is_fini
             scratch.parent, scratch.target = other, other / NAME
         elif mutation != "none":
             edits: dict[str, object] = {
-                "staging": record["staging"][:-9] + "0" + record["staging"][-8:],
+                # one character of the staging name, always changed (a "0" stays a "0" otherwise)
+                "staging": record["staging"][:-9]
+                + ("0" if record["staging"][-9] != "0" else "1")
+                + record["staging"][-8:],
                 "trash": "..",
                 "new": [record["new"][0], record["new"][1] + 1],
                 "old": None if record["old"] else [1, 2],
