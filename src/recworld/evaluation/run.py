@@ -53,13 +53,12 @@ from recworld.io import (
     atomic_write_json,
     atomic_write_jsonl,
     claim_output_dir,
-    confined,
     mark_output_dir,
     output_lock,
 )
 from recworld.models.base import FatalModelError
 from recworld.models.registry import resolve_model
-from recworld.runner import Completion, ResponseCache, Runner, RunnerStats, judge
+from recworld.runner import Completion, RunnerStats, judge, open_runner
 from recworld.runner.journal import SampleJournal
 from recworld.scoring import score_samples
 from recworld.scoring.records import SampleRecord
@@ -217,18 +216,16 @@ async def _answer(
             stats.update(counters)
             return stopped
         assert model is not None, "a local run opened its model in evaluate_config_async"
-        cache = ResponseCache(confined(cache_path))
-        runner = Runner(model, config.runner, cache, owns_model=False)  # closed by evaluate_config_async
-        try:
-            await answer_with_estimate(
-                runner, model, requests, record, description=f"{spec} {config.mode.value}"
-            )
-        except FatalModelError as exc:
-            return exc
-        finally:
-            stats.update(runner.stats.to_json())
-            await runner.aclose()
-            cache.close()
+        # owned=False: the model is the run's, closed once by evaluate_config_async.
+        async with open_runner(model, config.runner, cache_path, owned=False) as runner:
+            try:
+                await answer_with_estimate(
+                    runner, model, requests, record, description=f"{spec} {config.mode.value}"
+                )
+            except FatalModelError as exc:
+                return exc
+            finally:
+                stats.update(runner.stats.to_json())
     return None
 
 

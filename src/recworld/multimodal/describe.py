@@ -46,7 +46,7 @@ from recworld.errors import ConfigError, DataError, RunError
 from recworld.io import atomic_write_jsonl, check_output_dir, dumps_canonical, normal, output_directory
 from recworld.multimodal.journal import DescriptionJournal
 from recworld.records import MAX_INT, MAX_TOKENS, Settings
-from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
+from recworld.runner import Completion, Runner, RunnerConfig, open_runner
 
 DESCRIPTIONS_NAME = "descriptions.jsonl"
 JOURNAL_NAME = "journal.jsonl"
@@ -356,19 +356,17 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     state = (job.state_dir or state_dir_for(out_dir)).expanduser()
 
     spec = str(ModelSpec.parse(job.model))
-    model = load_model(spec, backend)
-    journal = DescriptionJournal(state / JOURNAL_NAME)
     state.mkdir(parents=True, exist_ok=True)
-    cache = ResponseCache(state / CACHE_NAME)
-    runner = Runner(model, job.runner, cache)
-    try:
-        result = await describe_dataset(
-            dataset, runner, journal, model=spec, roots=roots, config=job.config, base_dir=base_dir
-        )
-    finally:
-        await runner.aclose()
-        cache.close()
-        journal.close()
+    model = load_model(spec, backend)
+    # The cache is opened (and confined) before the journal, so a refused state folder closes the model.
+    async with open_runner(model, job.runner, state / CACHE_NAME, owned=True) as runner:
+        journal = DescriptionJournal(state / JOURNAL_NAME)
+        try:
+            result = await describe_dataset(
+                dataset, runner, journal, model=spec, roots=roots, config=job.config, base_dir=base_dir
+            )
+        finally:
+            journal.close()
     write_described(result, out_dir, force=True if job.in_place else job.force)
     result.report.out_dir = out_dir
     return result.report

@@ -76,8 +76,10 @@ def decode_vector(document: Mapping[str, Any]) -> Vector | None:
 class EmbeddingRunner:
     """Embeds texts through one embedder; safe to share across asyncio tasks of one loop.
 
-    The runner owns ``embedder`` (``aclose`` closes it); a ``cache`` may be
-    shared with other runners and is closed by whoever opened it.
+    The runner owns ``embedder`` (``aclose`` closes it) unless ``owns_embedder``
+    is False: an embedder a caller handed over stays the caller's, open. A
+    ``cache`` may be shared with other runners and is closed by whoever opened
+    it. Open one with :func:`recworld.runner.open_embedding_runner`.
     """
 
     def __init__(
@@ -87,8 +89,10 @@ class EmbeddingRunner:
         cache: ResponseCache | None = None,
         *,
         batch: int | None = None,
+        owns_embedder: bool = True,
     ) -> None:
         self.embedder = embedder
+        self.owns_embedder = owns_embedder
         self.config = config or RunnerConfig()
         self.cache = cache
         self.stats = RunnerStats()
@@ -189,10 +193,11 @@ class EmbeddingRunner:
         return normalise(matrix) if normalised else matrix
 
     async def aclose(self) -> None:
-        """Wait for batches in flight, then close the embedder."""
+        """Wait for batches in flight, then close the embedder if the runner owns it."""
         if self._inflight:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
-        await self.embedder.aclose()
+        if self.owns_embedder:
+            await self.embedder.aclose()
 
     async def __aenter__(self) -> EmbeddingRunner:
         return self

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from recworld.chat import Request, Response
@@ -41,7 +40,6 @@ __all__ = [
     "Runner",
     "RunnerConfig",
     "RunnerStats",
-    "answer_all",
     "effective_concurrency",
 ]
 
@@ -83,7 +81,8 @@ class Runner:
     The runner owns ``model`` (``aclose`` closes it) unless ``owns_model`` is
     False: a model object a caller handed to a library call stays the caller's,
     open. A ``cache`` may be shared by several runners and is closed by whoever
-    opened it.
+    opened it. Open one with :func:`recworld.runner.open_runner` (cache confined,
+    closed in order).
     """
 
     def __init__(
@@ -282,35 +281,3 @@ async def _all_or_first_failure(jobs: Sequence[Coroutine[Any, Any, None]]) -> No
 def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
-
-
-async def answer_all(
-    model: Model,
-    requests: Sequence[Request],
-    config: RunnerConfig,
-    cache_path: Path | None,
-    *,
-    description: str = "",
-    on_result: OnResult | None = None,
-) -> tuple[RunnerStats, FatalModelError | None]:
-    """Answer ``requests`` through one Runner over the cache at ``cache_path`` (None: no cache).
-
-    The road a whole run takes, whatever answers it (a local backend, Ray
-    replicas): returns the runner's counters and the fatal failure that stopped
-    it, if one did (what finished before it went to ``on_result``). The runner,
-    and with it ``model``, is closed at the end, as is the cache.
-    """
-    cache = ResponseCache(cache_path) if cache_path is not None else None
-    runner = Runner(model, config, cache)
-    stopped: FatalModelError | None = None
-    try:
-        await runner.map(requests, description=description, on_result=on_result)
-    except FatalModelError as exc:
-        stopped = exc
-    finally:
-        try:
-            await runner.aclose()
-        finally:
-            if cache is not None:
-                cache.close()
-    return runner.stats, stopped

@@ -23,7 +23,7 @@ from recworld.chat import AnswerMode, Message, Request, Response
 from recworld.errors import RecWorldError
 from recworld.models.base import Model, context_window, max_concurrency, token_counter
 from recworld.models.embedding import Embedder
-from recworld.runner import EmbeddingRunner, ResponseCache, Runner, RunnerConfig
+from recworld.runner import RunnerConfig, open_embedding_runner, open_runner
 
 # A key-shaped string: set it as your backend's key in the ``model`` fixture, and
 # test_identity_is_stable_and_has_no_secrets checks it never reaches the identity or repr.
@@ -134,15 +134,17 @@ class ModelContract:
         """Through the Runner twice: the second pass sends nothing and reads back the same answers."""
         requests = [self.make_request(m, 7) for m in AnswerMode if m in model.supports]
 
-        async def twice(cache: ResponseCache) -> tuple[list[Response | None], list[Response | None], int]:
-            first = Runner(_Borrowed(model), QUIET, cache)
-            one = [c.response for c in await first.map(requests)]
-            second = Runner(_Borrowed(model), QUIET, cache)
-            two = [c.response for c in await second.map(requests)]
+        path = tmp_path / "contract.sqlite"
+
+        async def twice() -> tuple[list[Response | None], list[Response | None], int]:
+            # owned=False: the fixture owns the model.
+            async with open_runner(model, QUIET, path, owned=False) as first:
+                one = [c.response for c in await first.map(requests)]
+            async with open_runner(model, QUIET, path, owned=False) as second:
+                two = [c.response for c in await second.map(requests)]
             return one, two, second.stats.sent
 
-        with ResponseCache(tmp_path / "contract.sqlite") as cache:
-            one, two, sent = asyncio.run(twice(cache))
+        one, two, sent = asyncio.run(twice())
         assert sent == 0 and all(r is not None for r in one), one
         assert [r.to_json() for r in one if r] == [r.to_json() for r in two if r]
 
@@ -153,21 +155,6 @@ class ModelContract:
         if count is not None:
             short, long = count("which genre"), count("which genre fits the movie best")
             assert 0 < short < long, (short, long)
-
-
-class _Borrowed:
-    """A model lent to a Runner that must not close it (the fixture owns it)."""
-
-    def __init__(self, model: Model) -> None:
-        self._model = model
-        self.identity = model.identity
-        self.supports = model.supports
-
-    async def complete(self, request: Request) -> Response:
-        return await self._model.complete(request)
-
-    async def aclose(self) -> None:
-        return None
 
 
 class EmbedderContract:
@@ -199,15 +186,16 @@ class EmbedderContract:
         assert not np.allclose(vectors[0], vectors[1]), "different texts got the same vector"
 
     def test_vectors_survive_the_cache(self, embedder: Embedder, tmp_path: Path) -> None:
-        async def twice(cache: ResponseCache) -> tuple[Any, Any, int]:
-            first = EmbeddingRunner(embedder, QUIET, cache)
-            one = await first.embed(self.texts)
-            second = EmbeddingRunner(embedder, QUIET, cache)
-            two = await second.embed(self.texts)
+        path = tmp_path / "contract.sqlite"
+
+        async def twice() -> tuple[Any, Any, int]:
+            async with open_embedding_runner(embedder, QUIET, path, owned=False) as first:
+                one = await first.embed(self.texts)
+            async with open_embedding_runner(embedder, QUIET, path, owned=False) as second:
+                two = await second.embed(self.texts)
             return one, two, second.stats.sent
 
-        with ResponseCache(tmp_path / "contract.sqlite") as cache:
-            one, two, sent = asyncio.run(twice(cache))
+        one, two, sent = asyncio.run(twice())
         assert sent == 0
         np.testing.assert_array_equal(one, two)
         np.testing.assert_allclose(np.linalg.norm(one, axis=1), 1.0, rtol=1e-5)

@@ -77,7 +77,7 @@ from recworld.models import Embedder as ModelsEmbedder
 from recworld.models import ModelConfig, load_embedder
 from recworld.models.registry import ServerURL
 from recworld.records import MAX_INT, FrozenRecord, Record, Settings
-from recworld.runner import EmbeddingRunner, ResponseCache, RunnerConfig
+from recworld.runner import RunnerConfig, open_embedding_runner
 
 
 class MemoryCounts(FrozenRecord):
@@ -185,15 +185,15 @@ class MemoryContext(ContextSetting[MemoryOptions]):
     async def prepare(self, env: ContextEnv) -> Preparation:
         """Run the memory loop for every user (cached by the Runner), embed the requests; what it asked."""
         model = self.memory_model(env.sessions)
-        embedder = open_memory_embedder(env.memory_embedder)
-        cache = ResponseCache(env.root / EMBEDDINGS_FILE)
+        config = env.memory_embedder
+        embedder = open_memory_embedder(config)
         runner_config = RunnerConfig(
-            timeout_s=env.memory_embedder.timeout_s,
-            max_retries=env.memory_embedder.max_retries,
-            progress=False,
+            timeout_s=config.timeout_s, max_retries=config.max_retries, progress=False
         )
-        embed = EmbeddingRunner(embedder, runner_config, cache)
-        try:
+        owned = config.instance is None
+        async with open_embedding_runner(
+            embedder, runner_config, env.root / EMBEDDINGS_FILE, owned=owned
+        ) as embed:
             name = collection_name(model.name, identity_name(embedder), self.size)
             if self._store is None:
                 url = self.options.qdrant_url
@@ -209,10 +209,6 @@ class MemoryContext(ContextSetting[MemoryOptions]):
             vectors = await embed.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
             self._queries = dict(zip(texts, vectors, strict=True))
             self.run_record = self._write(env.root / "memory" / name, name, model, embedder, users)
-        finally:
-            if env.memory_embedder.instance is None:
-                await embed.aclose()
-            cache.close()
         return Preparation(asked=asked, failures=failures, calls=calls)
 
     def _write(

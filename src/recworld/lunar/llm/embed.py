@@ -28,8 +28,7 @@ import numpy as np
 
 from recworld.models import Embedder as ModelsEmbedder
 from recworld.models import ModelConfig, load_embedder, normalise
-from recworld.models.embedding import EmbedderBase, Vectors, batch_size
-from recworld.runner import BlockingEmbedder, EmbeddingRunner, ResponseCache, RunnerConfig
+from recworld.runner import BlockingEmbedder, RunnerConfig, open_blocking_embedder
 
 if TYPE_CHECKING:
     from recworld.lunar.llm.config import EmbedderConfig
@@ -63,30 +62,16 @@ def identity_name(embedder: Embedder | ModelsEmbedder) -> str:
     return json.dumps(dict(embedder.identity), sort_keys=True, separators=(",", ":"))
 
 
-class _Lent(EmbedderBase):
-    """A caller's embedder object lent to a runner: everything is the object's except ``aclose``."""
-
-    def __init__(self, embedder: ModelsEmbedder) -> None:
-        self._embedder = embedder
-        self._identity = embedder.identity
-        self.max_batch = batch_size(embedder)
-
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        return await self._embedder.embed(texts)
-
-    async def aclose(self) -> None:
-        return None  # the caller's object: never closed by LUNAR
-
-
 @contextmanager
 def open_embedder(config: EmbedderConfig, root: Path | None) -> Iterator[BlockingEmbedder]:
     """The embedder of ``config`` behind an :class:`EmbeddingRunner`; vectors cached in ``root`` if given.
 
     A spec is loaded here and closed on exit; an object (``EmbedderConfig.instance``)
-    is used as it is and never closed.
+    is used as it is and never closed (:func:`recworld.runner.open_blocking_embedder`).
     """
+    owned = config.instance is None
     if config.instance is not None:
-        inner: ModelsEmbedder = _Lent(config.instance)
+        inner: ModelsEmbedder = config.instance
     else:
         backend = ModelConfig(
             base_url=config.base_url,
@@ -94,14 +79,7 @@ def open_embedder(config: EmbedderConfig, root: Path | None) -> Iterator[Blockin
             allow_insecure_http=config.allow_insecure_http,
         )
         inner = load_embedder(config.spec, backend)
-    cache = ResponseCache(root / EMBEDDINGS_FILE) if root is not None else None
     runner_config = RunnerConfig(timeout_s=config.timeout_s, max_retries=config.max_retries, progress=False)
-    blocking = BlockingEmbedder(EmbeddingRunner(inner, runner_config, cache))
-    try:
+    cache_path = root / EMBEDDINGS_FILE if root is not None else None
+    with open_blocking_embedder(inner, runner_config, cache_path, owned=owned) as blocking:
         yield blocking
-    finally:
-        try:
-            blocking.close()
-        finally:
-            if cache is not None:
-                cache.close()

@@ -23,7 +23,8 @@ class FreshRunner:
     def __init__(self, runner: Runner) -> None:
         self.runner = runner
         # Same model and settings, no cache: its reads can never replay the rejected reply.
-        self._direct = Runner(runner.model, runner.config, cache=None)
+        # It borrows the runner's model (owns_model=False): whoever opened the runner closes it.
+        self._direct = Runner(runner.model, runner.config, cache=None, owns_model=False)
         self.refreshed = 0
 
     @property
@@ -49,5 +50,5 @@ class FreshRunner:
         return completion
 
     async def aclose(self) -> None:
-        # The direct runner shares the model: closing the runner closes it once.
-        await self.runner.aclose()
+        """Wait for the sends past the cache still in flight; the wrapped runner is closed by its opener."""
+        await self._direct.aclose()
