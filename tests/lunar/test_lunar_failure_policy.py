@@ -267,14 +267,16 @@ def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_ht
         # Plain http beyond loopback: the key is withheld (the placeholder goes), the 401 says why.
         address = _non_loopback_address()
         if address is not None:
-            remote = config.model_copy(update={"base_url": f"http://{address}:{port}/v1"})
+            far = config.backend.model_copy(update={"base_url": f"http://{address}:{port}/v1"})
+            remote = config.model_copy(update={"backend": far})
             with (
                 open_embedder(remote, tmp_path) as embedder,
                 pytest.raises(FatalModelError, match="not sent"),
             ):
                 embedder.embed(["hello"])
             assert seen[1:] == ["Bearer EMPTY"] and "secret" not in seen[1]
-            allowed = remote.model_copy(update={"allow_insecure_http": True})
+            insecure = remote.backend.model_copy(update={"allow_insecure_http": True})
+            allowed = remote.model_copy(update={"backend": insecure})
             with open_embedder(allowed, tmp_path) as embedder, pytest.raises(FatalModelError):
                 embedder.embed(["hello again"])
             assert seen[2:] == ["Bearer secret"]  # --allow-insecure-http sends it

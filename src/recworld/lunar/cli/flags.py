@@ -65,8 +65,10 @@ MEMORY: dict[str, Flag] = {
 }
 # Optional models: a role here is left out of the config unless its model was given.
 OPTIONAL_ROLES = frozenset({"memory"})
-# Settings every model of a command shares: typed once (on the first model's paths), applied to each.
-# A runner setting's default is LUNAR's (LUNAR_RUNNER), not the Runner class's: the help says which.
+# Settings every model of a command shares: typed once (on the first model's paths), applied to each
+# model, and to each embedder whose config has the same path (backend.allow_insecure_http, the runner's
+# timeout, retries and concurrency). A runner setting's default is LUNAR's (LUNAR_RUNNER), not the
+# Runner class's: the help says which; an embedder's untyped default is EMBED_RUNNER's.
 SHARED: dict[str, Flag] = {
     "max_attempts": Flag("--attempts"),
     "runner.concurrency": Flag(
@@ -86,21 +88,30 @@ SHARED: dict[str, Flag] = {
 }
 # A command whose stage config has no seed of its own seeds its models with this flag.
 SESSION_SEED = {"backend.seed": Flag("--seed", help="Seed for sampling and backoff jitter.")}
+# The embedders' own settings, by path inside their EmbedderConfig (nested like a SessionConfig).
 EMBEDDER: dict[str, Flag] = {
-    "embedder.spec": Flag("--embedder", help="minilm, st:NAME or openai:MODEL."),
-    "embedder.base_url": Flag("--embed-base-url", help="Server URL of --embedder."),
-    "embedder.api_key_env": Flag(
+    "embedder.model": Flag("--embedder", help="minilm, st:NAME or openai:MODEL."),
+    "embedder.backend.base_url": Flag("--embed-base-url", help="Server URL of --embedder."),
+    "embedder.backend.api_key_env": Flag(
         "--embed-api-key-env", help="Name of the env var holding --embedder's API key."
+    ),
+    "embedder.backend.options": _key_values(
+        "--embedder-option", "A backend option of --embedder, e.g. device=cpu or dimensions=256 (repeatable)."
     ),
 }
 MEMORY_EMBEDDER: dict[str, Flag] = {
-    "memory_embedder.spec": Flag(
+    "memory_embedder.model": Flag(
         "--memory-embedder",
         help="Embedder of the memory context, separate from --embedder (minilm, st:NAME...).",
     ),
-    "memory_embedder.base_url": Flag("--memory-embed-base-url", help="Server URL of --memory-embedder."),
-    "memory_embedder.api_key_env": Flag(
+    "memory_embedder.backend.base_url": Flag(
+        "--memory-embed-base-url", help="Server URL of --memory-embedder."
+    ),
+    "memory_embedder.backend.api_key_env": Flag(
         "--memory-embed-api-key-env", help="Name of the env var holding --memory-embedder's API key."
+    ),
+    "memory_embedder.backend.options": _key_values(
+        "--memory-embedder-option", "A backend option of --memory-embedder (repeatable)."
     ),
 }
 EMBEDDERS = ("embedder", "memory_embedder")

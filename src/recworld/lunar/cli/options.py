@@ -185,21 +185,17 @@ class LunarCommand(Generic[C]):
         if (
             embedder is not None
             and embedder.default is None
-            and ("embedder", "spec") not in self.stage.values
+            and ("embedder", "model") not in self.stage.values
         ):
             values.pop("embedder", None)  # --embed-base-url alone does not turn an optional embedder on
-        elif embedder is not None and ("backend", "allow_insecure_http") in typed:
-            _put(
-                values.setdefault("embedder", {}),
-                ("allow_insecure_http",),
-                typed[("backend", "allow_insecure_http")],
-            )
-        if _has(layout.config, "memory_embedder") and ("backend", "allow_insecure_http") in typed:
-            _put(
-                values.setdefault("memory_embedder", {}),
-                ("allow_insecure_http",),
-                typed[("backend", "allow_insecure_http")],
-            )
+        for name in EMBEDDERS:  # a shared setting reaches every embedder that has it, as every model
+            kind = _nested(layout.config.model_fields[name].annotation) if _has(layout.config, name) else None
+            if kind is None or (name not in values and layout.config.model_fields[name].default is None):
+                continue
+            own = set(leaf_paths(kind))
+            for path, value in shared.items():
+                if path in own:
+                    _put(values.setdefault(name, {}), path, value)
 
 
 def _put(node: dict[str, Any], path: Path_, value: Any) -> None:

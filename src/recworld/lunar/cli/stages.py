@@ -21,14 +21,16 @@ from recworld.lunar.cli.options import LunarCommand, context_flag, lunar_options
 from recworld.lunar.config import AblateConfig, LunarEvalConfig, QueriesConfig, ReportConfig, SynthConfig
 
 Root = Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder (written by lunar synth).")]
-SYNTH_EMBEDDER = {"embedder.spec": Flag("--embedder", help="Add an embedding cosine to the backward check.")}
+SYNTH_EMBEDDER = {"embedder.model": Flag("--embedder", help="Add an embedding cosine to the backward check.")}
 CONTEXT_WINDOW = Flag(
     "--context-window",
     help="Context window of --model in tokens, when its backend cannot say (the Full context's budget).",
     default_help="what the model or its server reports, else the known-model table, else --n-ctx",
 )
 QUERIES_EMBEDDER = {
-    "embedder.spec": Flag("--embedder", help="Rank evidence candidates by embedding (default: word overlap).")
+    "embedder.model": Flag(
+        "--embedder", help="Rank evidence candidates by embedding (default: word overlap)."
+    )
 }
 
 

@@ -68,16 +68,16 @@ from recworld.lunar.contexts.memory_loop import (
     extract_prompt,
     record_text,
 )
-from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.embed import EMBEDDINGS_FILE, identity_name
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.llm.session import open_llm
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 from recworld.models import Embedder as ModelsEmbedder
-from recworld.models import ModelConfig, load_embedder
+from recworld.models import resolve_embedder
 from recworld.models.registry import ServerURL
 from recworld.records import MAX_INT, FrozenRecord, Record, Settings
-from recworld.runner import RunnerConfig, open_embedding_runner
+from recworld.runner import open_embedding_runner
 
 
 class MemoryCounts(FrozenRecord):
@@ -131,18 +131,6 @@ def server_collection(name: str, root: Path) -> str:
     return f"{name}_{hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]}"
 
 
-def open_memory_embedder(config: EmbedderConfig) -> ModelsEmbedder:
-    """The memory embedder: a caller's object as it is, or the spec loaded (owned by the caller of this)."""
-    if config.instance is not None:
-        return config.instance
-    backend = ModelConfig(
-        base_url=config.base_url,
-        api_key_env=config.api_key_env,
-        allow_insecure_http=config.allow_insecure_http,
-    )
-    return load_embedder(config.spec, backend)
-
-
 class MemoryContext(ContextSetting[MemoryOptions]):
     """The ``memory`` setting: :meth:`prepare` runs the memory loop once, :meth:`build` retrieves."""
 
@@ -186,13 +174,9 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         """Run the memory loop for every user (cached by the Runner), embed the requests; what it asked."""
         model = self.memory_model(env.sessions)
         config = env.memory_embedder
-        embedder = open_memory_embedder(config)
-        runner_config = RunnerConfig(
-            timeout_s=config.timeout_s, max_retries=config.max_retries, progress=False
-        )
-        owned = config.instance is None
+        embedder, owned = resolve_embedder(config.model, config.backend)  # an object stays the caller's
         async with open_embedding_runner(
-            embedder, runner_config, env.root / EMBEDDINGS_FILE, owned=owned
+            embedder, config.runner, env.root / EMBEDDINGS_FILE, owned=owned
         ) as embed:
             name = collection_name(model.name, identity_name(embedder), self.size)
             if self._store is None:

@@ -1,5 +1,8 @@
 """How to reach one model or one embedder: :class:`SessionConfig` and :class:`EmbedderConfig`.
 
+Both nest the same two configs, so a chat model and an embedder take the same
+settings in the same places (``backend.options``, ``runner.timeout_s``).
+
 A :class:`SessionConfig` is built once per model a stage asks (the generator, the
 answering model, the judge, the memory distiller). It does not re-declare what the
 backend and the Runner already declare: ``backend`` *is* the backend's
@@ -25,8 +28,7 @@ from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, model_v
 
 from recworld.errors import ConfigError
 from recworld.models import Embedder, Model, ModelConfig, backend_of
-from recworld.models.registry import ServerURL
-from recworld.records import MAX_SECONDS, MAX_TOKENS, FrozenRecord, Settings
+from recworld.records import MAX_TOKENS, FrozenRecord, Settings
 from recworld.runner import RunnerConfig
 
 # Local CPU models under load can need minutes per structured call; a runner timeout
@@ -166,44 +168,88 @@ class SessionConfig(FrozenRecord, Settings):
         return self.model_copy(update={"backend": backend, "runner": runner})
 
 
-def _embedder_object(value: Any) -> Embedder | None:
-    if value is None or isinstance(value, Embedder):
+def embedder_name(embedder: str | Embedder) -> str:
+    """The spec a run records for ``embedder``: the string itself, or ``backend:model`` of an object."""
+    if isinstance(embedder, str):
+        return embedder
+    return identity_spec(embedder.identity, type(embedder).__name__)
+
+
+def _embedder_ref(value: Any) -> str | Embedder:
+    if isinstance(value, str | Embedder):
         return value
     raise ValueError(
-        "expected an embedder object with identity, async embed and aclose (recworld.models.Embedder); "
-        f"got {type(value).__name__}"
+        "expected an embedder spec string or an embedder object with identity, async embed and aclose "
+        f"(recworld.models.Embedder); got {type(value).__name__}"
     )
 
 
-class EmbedderConfig(FrozenRecord, Settings):
-    """A text embedder, ``minilm``, ``st:NAME`` or ``openai:MODEL`` (with its server), or an object.
+EmbedderRef = Annotated[
+    str | Embedder,
+    PlainValidator(_embedder_ref),
+    PlainSerializer(embedder_name, return_type=str),
+    Field(description="minilm, st:NAME, openai:MODEL or a plugin's spec (or, from Python, an Embedder)."),
+]
 
-    From Python, ``instance`` is any :class:`recworld.models.Embedder` (``identity``,
-    ``async embed``, ``aclose``): it is used instead of ``spec`` and never closed by
-    LUNAR; ``spec`` then records its identity (the object itself is never written).
+# An embedder's own runner: the Runner's concurrency, a two-minute attempt, no progress bar of its own.
+EMBED_RUNNER = RunnerConfig(timeout_s=120.0, max_retries=6, progress=False)
+# The flat form runs wrote before the embedder nested its model and runner configs.
+_EMBED_BACKEND_KEYS = ("base_url", "api_key_env", "allow_insecure_http")
+_EMBED_RUNNER_KEYS = ("timeout_s", "max_retries")
+
+
+class EmbedderConfig(FrozenRecord, Settings):
+    """A text embedder, as a :class:`SessionConfig` is a chat model: what it is, how to reach it, how to send.
+
+    ``model`` is a spec (``minilm``, ``st:NAME``, ``openai:MODEL``, a plugin's) or,
+    from Python, any :class:`recworld.models.Embedder` object (``identity``,
+    ``async embed``, ``aclose``): an object is used as it is and never closed by
+    LUNAR, and a run record names it by its identity (:func:`embedder_name`).
+    ``backend`` *is* the models package's :class:`~recworld.models.ModelConfig`
+    (server, key variable, and ``options`` such as ``device``, ``batch_size`` or
+    ``dimensions``, checked against the backend's options class when the embedder
+    is made) and ``runner`` *is* the :class:`~recworld.runner.RunnerConfig`
+    (:data:`EMBED_RUNNER` defaults). The flat keywords of older code and runs
+    (``spec=``, ``base_url=``, ``timeout_s=``, ``instance=``, ...) are read into them.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    spec: Annotated[str, Field(description="minilm, st:NAME, openai:MODEL or a plugin's spec.")] = "minilm"
-    base_url: Annotated[ServerURL | None, Field(description="Server URL of the embedder.")] = None
-    api_key_env: Annotated[str, Field(description="Name of the env var holding the embedder's API key.")] = (
-        "OPENAI_API_KEY"
-    )
-    allow_insecure_http: bool = False
-    timeout_s: float = Field(default=120.0, gt=0, le=MAX_SECONDS)
-    max_retries: int = Field(default=6, ge=0, le=100)
-    instance: Annotated[Embedder | None, PlainValidator(_embedder_object), Field(exclude=True)] = None
+    model: EmbedderRef = "minilm"
+    backend: ModelConfig = Field(default_factory=ModelConfig)
+    runner: RunnerConfig = EMBED_RUNNER
 
-    @model_validator(mode="after")
-    def _named_by_its_instance(self) -> EmbedderConfig:
-        if self.instance is not None:
-            named = identity_spec(self.instance.identity, type(self.instance).__name__)
-            if self.spec != named:
-                object.__setattr__(self, "spec", named)
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _nested(cls, data: Any) -> Any:
+        """The flat form (``spec``, ``instance``, ``base_url``, ``timeout_s``, ...) read into the nested one.
+
+        Runner settings given as a dict fill in over :data:`EMBED_RUNNER`, not the Runner's defaults.
+        """
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        instance, spec = data.pop("instance", None), data.pop("spec", None)
+        if "model" not in data and (instance is not None or spec is not None):
+            data["model"] = instance if instance is not None else spec
+        backend = {k: data.pop(k) for k in _EMBED_BACKEND_KEYS if k in data}
+        runner = {k: data.pop(k) for k in _EMBED_RUNNER_KEYS if k in data}
+        if backend:
+            given = data.get("backend")
+            base = given.model_dump() if isinstance(given, ModelConfig) else dict(given or {})
+            data["backend"] = {**base, **backend}
+        given = data.get("runner")
+        if runner or isinstance(given, Mapping):
+            base = given.model_dump() if isinstance(given, RunnerConfig) else dict(given or {})
+            data["runner"] = {**EMBED_RUNNER.model_dump(), **base, **runner}
+        return data
+
+    @property
+    def spec(self) -> str:
+        """The embedder's spec as runs record it (an object: ``backend:model`` of its identity)."""
+        return embedder_name(self.model)
 
     @classmethod
     def of(cls, embedder: Embedder) -> EmbedderConfig:
         """The config of an embedder object (``EmbedderConfig.of(MyEmbedder())``)."""
-        return cls(instance=embedder)
+        return cls(model=embedder)

@@ -9,7 +9,10 @@ whichever stage asks), the Runner's timeout, retries and fatal stop (401/403/404
 unreachable server), and L2-normalised rows back, so a dot product is the cosine.
 Keys follow the models package's rule: sent only to the embedder's own server, over
 plain ``http://`` only to a loopback host unless ``allow_insecure_http`` (otherwise
-withheld, and the server's 401 says why).
+withheld, and the server's 401 says why). How to reach it and its backend options
+(``device``, ``batch_size``, ``dimensions``) are the :class:`EmbedderConfig`'s nested
+``backend`` (a :class:`~recworld.models.ModelConfig`), its timeout and retries its
+``runner``, exactly as for a chat model.
 
 Stages that run synchronous code (RAG retrieval inside a context build, the evidence
 ranking) use the :class:`~recworld.runner.BlockingEmbedder` this module opens;
@@ -27,8 +30,8 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from recworld.models import Embedder as ModelsEmbedder
-from recworld.models import ModelConfig, load_embedder, normalise
-from recworld.runner import BlockingEmbedder, RunnerConfig, open_blocking_embedder
+from recworld.models import normalise, resolve_embedder
+from recworld.runner import BlockingEmbedder, open_blocking_embedder
 
 if TYPE_CHECKING:
     from recworld.lunar.llm.config import EmbedderConfig
@@ -66,20 +69,11 @@ def identity_name(embedder: Embedder | ModelsEmbedder) -> str:
 def open_embedder(config: EmbedderConfig, root: Path | None) -> Iterator[BlockingEmbedder]:
     """The embedder of ``config`` behind an :class:`EmbeddingRunner`; vectors cached in ``root`` if given.
 
-    A spec is loaded here and closed on exit; an object (``EmbedderConfig.instance``)
-    is used as it is and never closed (:func:`recworld.runner.open_blocking_embedder`).
+    A spec is loaded here (with ``config.backend``, its options checked) and closed on
+    exit; an object is used as it is and never closed
+    (:func:`recworld.models.resolve_embedder`, :func:`recworld.runner.open_blocking_embedder`).
     """
-    owned = config.instance is None
-    if config.instance is not None:
-        inner: ModelsEmbedder = config.instance
-    else:
-        backend = ModelConfig(
-            base_url=config.base_url,
-            api_key_env=config.api_key_env,
-            allow_insecure_http=config.allow_insecure_http,
-        )
-        inner = load_embedder(config.spec, backend)
-    runner_config = RunnerConfig(timeout_s=config.timeout_s, max_retries=config.max_retries, progress=False)
+    embedder, owned = resolve_embedder(config.model, config.backend)
     cache_path = root / EMBEDDINGS_FILE if root is not None else None
-    with open_blocking_embedder(inner, runner_config, cache_path, owned=owned) as blocking:
+    with open_blocking_embedder(embedder, config.runner, cache_path, owned=owned) as blocking:
         yield blocking
