@@ -46,7 +46,7 @@ from recworld.io import (
 )
 from recworld.lunar.anchors import load_anchors, with_default_zone
 from recworld.lunar.answering import ablate as ablation
-from recworld.lunar.answering.run import evaluate_settings, sessions_of
+from recworld.lunar.answering.run import check_settings, evaluate_settings
 from recworld.lunar.config import (
     RUN_KIND,
     AblateConfig,
@@ -56,7 +56,7 @@ from recworld.lunar.config import (
     ReportConfig,
     SynthConfig,
 )
-from recworld.lunar.contexts import MemoryContext, context_setting
+from recworld.lunar.contexts import context_setting
 from recworld.lunar.judges.tradeoff import PRIVACY_FIGURE_FILE, write_privacy_figure
 from recworld.lunar.leaks import masking_logs
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
@@ -257,8 +257,7 @@ async def evaluate_contexts_async(config: LunarEvalConfig) -> list[EvalRun]:
         raise DataError(
             "no queries with rubrics to evaluate (rerun lunar queries)", path=root / "queries.jsonl"
         )
-    if "memory" in config.contexts:
-        MemoryContext.memory_model(sessions_of(config))  # a missing --memory-model fails before any call
+    check_settings(config)  # a setting's missing model (--memory-model) fails before any call
     needs = any(context_setting(name).needs_embedder for name in config.contexts)
     with log_to_file(root), _embedder(config.embedder if needs else None, root) as emb:
         async with open_llm(config.answer, root) as answer_llm, open_llm(config.judge, root) as judge_llm:

@@ -76,6 +76,13 @@ def sessions_of(config: LunarEvalConfig) -> Sessions:
     return Sessions(answer=config.answer, judge=config.judge, memory=config.memory)
 
 
+def check_settings(config: LunarEvalConfig) -> None:
+    """Every configured setting's declared models are given (``ContextSetting.check``), before any call."""
+    sessions = sessions_of(config)
+    for name in config.contexts:
+        context_setting(name).check(sessions)
+
+
 def context_env(
     config: LunarEvalConfig,
     answer_llm: StructuredLLM,

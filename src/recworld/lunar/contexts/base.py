@@ -14,6 +14,8 @@ the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build
                                    such as memory's distillation), ``build``,
                                    ``coverage`` (what a truncating setting dropped),
                                    ``close``
+the eval, before any call          :attr:`~ContextSetting.roles` (:meth:`~ContextSetting.check`:
+                                   a required model missing is one error naming its flag)
 ``--dry-run``                      :meth:`~ContextSetting.plan`: the requests
                                    ``prepare`` would send
 the report                         ``order`` (row order), ``coverage`` rows
@@ -86,12 +88,30 @@ class Coverage:
 
 
 @dataclass(frozen=True)
+class RoleSpec:
+    """A model a context setting needs beside the answer and judge models, as it declares it.
+
+    ``flag`` is the option that names the model (``--memory-model``); ``why`` says
+    what the model does, for the one error a run without it gets before any call.
+    """
+
+    flag: str
+    why: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
 class Sessions:
     """The models of one eval as configured (a dry run has no model open)."""
 
     answer: SessionConfig
     judge: SessionConfig
     memory: SessionConfig | None = None  # --memory-model: the model that manages the memory context
+
+    def model(self, role: str) -> SessionConfig | None:
+        """The model configured for a setting's declared ``role`` (None: not given)."""
+        found = getattr(self, role, None) if role not in ("answer", "judge") else None
+        return found if isinstance(found, SessionConfig) else None
 
 
 @dataclass(frozen=True)
@@ -139,6 +159,8 @@ class ContextSetting(ABC, Generic[OptionsT]):
     default: ClassVar[bool]  # part of the default --context list
     needs_embedder: ClassVar[bool]  # the eval opens --embedder for it
     options_type: ClassVar[type[Record]]  # its knobs: CLI options from Flag metadata, stored in run.json
+    # The models it needs beside the answer and judge models, by role (checked by check()).
+    roles: ClassVar[Mapping[str, RoleSpec]] = {}
 
     def __init__(self, options: OptionsT) -> None:
         self.options = options
@@ -152,6 +174,22 @@ class ContextSetting(ABC, Generic[OptionsT]):
             else cls.options_type.model_validate(dict(options or {}))
         )
         return cls(cast(Any, typed))
+
+    @classmethod
+    def check(cls, sessions: Sessions) -> None:
+        """Refuse, before any call, a run without a model for one of the required :attr:`roles`."""
+        for role, spec in cls.roles.items():
+            if spec.required and sessions.model(role) is None:
+                raise ConfigError(f"the {cls.name} context needs {spec.flag}: {spec.why}")
+
+    @classmethod
+    def session(cls, sessions: Sessions, role: str) -> SessionConfig:
+        """The model of the declared ``role``; the :meth:`check` error when it was not given."""
+        cls.check(sessions)
+        found = sessions.model(role)
+        if found is None:
+            raise ConfigError(f"the {cls.name} context has no model for its role {role!r}")
+        return found
 
     @abstractmethod
     def plan(self, inputs: EvalInputs, sessions: Sessions) -> dict[str, PlannedStage]:

@@ -42,17 +42,23 @@ prompts are ours.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
 
 from recworld.console.options import Flag
-from recworld.errors import ConfigError
 from recworld.io import atomic_write_jsonl
-from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation, Sessions
+from recworld.lunar.contexts.base import (
+    ContextEnv,
+    ContextSetting,
+    Coverage,
+    Preparation,
+    RoleSpec,
+    Sessions,
+)
 from recworld.lunar.contexts.copies import CopyDistance, copy_distance
 from recworld.lunar.contexts.memory_loop import (
     BATCH_SIZE,
@@ -148,14 +154,16 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         self._queries: dict[str, np.ndarray] = {}  # query text -> its vector (embedded in prepare)
         self.run_record: MemoryRun | None = None
 
-    @staticmethod
-    def memory_model(sessions: Sessions) -> SessionConfig:
-        if sessions.memory is None:
-            raise ConfigError(
-                "the memory context needs --memory-model: the model that manages the memory "
-                "(its own model, never the judge; the paper used Ling-2.6-1T)"
-            )
-        return sessions.memory
+    roles: ClassVar[Mapping[str, RoleSpec]] = {
+        "memory": RoleSpec(
+            "--memory-model",
+            "the model that manages the memory (its own model, never the judge; the paper used Ling-2.6-1T)",
+        )
+    }
+
+    @classmethod
+    def memory_model(cls, sessions: Sessions) -> SessionConfig:
+        return cls.session(sessions, "memory")
 
     def plan(self, inputs: EvalInputs, sessions: Sessions) -> dict[str, PlannedStage]:
         """One extraction per batch (prompts from the records alone) and at most one decision per batch."""
