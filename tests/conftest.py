@@ -100,9 +100,9 @@ def chromium(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
 def harness_python() -> Path:
     """The python of the harness venv (lm-eval, inspect_ai, datasets), built on first use.
 
-    A build that fails fails the tests that need it (see ``tests/export/harness.py``).
+    A build that fails fails the tests that need it (see ``tests/helpers/export_harness.py``).
     """
-    from export.harness import ensure_venv, venv_python
+    from helpers.export_harness import ensure_venv, venv_python
 
     ensure_venv()
     return venv_python()
@@ -110,7 +110,7 @@ def harness_python() -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """While the harness venv is not built, the first test that needs it may build it: give it the time."""
-    from export.harness import BUILD_TIMEOUT_S, is_built
+    from helpers.export_harness import BUILD_TIMEOUT_S, is_built
 
     if is_built():
         return

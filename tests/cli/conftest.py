@@ -13,7 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import Recworld, cli_env
+
+from helpers.cli import Recworld, cli_env
 
 
 @pytest.fixture

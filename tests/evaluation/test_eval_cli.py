@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from _eval_support import run_cli
-from _runner_fakes import write_suite
+
+from helpers.eval_support import run_cli
+from helpers.runner_fakes import write_suite
 
 COUNTS = {"kg_movie_genre": 3, "mem_item_item": 2}
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runner_fakes import FakeOpenAI, answer_for, write_suite
 
+from helpers.runner_fakes import FakeOpenAI, answer_for, write_suite
 from recworld.chat import Request
 from recworld.cli import main
 from recworld.evaluation import EvalConfig, evaluate_config

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from _eval_support import oracle, read_jsonl, run_cli
-from _runner_fakes import write_suite
 
+from helpers.eval_support import oracle, read_jsonl, run_cli
+from helpers.runner_fakes import write_suite
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.evaluation.config import default_run_dir
 from recworld.models.scripted import ScriptedModel

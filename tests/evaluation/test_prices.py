@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _eval_support import run_cli
-from _runner_fakes import write_suite
 
+from helpers.eval_support import run_cli
+from helpers.runner_fakes import write_suite
 from recworld.errors import DataError
 from recworld.scoring.prices import Price, read_prices
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lunar_helpers import make_llm
 
+from helpers.lunar import make_llm
 from recworld.chat import Request
 from recworld.errors import ConfigError
 from recworld.lunar.config import LunarEvalConfig

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, HTTPStatusError, lunar_responder, make_llm, scripted, session
 
+from helpers.lunar import FakeOpenAIServer, HTTPStatusError, lunar_responder, make_llm, scripted, session
 from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import main

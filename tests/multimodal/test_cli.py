@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
+from helpers.multimodal import make_dataset
 from recworld.cli import main
 from recworld.data.dataset import Dataset
-
-from .mm_helpers import make_dataset
 
 PNG_PREFIX = "data:image/png;base64,"
 

@@ -18,13 +18,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from helpers.multimodal import draw_poster, make_dataset
 from recworld.cli import main
 from recworld.data import image_refs
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError, check_image
 from recworld.data.metadata import apply_metadata
 
-from .mm_helpers import draw_poster, make_dataset
 from .test_cli import PNG_PREFIX, FakeVLM, fake_vlm  # noqa: F401 - the fixture is used by name
 
 DEEP_PASSWD = "../" * 30 + "etc/passwd"

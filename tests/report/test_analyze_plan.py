@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runner"))
-from _runner_fakes import fake_answer, write_suite
-
+from helpers.runner_fakes import fake_answer, write_suite
 from recworld.chat import Request
 from recworld.cli import main
 from recworld.evaluation import EvalConfig

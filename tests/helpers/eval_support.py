@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runner_fakes import fake_answer
 
+from helpers.runner_fakes import fake_answer
 from recworld.chat import Request
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.models.base import Model
