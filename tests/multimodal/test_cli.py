@@ -5,14 +5,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.fake_openai import LoopbackServer
 from helpers.multimodal import make_dataset
 from recworld.cli import main
 from recworld.data.dataset import Dataset
@@ -58,8 +58,8 @@ class FakeVLM:
             def log_message(self, *args: object) -> None:
                 return None
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.loopback = LoopbackServer(Handler)
+        self.url = self.loopback.base_url
 
 
 @pytest.fixture
@@ -67,12 +67,8 @@ def fake_vlm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVLM]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     fake = FakeVLM()
-    # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-    thread = threading.Thread(target=fake.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
+    with fake.loopback:
+        yield fake
 
 
 def saved_dataset(tmp_path: Path, **kwargs: Any) -> Path:
