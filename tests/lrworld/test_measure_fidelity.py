@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from helpers.lrworld.amazon2018 import write_category
-from helpers.lrworld.datasets import make_movie_dataset
+from helpers.lrworld.datasets import llara_file, make_movie_dataset
 from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.evaluation.variants import Catalogue, noisy_history
@@ -449,8 +449,6 @@ def test_lastfm_is_its_own_group() -> None:
 
 def test_lastfm_oracle_answers_by_name_through_the_eval(tmp_path: Path) -> None:
     from recworld.data.llara import load_llara
-
-    from .test_fidelity import llara_file
 
     suite = tmp_path / "suite"
     build(load_llara(llara_file(tmp_path / "fm")), suite)

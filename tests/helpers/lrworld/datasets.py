@@ -6,6 +6,9 @@ rules and neighbours exist; ``GENRES`` are its seven genres.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -43,3 +46,28 @@ def make_movie_dataset(
         items["logline"] = [f"A story number {i} about {GENRES[i % 7].lower()}." for i in range(n_items)]
         items["image_description"] = [f"A poster showing scene {i}." for i in range(n_items)]
     return Dataset.from_frames(name, "movie", inter, items)
+
+
+def llara_file(folder: Path, n_seq: int = 30, n_artists: int = 60) -> Path:
+    """A LastFM sequence file in LLaRA's format: histories, the next artist and 20 candidates each."""
+    gen = np.random.default_rng(9)
+    folder.mkdir(parents=True, exist_ok=True)
+    genre = ["rock", "pop", "jazz", "metal", "folk"]
+
+    def artist(i: int) -> dict[str, object]:
+        return {"id": str(i), "name": f"Artist {i}", "genres": [genre[i % 5]]}
+
+    with (folder / "llara_sequences.jsonl").open("w") as handle:
+        for s in range(n_seq):
+            seq = gen.choice(n_artists, size=int(gen.integers(3, 12)), replace=False).tolist()
+            history, nxt = seq[:-1][-10:], seq[-1]
+            others = [a for a in range(n_artists) if a not in seq]
+            cands = [nxt, *gen.choice(others, size=19, replace=False).tolist()]
+            row = {
+                "seq_id": f"s{s}",
+                "history": [artist(a) for a in history],
+                "next": artist(nxt),
+                "candidates": [artist(int(a)) for a in cands],
+            }
+            handle.write(json.dumps(row) + "\n")
+    return folder
