@@ -3,12 +3,15 @@
 Invariant: a fake server in the tests binds 127.0.0.1 (or ``host``) on a free port, serves each
 request on a daemon thread, keeps quiet about clients that hang up, and shuts down within
 milliseconds (``serve_forever`` polls every 10 ms instead of 500). What it answers is the
-handler's: :mod:`helpers.runner_fakes` (fault plans), :mod:`helpers.lunar` (a responder per
-request), :mod:`helpers.security.fake_server` (hostile raw-byte modes) and the describe-images
-fake bring their own.
+handler's: :mod:`helpers.runner_fakes` (fault plans, barriers, held requests),
+:mod:`helpers.lunar` (a responder per request), :mod:`helpers.openai_fakes` (an httpx handler
+bridged to a socket), :mod:`helpers.multimodal` (image digests) and the failure-policy 401s.
 
-Not yet one server with named modes: the handlers above still each decide their replies
-(issue 26, item 8, left for a follow-up).
+Deliberately apart: :mod:`helpers.security.fake_server` writes raw bytes on a plain TCP server
+(a gzip bomb, a bad status line, an endless chunked body), which an ``http.server`` handler
+cannot send. Not yet done: one set of named reply modes shared by all the handlers above (they
+still each decide their replies; issue 26, item 8). Kept under ``tests/``: plugin authors test
+against ``recworld.testing``'s contracts, which need no server.
 """
 
 from __future__ import annotations
