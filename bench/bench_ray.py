@@ -1,6 +1,6 @@
 """Questions per second: ``recworld eval`` locally vs ``--engine ray`` with 1 and 2 replicas.
 
-Runs a small fake suite (``tests/runner/_runner_fakes.write_suite``, ~20 questions)
+Runs a small fake suite (``tests/helpers/runner_fakes.write_suite``, ~20 questions)
 through llama.cpp SmolLM2-135M, each configuration ``--repeats`` times in
 round-robin order (the machine is shared: medians), every run in a fresh run
 directory so nothing comes from a cache. One Ray session (``--cpus`` CPUs) is
@@ -25,10 +25,9 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "runner"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' helpers package
 
-from _runner_fakes import write_suite
-
+from helpers.runner_fakes import write_suite
 from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config
 from recworld.runner import RunnerConfig
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import shutil
@@ -37,8 +38,14 @@ CHROMIUM_FLAGS = (
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Keep every test's fetched data and caches out of the user's home."""
+def _isolated_home(
+    _registries_restored: None, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Keep every test's fetched data and caches out of the user's home.
+
+    It asks for :func:`_registries_restored` first, so that check is set up before ``monkeypatch``
+    and reads the registries after every ``monkeypatch`` undo.
+    """
     home = tmp_path_factory.mktemp("recworld-home")
     monkeypatch.setenv("RECWORLD_HOME", str(home))
     return home
@@ -100,9 +107,9 @@ def chromium(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
 def harness_python() -> Path:
     """The python of the harness venv (lm-eval, inspect_ai, datasets), built on first use.
 
-    A build that fails fails the tests that need it (see ``tests/export/harness.py``).
+    A build that fails fails the tests that need it (see ``tests/helpers/export_harness.py``).
     """
-    from export.harness import ensure_venv, venv_python
+    from helpers.export_harness import ensure_venv, venv_python
 
     ensure_venv()
     return venv_python()
@@ -110,7 +117,7 @@ def harness_python() -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """While the harness venv is not built, the first test that needs it may build it: give it the time."""
-    from export.harness import BUILD_TIMEOUT_S, is_built
+    from helpers.export_harness import BUILD_TIMEOUT_S, is_built
 
     if is_built():
         return
@@ -128,3 +135,67 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"{item.nodeid}: skipped ({reason}), but every test must run or fail"
+
+
+@functools.cache
+def _installed_plugins() -> tuple[str, ...]:
+    """The plugin names the installed packages declare (read once: scanning them takes milliseconds)."""
+    from importlib.metadata import entry_points
+
+    from recworld.models.plugins import GROUP
+
+    return tuple(sorted({e.name.strip().lower() for e in entry_points(group=GROUP)}))
+
+
+def _registries() -> dict[str, object]:
+    """What the process-wide registries hold now: context settings, chat and embedder backends, plugins.
+
+    The plugin table is read without filling its cache: an empty cache means "what is installed".
+    """
+    from recworld.lunar.contexts import registered
+    from recworld.models import plugins
+    from recworld.models.registry import BACKENDS, EMBEDDERS
+
+    installed = plugins.discovered() if plugins.discovered.cache_info().currsize else _installed_plugins()
+    return {
+        "contexts": [f"{c.name}={c.__module__}.{c.__qualname__}" for c in registered()],
+        "backends": dict(BACKENDS),
+        "embedders": dict(EMBEDDERS),
+        "plugins": sorted(installed),
+    }
+
+
+def _changes(before: dict[str, object], after: dict[str, object]) -> str:
+    def names(value: object) -> list[str]:
+        return sorted(value) if isinstance(value, dict) else list(value)  # type: ignore[call-overload]
+
+    changed = [f"{k}: {names(before[k])} -> {names(after[k])}" for k in before if before[k] != after[k]]
+    return "; ".join(changed)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _registries_restored_by_module() -> Iterator[None]:
+    """A module's own module-scoped registrations are undone by the end of the module."""
+    before = _registries()
+    yield
+    changed = _changes(before, _registries())
+    if changed:
+        pytest.fail(f"this module left registries changed: {changed}")
+
+
+@pytest.fixture
+def _registries_restored(_registries_restored_by_module: None) -> Iterator[None]:
+    """A test leaves the context, backend and plugin registries as it found them (or it fails).
+
+    Every test has it through the autouse :func:`_isolated_home`, which asks for it before anything
+    else (so it is torn down last).
+
+    A registration a test needs is a fixture that undoes it (``monkeypatch.setitem``,
+    ``register_context`` with ``unregister_context``, ``plugins.refresh()`` after the ``sys.path``
+    change is undone). A module-scoped one is checked by :func:`_registries_restored_by_module`.
+    """
+    before = _registries()
+    yield
+    changed = _changes(before, _registries())
+    if changed:
+        pytest.fail(f"the test left registries changed: {changed}")

@@ -396,30 +396,43 @@ def _import_alone(unit: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
 
 
-@pytest.fixture(scope="module")
-def imported_alone(
-    request: pytest.FixtureRequest,
-) -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
-    """Each selected unit imported in its own fresh interpreter, one per CPU at a time.
+class ImportsAlone:
+    """Each unit imported in its own fresh interpreter at most once, on a pool of one per CPU."""
 
-    The interpreters start together (about a second of imports each) instead of one per test;
-    each test then reads its own unit's result, so what is asserted is unchanged.
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self._pool = pool
+        self._started: dict[str, Future[subprocess.CompletedProcess[str]]] = {}
+
+    def start(self, unit: str) -> Future[subprocess.CompletedProcess[str]]:
+        if unit not in self._started:
+            self._started[unit] = self._pool.submit(_import_alone, unit)
+        return self._started[unit]
+
+
+@pytest.fixture(scope="module")
+def imported_alone(request: pytest.FixtureRequest) -> Iterator[ImportsAlone]:
+    """Each unit a test of this run asks for, imported once in its own interpreter.
+
+    Outside xdist, ``session.items`` is exactly what this process runs, so every selected unit's
+    interpreter starts at once (about a second of imports each) instead of one per test. An xdist
+    worker's ``session.items`` is the whole collection while it runs only the share the controller
+    sends it, so there each test starts its own unit alone (the workers are the parallelism): a run
+    spawns one interpreter per test however many workers it has. Each test reads its own unit's
+    result, so what is asserted is unchanged.
     """
-    selected = [
-        item.callspec.params["unit"]
-        for item in request.session.items
-        if getattr(item, "originalname", None) == "test_each_package_imports_alone"
-    ]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        yield {unit: pool.submit(_import_alone, unit) for unit in dict.fromkeys(selected)}
+        spawner = ImportsAlone(pool)
+        if not hasattr(request.config, "workerinput"):  # not an xdist worker
+            for item in request.session.items:
+                if getattr(item, "originalname", None) == "test_each_package_imports_alone":
+                    spawner.start(item.callspec.params["unit"])
+        yield spawner
 
 
 @pytest.mark.parametrize("unit", ORDER)
-def test_each_package_imports_alone(
-    unit: str, imported_alone: dict[str, Future[subprocess.CompletedProcess[str]]]
-) -> None:
+def test_each_package_imports_alone(unit: str, imported_alone: ImportsAlone) -> None:
     module = _module(unit)
-    done = imported_alone[unit].result()
+    done = imported_alone.start(unit).result()
     assert done.returncode == 0, f"import {module} failed:\n{done.stderr[-3000:]}"
     loaded = {resolve(f"recworld.{u}") if u != "recworld" else u for u in json.loads(done.stdout)}
     # Python runs the root package's __init__ before any submodule.

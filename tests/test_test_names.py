@@ -1,4 +1,10 @@
-"""Test modules have unique basenames: pytest imports folders without ``__init__.py`` by basename."""
+"""Test modules have unique basenames: pytest imports folders without ``__init__.py`` by basename.
+
+Still a real guard now that the helpers are one package (``tests/helpers``): under pytest's default
+``prepend`` import mode, a test module in a folder without ``__init__.py`` is imported as a top-level
+module named by its basename, so a second ``test_x.py`` elsewhere fails to import ("import file
+mismatch"). Shared code no longer needs unique basenames; test modules still do.
+"""
 
 from __future__ import annotations
 

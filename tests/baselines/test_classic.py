@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from model_helpers import LETTERS, question, toy_dataset
 
+from helpers.models import LETTERS, question, toy_dataset
 from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, ModelError
 from recworld.lrworld.schema import Question, Target

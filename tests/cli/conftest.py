@@ -9,28 +9,16 @@ entry point; ``test_interrupt.py`` keeps the one whose point is a real signal.
 
 from __future__ import annotations
 
-import subprocess
+import functools
 from pathlib import Path
 
 import pytest
-from cli_helpers import Recworld, cli_env
+
+from helpers.cli import Recworld, as_a_person, run_recworld
 
 
 @pytest.fixture
 def recworld(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Recworld:
     """``recworld(*args)`` -> CompletedProcess, run in ``tmp_path`` with an empty RECWORLD_HOME."""
-    from recworld.cli import main
-
-    for key, value in cli_env(tmp_path / "home").items():
-        if key.startswith("RECWORLD_") or key in ("COLUMNS", "LINES", "NO_COLOR"):
-            monkeypatch.setenv(key, value)
-    monkeypatch.delenv("RECWORLD_LOG_LEVEL", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return subprocess.CompletedProcess(["recworld", *args], code, captured.out, captured.err)
-
-    return run
+    as_a_person(monkeypatch, tmp_path)
+    return functools.partial(run_recworld, capsys)

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_helpers import Recworld
 
+from helpers.cli import Recworld
 from recworld.errors import ConfigError
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import typer
-from cli_helpers import RECWORLD, cli_env
 
+from helpers.cli import RECWORLD, cli_env
 from recworld.console import resumable
 from recworld.console.app import run
 from recworld.errors import RunError

@@ -15,22 +15,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import run_in_process
 
-HERE = Path(__file__).resolve().parent
-for helpers in ("runner", "lunar"):
-    if str(HERE.parent / helpers) not in sys.path:
-        sys.path.insert(0, str(HERE.parent / helpers))
-
-from _runner_fakes import write_suite  # noqa: E402
-from report_folders import RunSpec, write_folder  # noqa: E402
+from helpers.cli import run_in_process
+from helpers.report_folders import RunSpec, write_folder
+from helpers.runner_fakes import write_suite
 
 PROGRESS = "recworld: progress:"
 

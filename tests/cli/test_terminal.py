@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_helpers import RECWORLD, Recworld, cli_env
 
+from helpers.cli import RECWORLD, Recworld, cli_env
 from recworld import __version__
 from recworld.data.dataset import Dataset
 from recworld.lrworld.catalogue import MEASURES

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from data_writers import write_ml1m, write_ml25m, write_ml100k, write_recbole
+
+from helpers.data_writers import write_ml1m, write_ml25m, write_ml100k, write_recbole
 
 
 @pytest.fixture

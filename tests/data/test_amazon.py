@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from source_writers import FIXTURES, copy_amazon
 
+from helpers.source_writers import FIXTURES, copy_amazon
 from recworld.data import FORMATS, Dataset, Domain, amazon_reviews
 from recworld.data.amazon import (
     clean_brand,

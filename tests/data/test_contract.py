@@ -13,7 +13,8 @@ from typing import ClassVar
 
 import pandas as pd
 import pytest
-from data_writers import (
+
+from helpers.data_writers import (
     N_INTERACTIONS,
     N_ITEMS,
     N_USERS,
@@ -23,8 +24,7 @@ from data_writers import (
     write_ml100k,
     write_recbole,
 )
-from source_writers import write_amazon_world, write_lastfm_world, write_netflix_world
-
+from helpers.source_writers import write_amazon_world, write_lastfm_world, write_netflix_world
 from recworld.data import FORMATS, Dataset, detect_format, load_source
 from recworld.data.dataset import ITEM_FIELDS, USER_FIELDS, FieldKind
 

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from data_writers import N_INTERACTIONS, N_ITEMS, N_USERS, write_ml1m
 
+from helpers.data_writers import N_INTERACTIONS, N_ITEMS, N_USERS, write_ml1m
 from recworld import paths
 from recworld.cli import main
 from recworld.data import Dataset, resolve_dataset

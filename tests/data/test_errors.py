@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from data_writers import write_ml1m, write_ml25m, write_ml100k, write_recbole
 
+from helpers.data_writers import write_ml1m, write_ml25m, write_ml100k, write_recbole
 from recworld.data import load_source
 from recworld.errors import DataError
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from source_writers import copy_amazon
 
+from helpers.source_writers import copy_amazon
 from recworld.data.amazon import load_amazon
 from recworld.data.images import abo_matches, attach_images, folder_images, read_abo_images
 from recworld.errors import DataError

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from source_writers import copy_fixture
 
+from helpers.source_writers import copy_fixture
 from recworld.data import FORMATS, Dataset, Domain
 from recworld.data.lastfm import dominant_genres, is_genre_tag, load_lastfm, normalise_tag, order_interactions
 from recworld.errors import DataError

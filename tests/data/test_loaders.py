@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from data_writers import write_ml100k
 
+from helpers.data_writers import write_ml100k
 from recworld.data import Dataset, load_source
 from recworld.data.movielens import ML100K_GENRES, split_title
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from data_writers import N_INTERACTIONS, write_ml1m, write_ml25m, write_ml100k, write_recbole
-from source_writers import write_amazon_world, write_lastfm_world, write_netflix_world
 
+from helpers.data_writers import N_INTERACTIONS, write_ml1m, write_ml25m, write_ml100k, write_recbole
+from helpers.source_writers import write_amazon_world, write_lastfm_world, write_netflix_world
 from recworld import paths
 from recworld.cli import main
 from recworld.data import load_source

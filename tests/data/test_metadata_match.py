@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.cli import run_in_process
 from recworld.data import Dataset, load_source
 from recworld.data.metadata_match import SHOWN_ROWS, MetadataMatch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from cli_helpers import run_in_process
 
 # ml-100k fixture items: 1 Toy Story (1995), 2 Café au Lait (1993), 3 unknown,
 # 4 Misérables, Les (1995), 5 Title Without Year (1997). Key column: item_id.

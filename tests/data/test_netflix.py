@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from source_writers import copy_fixture
 
+from helpers.source_writers import copy_fixture
 from recworld.data import FORMATS, Dataset, Domain, detect_format, netflix
 from recworld.data.netflix import load_netflix, parse_rating_file, read_titles
 from recworld.errors import DataError

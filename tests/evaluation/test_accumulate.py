@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
-from _eval_support import config, evaluate_with, oracle, read_jsonl
-from _runner_fakes import write_suite
 
+from helpers.eval_support import config, evaluate_with, oracle, read_jsonl
+from helpers.runner_fakes import write_suite
 from recworld.chat import Request
 from recworld.console import interrupt_message
 from recworld.evaluation import evaluate_config

@@ -16,10 +16,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from _gold_support import build, movie_dataset, shop_dataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.gold_support import build, movie_dataset, shop_dataset
 from recworld.chat import AnswerMode, Response
 from recworld.evaluation import EvalConfig
 from recworld.evaluation.analyze import plan_runs, skipped_by_noisy

@@ -13,9 +13,9 @@ from typing import Annotated
 
 import pytest
 import typer
-from _runner_fakes import write_suite
 from pydantic import Field
 
+from helpers.runner_fakes import write_suite
 from recworld.chat import AnswerMode
 from recworld.console.app import run as run_app
 from recworld.errors import ConfigError, DataError

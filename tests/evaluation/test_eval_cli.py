@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from _eval_support import run_cli
-from _runner_fakes import write_suite
+
+from helpers.cli import run_recworld
+from helpers.runner_fakes import write_suite
 
 COUNTS = {"kg_movie_genre": 3, "mem_item_item": 2}
 
@@ -39,10 +40,10 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_bad_input_creates_nothing(
     suite: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
 ) -> None:
-    ran = run_cli(capsys, "eval", str(suite), *args)
-    assert ran.code == 2, ran.err
-    assert ran.err.startswith("recworld: error: ") and says in ran.err
-    assert ran.err.count("\n") == 1 and ran.out == ""
+    ran = run_recworld(capsys, "eval", str(suite), *args)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.startswith("recworld: error: ") and says in ran.stderr
+    assert ran.stderr.count("\n") == 1 and ran.stdout == ""
     assert not (suite / "runs").exists()
 
 
@@ -51,12 +52,12 @@ def test_dry_run_counts_prompts_and_cost_and_writes_nothing(
 ) -> None:
     prices = tmp_path / "prices.jsonl"
     prices.write_text('{"model": "scripted", "input": 1000, "output": 2000}\n')
-    ran = run_cli(
+    ran = run_recworld(
         capsys, "eval", str(suite), "--model", "scripted", "--dry-run", "--limit", "2",
         "--system", "Be brief.", "--prices", str(prices),
     )  # fmt: skip
-    assert ran.code == 0, ran.err
-    out = ran.out
+    assert ran.returncode == 0, ran.stderr
+    out = ran.stdout
     assert "kg_movie_genre\t2\t" in out and "mem_item_item\t2\t" in out  # piped: a plain table
     assert "total: 4 requests, at most $" in out
     assert "--- first prompt of kg_movie_genre ---" in out and "[system]\nBe brief." in out
@@ -66,9 +67,9 @@ def test_dry_run_counts_prompts_and_cost_and_writes_nothing(
 
 
 def test_json_summary_and_a_log_file(suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ran = run_cli(capsys, "eval", str(suite), "--model", "scripted", "--json")
-    assert ran.code == 0, ran.err
-    runs = json.loads(ran.out)["runs"]  # stdout holds the JSON and nothing else
+    ran = run_recworld(capsys, "eval", str(suite), "--model", "scripted", "--json")
+    assert ran.returncode == 0, ran.stderr
+    runs = json.loads(ran.stdout)["runs"]  # stdout holds the JSON and nothing else
     assert [r["model"] for r in runs] == ["scripted"]
     assert runs[0]["measures"]["kg_movie_genre"]["n"] == 3 and runs[0]["counts"]["questions"] == 5
     run_dir = Path(runs[0]["run_dir"])
@@ -86,9 +87,9 @@ def test_config_file_runs_several_models_and_is_recorded(
         f'[[models]]\nspec = "scripted:{script}"\ntemperature = 0.7\nsystem = "You are terse."\n'
         "n_ctx = 2048\n"
     )
-    ran = run_cli(capsys, "eval", str(suite), "--config", str(config), "--concurrency", "3")
-    assert ran.code == 0, ran.err
-    assert ran.out.count("run: ") == 2
+    ran = run_recworld(capsys, "eval", str(suite), "--config", str(config), "--concurrency", "3")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.count("run: ") == 2
     headers = [json.loads(p.read_text()) for p in sorted((suite / "runs").glob("*/run.json"))]
     assert len(headers) == 2
     by_model = {h["model"]: h for h in headers}
@@ -118,26 +119,26 @@ def test_a_bad_config_file_names_file_and_key(
 ) -> None:
     config = tmp_path / "eval.toml"
     config.write_text(toml)
-    ran = run_cli(capsys, "eval", str(suite), "--config", str(config))
-    assert ran.code == 2
-    assert str(config) in ran.err and says in ran.err, ran.err
+    ran = run_recworld(capsys, "eval", str(suite), "--config", str(config))
+    assert ran.returncode == 2
+    assert str(config) in ran.stderr and says in ran.stderr, ran.stderr
     assert not (suite / "runs").exists()
 
 
 def test_repeated_model_with_out_is_refused(suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ran = run_cli(capsys, "eval", str(suite), "--model", "scripted", "--model", "random", "--out", "x")
-    assert ran.code == 2 and "--out names one run folder" in ran.err
+    ran = run_recworld(capsys, "eval", str(suite), "--model", "scripted", "--model", "random", "--out", "x")
+    assert ran.returncode == 2 and "--out names one run folder" in ran.stderr
 
 
 def test_the_settings_recworld_eval_could_not_set_before(
     suite: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ran = run_cli(
+    ran = run_recworld(
         capsys, "eval", str(suite), "--model", "scripted", "--n-ctx", "1024", "--n-threads", "2",
         "--allow-insecure-http", "--limit", "1", "--json",
     )  # fmt: skip
-    assert ran.code == 0, ran.err
-    header = json.loads((Path(json.loads(ran.out)["runs"][0]["run_dir"]) / "run.json").read_text())
+    assert ran.returncode == 0, ran.stderr
+    header = json.loads((Path(json.loads(ran.stdout)["runs"][0]["run_dir"]) / "run.json").read_text())
     assert header["config"]["backend"]["n_ctx"] == 1024 and header["config"]["backend"]["n_threads"] == 2
     assert header["config"]["backend"]["allow_insecure_http"] is True
     assert header["settings"] == {"n_ctx": 1024}  # threads and the http switch never change an answer
@@ -146,11 +147,11 @@ def test_the_settings_recworld_eval_could_not_set_before(
 def test_analyze_takes_the_eval_settings_from_the_same_declarations(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ran = run_cli(
+    ran = run_recworld(
         capsys, "analyze", str(suite), "--model", "scripted", "--variants", "few-shot-1", "--limit", "1",
         "--system", "Be brief.", "--no-progress", "--out", str(tmp_path / "report"),
     )  # fmt: skip
-    assert ran.code == 0, ran.err
+    assert ran.returncode == 0, ran.stderr
     headers = [json.loads(p.read_text()) for p in sorted((suite / "runs").glob("*/run.json"))]
     assert sorted(h["variant"] for h in headers) == ["few-shot-1", "zero-shot"]
     assert all(
@@ -158,5 +159,5 @@ def test_analyze_takes_the_eval_settings_from_the_same_declarations(
     )
     assert (tmp_path / "report" / "report.html").is_file()
     assert (
-        run_cli(capsys, "analyze", str(suite), "--model", "scripted", "--orders", "3").code == 2
+        run_recworld(capsys, "analyze", str(suite), "--model", "scripted", "--orders", "3").returncode == 2
     )  # its own choice

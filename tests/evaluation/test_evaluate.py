@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from _eval_support import config, evaluate_with, oracle, read_jsonl, stable
-from _runner_fakes import write_suite
 
+from helpers.eval_support import config, evaluate_with, oracle, read_jsonl, stable
+from helpers.runner_fakes import write_suite
 from recworld.chat import AnswerMode, Request
 from recworld.errors import ConfigError, DataError, ModelError
 from recworld.evaluation import JOURNAL_NAME

@@ -12,13 +12,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _runner_fakes import FakeOpenAI, answer_for, write_suite
 
+from helpers.fake_openai import LoopbackServer
+from helpers.runner_fakes import FakeOpenAI, answer_for, write_suite
 from recworld.chat import Request
 from recworld.cli import main
 from recworld.evaluation import EvalConfig, evaluate_config
@@ -28,11 +29,6 @@ from recworld.runner import RunnerConfig
 
 COUNTS = {"kg_movie_genre": 10, "mem_item_item": 10}
 FAKE_KEY = "sk-test-policy-0123456789"
-
-
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        return None  # a client that hung up after the run stopped is not news
 
 
 class RejectingServer:
@@ -63,29 +59,22 @@ class RejectingServer:
                 except OSError:
                     self.close_connection = True
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-        self._timer = threading.Timer(lifetime_s, self._server.shutdown)
+        self._loopback = LoopbackServer(Handler)
+        self._timer = threading.Timer(lifetime_s, self._loopback.server.shutdown)
         self._timer.daemon = True
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self._loopback.base_url
 
     def __enter__(self) -> RejectingServer:
-        self._thread.start()
+        self._loopback.start()
         self._timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
-        self._server.shutdown()
-        self._server.server_close()
+        self._loopback.stop()
 
 
 def refused_url() -> str:

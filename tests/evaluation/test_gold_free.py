@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _gold_support import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers.gold_support import (
     CheatingModel,
     above_chance_p,
     build,
@@ -38,10 +41,7 @@ from _gold_support import (
     plant,
     shop_dataset,
 )
-from _runner_fakes import FakeOpenAI
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
+from helpers.runner_fakes import FakeOpenAI
 from recworld.chat import AnswerMode, Message, Request, Response
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.evaluation.samples import build_request

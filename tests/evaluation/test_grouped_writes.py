@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from _eval_support import config, evaluate_with, oracle
-from _runner_fakes import write_suite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.eval_support import config, evaluate_with, oracle
+from helpers.runner_fakes import write_suite
 from recworld.io import Journal
 from recworld.models.scripted import ScriptedModel
 from recworld.runner.journal import SAMPLE_BATCH, SampleJournal

@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from _eval_support import oracle, read_jsonl, run_cli
-from _runner_fakes import write_suite
 
+from helpers.cli import run_recworld
+from helpers.eval_support import oracle, read_jsonl
+from helpers.runner_fakes import write_suite
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.evaluation.config import default_run_dir
 from recworld.models.scripted import ScriptedModel
@@ -64,11 +65,11 @@ def test_another_system_or_max_tokens_is_a_new_run_that_reuses_no_answer(
 def test_the_cli_names_each_run_and_records_what_differs(
     suite: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plain = run_cli(capsys, *eval_args(suite))
-    other = run_cli(capsys, *eval_args(suite, "--system", "Be brief.", "--max-tokens", "8"))
-    assert plain.code == other.code == 0, other.err
-    plain_dir = Path(json.loads(plain.out)["runs"][0]["run_dir"])
-    other_run = json.loads(other.out)["runs"][0]
+    plain = run_recworld(capsys, *eval_args(suite))
+    other = run_recworld(capsys, *eval_args(suite, "--system", "Be brief.", "--max-tokens", "8"))
+    assert plain.returncode == other.returncode == 0, other.stderr
+    plain_dir = Path(json.loads(plain.stdout)["runs"][0]["run_dir"])
+    other_run = json.loads(other.stdout)["runs"][0]
     other_dir = Path(other_run["run_dir"])
     assert plain_dir.name == "scripted__generate__zero-shot"
     assert other_dir.name.startswith("scripted__generate__zero-shot__") and len(other_dir.name) == len(
@@ -83,9 +84,9 @@ def test_the_cli_names_each_run_and_records_what_differs(
         s["prompt"][0] == {"role": "system", "content": "Be brief."} for s in samples
     )
     # The default max_tokens said out loud (16 for zero-shot) is the default run, not a new one.
-    same = run_cli(capsys, *eval_args(suite, "--max-tokens", "16"))
-    assert Path(json.loads(same.out)["runs"][0]["run_dir"]) == plain_dir
-    assert json.loads(same.out)["runs"][0]["counts"]["resumed"] == TOTAL
+    same = run_recworld(capsys, *eval_args(suite, "--max-tokens", "16"))
+    assert Path(json.loads(same.stdout)["runs"][0]["run_dir"]) == plain_dir
+    assert json.loads(same.stdout)["runs"][0]["counts"]["resumed"] == TOTAL
 
 
 def test_operational_settings_resume_the_same_run(suite: Path) -> None:
@@ -109,10 +110,10 @@ def test_out_onto_a_run_with_other_settings_is_refused(
     suite: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = suite / "mine"
-    assert run_cli(capsys, *eval_args(suite, "--out", str(out))).code == 0
-    refused = run_cli(capsys, *eval_args(suite, "--out", str(out), "--system", "Be brief."))
-    assert refused.code == 2
-    assert refused.err == (
+    assert run_recworld(capsys, *eval_args(suite, "--out", str(out))).returncode == 0
+    refused = run_recworld(capsys, *eval_args(suite, "--out", str(out), "--system", "Be brief."))
+    assert refused.returncode == 2
+    assert refused.stderr == (
         f"recworld: error: {out} holds a run with other settings: --system is None there and "
         "'Be brief.' here; give another --out (each set of settings is its own run, so answers are "
         "never mixed)\n"

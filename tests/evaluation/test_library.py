@@ -15,10 +15,10 @@ import warnings
 from pathlib import Path
 
 import pytest
-from _eval_support import oracle
-from _runner_fakes import write_suite
 
 import recworld
+from helpers.eval_support import oracle
+from helpers.runner_fakes import write_suite
 from recworld.chat import AnswerMode, Request, Response
 from recworld.errors import ConfigError, ModelError
 from recworld.evaluation import EvalResult, RunFailedError

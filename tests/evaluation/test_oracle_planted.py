@@ -17,10 +17,10 @@ import json
 from pathlib import Path
 
 import pytest
-from _gold_support import build, movie_dataset, plant, question_rows, shop_dataset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.gold_support import build, movie_dataset, plant, question_rows, shop_dataset
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.runner import RunnerConfig
 

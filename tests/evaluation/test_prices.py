@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _eval_support import run_cli
-from _runner_fakes import write_suite
 
+from helpers.cli import run_recworld
+from helpers.runner_fakes import write_suite
 from recworld.errors import DataError
 from recworld.scoring.prices import Price, read_prices
 
@@ -21,8 +21,8 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _dry_run(
     capsys: pytest.CaptureFixture[str], suite: Path, prices: Path, model: str
 ) -> tuple[int, str, str]:
-    ran = run_cli(capsys, "eval", str(suite), "--model", model, "--dry-run", "--prices", str(prices))
-    return ran.code, ran.out, ran.err
+    ran = run_recworld(capsys, "eval", str(suite), "--model", model, "--dry-run", "--prices", str(prices))
+    return ran.returncode, ran.stdout, ran.stderr
 
 
 def test_a_bare_model_name_prices_the_spec(

@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from _runner_fakes import write_suite
 
+from helpers.runner_fakes import write_suite
 from recworld.chat import Request
 from recworld.console import LOG_FILE
 from recworld.evaluation import EvalConfig, evaluate_config

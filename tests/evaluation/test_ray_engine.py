@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runner_fakes import FakeOpenAI, write_suite
 
 import recworld
+from helpers.runner_fakes import FakeOpenAI, write_suite
 from recworld.chat import AnswerMode, Request
 from recworld.cli import main
 from recworld.errors import ConfigError, RunError

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from _runner_fakes import fake_answer, write_suite
 
+from helpers.runner_fakes import fake_answer, write_suite
 from recworld.chat import AnswerMode, Request, Response
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.evaluation.analyze import plan_runs

@@ -1,6 +1,6 @@
 """Cross-harness check: lm-eval on our export and ``recworld eval`` agree on the same GGUF and questions.
 
-lm-eval and inspect_ai live in their own venv (tests/export/harness.py); RecWorld
+lm-eval and inspect_ai live in their own venv (tests/helpers/export_harness.py); RecWorld
 never imports them. The model is Gemma 3 270M (base, GGUF) served by
 ``llama_cpp.server``. lm-eval's own API models need echoed prompt log-probs, which
 llama-cpp-python 0.3.36's server computes far too slowly (and
@@ -23,10 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.export_harness import offline_env
 from recworld.cli import main
 from recworld.export.run import export_suite
-
-from .harness import offline_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lrworld.catalogue_data import music_dataset  # tests/ is on sys.path (rootdir-relative packages)
+from helpers.lrworld.catalogue_data import music_dataset  # tests/ is on sys.path (rootdir-relative packages)
 from recworld.export.inspect import _HEAD
 from recworld.export.lm_eval import _LOADER
 from recworld.export.run import export_suite

@@ -8,15 +8,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.lrworld.catalogue_data import dataset_for, music_dataset, product_dataset
+from helpers.lrworld.checks import (
+    Built,
+    basic_checks,
+    build,
+    check_attribute,
+    config,
+    field_of,
+    reference_check,
+    sequences,
+)
+from helpers.lrworld.datasets import make_movie_dataset
 from recworld.data.dataset import Dataset, Domain
 from recworld.lrworld.builders.base import draw_distinct
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, OptionKind
 from recworld.lrworld.schema import Question
 from recworld.seeding import rng
-
-from .catalogue_data import dataset_for, music_dataset, product_dataset
-from .checks import Built, basic_checks, build, check_attribute, config, field_of, reference_check, sequences
-from .conftest import make_movie_dataset
 
 
 @cache
@@ -43,7 +51,9 @@ def test_every_measure_matches_its_brute_force_reference(measure: str, domain: D
     """Each measure, on each domain it applies to, against the reference of its builder family."""
     ctx, built = built_for(domain)
     questions = built.get(measure, [])
-    assert questions, f"the {domain} test data builds no {measure} question (tests/lrworld/catalogue_data.py)"
+    assert questions, (
+        f"the {domain} test data builds no {measure} question (tests/helpers/lrworld/catalogue_data.py)"
+    )
     if domain is Domain.MOVIE:
         assert len(questions) == ctx.config.per_measure
     for q in questions:

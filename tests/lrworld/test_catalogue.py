@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.lrworld.catalogue_data import dataset_for
+from helpers.lrworld.checks import FAST_NEUMF
 from recworld.baselines import OracleBaseline
 from recworld.chat import Request
 from recworld.data.dataset import Dataset
@@ -34,9 +36,6 @@ from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import build_suite
 from recworld.models import ModelConfig
 from recworld.report.suite_data import SuiteData, candidate_scores
-
-from .catalogue_data import dataset_for
-from .checks import FAST_NEUMF
 
 MEASURE_DOMAINS = [(m.id, d) for m in MEASURES for d in sorted(m.domains)]
 IDS = [f"{m}-{d}" for m, d in MEASURE_DOMAINS]
@@ -93,7 +92,7 @@ def suites(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _questions(suite: Path, measure: str) -> list[Question]:
     questions = [q for q in load_questions(suite) if q.measure == measure]
-    assert questions, f"the test data builds no {measure} question (tests/lrworld/catalogue_data.py)"
+    assert questions, f"the test data builds no {measure} question (tests/helpers/lrworld/catalogue_data.py)"
     return questions
 
 

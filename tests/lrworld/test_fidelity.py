@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.lrworld.datasets import llara_file
 from recworld.data.dataset import Dataset
 from recworld.data.llara import load_llara
 from recworld.io import iter_json_lines
@@ -254,30 +255,6 @@ def test_lift_ranks_the_positive(ml100k_fetched: Path, tmp_path: Path) -> None:
 
 
 # -- LastFM as LLaRA: imported sequences with their own candidates ---------------------------------------
-
-
-def llara_file(folder: Path, n_seq: int = 30, n_artists: int = 60) -> Path:
-    gen = np.random.default_rng(9)
-    folder.mkdir(parents=True, exist_ok=True)
-    genre = ["rock", "pop", "jazz", "metal", "folk"]
-
-    def artist(i: int) -> dict[str, object]:
-        return {"id": str(i), "name": f"Artist {i}", "genres": [genre[i % 5]]}
-
-    with (folder / "llara_sequences.jsonl").open("w") as handle:
-        for s in range(n_seq):
-            seq = gen.choice(n_artists, size=int(gen.integers(3, 12)), replace=False).tolist()
-            history, nxt = seq[:-1][-10:], seq[-1]
-            others = [a for a in range(n_artists) if a not in seq]
-            cands = [nxt, *gen.choice(others, size=19, replace=False).tolist()]
-            row = {
-                "seq_id": f"s{s}",
-                "history": [artist(a) for a in history],
-                "next": artist(nxt),
-                "candidates": [artist(int(a)) for a in cands],
-            }
-            handle.write(json.dumps(row) + "\n")
-    return folder
 
 
 def test_llara_sequences_build_with_their_candidates(tmp_path: Path) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from helpers.lrworld.checks import build, config
+from helpers.lrworld.datasets import make_movie_dataset
 from recworld.lrworld.builders.base import BIN_MIN_SIZE, POPULARITY_BINS
-
-from .checks import build, config
-from .conftest import make_movie_dataset
 
 
 def bins(counts: Counter[str]) -> dict[str, int]:

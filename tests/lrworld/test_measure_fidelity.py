@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.lrworld.amazon2018 import write_category
+from helpers.lrworld.datasets import llara_file, make_movie_dataset
 from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.evaluation.variants import Catalogue, noisy_history
@@ -36,9 +38,6 @@ from recworld.lrworld.suite import build_suite
 from recworld.lrworld.views import describe_item
 from recworld.mining import NeuMFConfig
 from recworld.models import Model, ModelConfig, Request, load_model
-
-from .amazon2018 import write_category
-from .conftest import make_movie_dataset
 
 FAST_NEUMF = NeuMFConfig(factors=8, mlp_layers=(16, 8), epochs=2, eval_users=0, max_train_samples=20000)
 LETTERS = "ABCDEFGHIJKLMNOPQRST"
@@ -450,8 +449,6 @@ def test_lastfm_is_its_own_group() -> None:
 
 def test_lastfm_oracle_answers_by_name_through_the_eval(tmp_path: Path) -> None:
     from recworld.data.llara import load_llara
-
-    from .test_fidelity import llara_file
 
     suite = tmp_path / "suite"
     build(load_llara(llara_file(tmp_path / "fm")), suite)

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.lrworld.checks import FAST_NEUMF, basic_checks, build, reference_check
+from helpers.lrworld.datasets import make_movie_dataset
 from recworld.baselines.classic import create
 from recworld.cli import main
 from recworld.data.dataset import Dataset, Domain
@@ -21,9 +23,6 @@ from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import build_suite
 from recworld.models.registry import ModelConfig, ModelSpec
 from recworld.seeding import rng
-
-from .checks import FAST_NEUMF, basic_checks, build, reference_check
-from .conftest import make_movie_dataset
 
 _MOVIE = [m for m in MEASURES if Domain.MOVIE in m.domains]
 # Options that are items or users are drawn as negatives (the ``negatives`` knob);

@@ -20,14 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.lrworld.datasets import make_movie_dataset
 from recworld.io import iter_json_lines
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.option_only import answer_prior, answer_rate, option_model
 from recworld.lrworld.schema import Entry, Question, QuestionFormat, Target
 from recworld.lrworld.suite import build_suite
-
-from .conftest import make_movie_dataset
 
 
 def independent_prior(rows: list[dict]) -> float:

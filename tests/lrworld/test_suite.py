@@ -12,6 +12,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from helpers import child_env
+from helpers.lrworld.checks import FAST_NEUMF
+from helpers.lrworld.datasets import make_movie_dataset
 from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError
@@ -22,9 +25,6 @@ from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.manifest import SuiteManifest, read_manifest
 from recworld.lrworld.schema import Question
 from recworld.lrworld.suite import MANIFEST_SCHEMA, build_suite
-
-from .checks import FAST_NEUMF
-from .conftest import make_movie_dataset
 
 
 def cfg(**kw: Any) -> BuildConfig:
@@ -196,8 +196,7 @@ def test_force_writes_into_a_foreign_directory_keeping_its_files(tmp_path: Path)
 KILL_MID_BUILD = """
 import os, signal, sys
 from pathlib import Path
-sys.path.insert(0, sys.argv[2])
-from conftest import make_movie_dataset
+from helpers.lrworld.datasets import make_movie_dataset
 from recworld.data.dataset import Dataset
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.suite import build_suite
@@ -219,7 +218,7 @@ def test_a_kill_mid_build_leaves_the_old_suite_intact(tmp_path: Path) -> None:
     before = tree(out)
     script = tmp_path / "kill.py"
     script.write_text(KILL_MID_BUILD)
-    done = subprocess.run([sys.executable, str(script), str(out), str(Path(__file__).parent)], check=False)
+    done = subprocess.run([sys.executable, str(script), str(out)], env=child_env(), check=False)
     assert done.returncode == -signal.SIGKILL
     assert tree(out) == before
     assert read_manifest(out).counts == {"assoc_rule": 15}

@@ -18,12 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.lrworld.checks import build, check_attribute, check_next_item, config, timed_sequences, window_of
+from helpers.lrworld.datasets import GENRES
 from recworld.data.dataset import Dataset
 from recworld.lrworld.manifest import read_manifest
 from recworld.lrworld.ties import event_end, event_starts, history_start, next_event_items
-
-from .checks import build, check_attribute, check_next_item, config, timed_sequences, window_of
-from .conftest import GENRES
 
 
 def tied_dataset(seed: int, n_users: int, granularity: int) -> Dataset:

@@ -11,8 +11,8 @@ from types import ModuleType
 import pandas as pd
 import pytest
 from filelock import FileLock
-from lunar_helpers import FakeOpenAIServer
 
+from helpers.lunar import FakeOpenAIServer
 from recworld.chat import Request
 from recworld.data import Dataset
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lunar_helpers import FakeOpenAIServer, follow_real_days, lunar_responder
 from typer.testing import CliRunner
 
+from helpers.lunar import FakeOpenAIServer, follow_real_days, lunar_responder
 from recworld.chat import Request
 from recworld.cli import app
 from recworld.lunar.answering.ablate import (

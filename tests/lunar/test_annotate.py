@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lunar_helpers import tiny_run
 from typer.testing import CliRunner
 
+from helpers.lunar import tiny_run
 from recworld.cli import app
 from recworld.io import atomic_write_jsonl
 from recworld.lunar.quality.agreement import agreement_rows, read_ratings

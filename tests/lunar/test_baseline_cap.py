@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lunar_helpers import make_llm
-from report_folders import RunSpec, read_page, write_folder
 
+from helpers.lunar import make_llm
+from helpers.report_folders import RunSpec, read_page, write_folder
 from recworld import lunar
 from recworld.lunar.queries.rubrics import GENERIC_TOKENS, baseline_note, generic_answer
 from recworld.lunar.schemas import Category, Query

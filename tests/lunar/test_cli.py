@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, HashEmbedder, lunar_responder, scripted, session
 from typer.testing import CliRunner
 
+from helpers.lunar import FakeOpenAIServer, HashEmbedder, lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import app

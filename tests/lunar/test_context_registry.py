@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import pytest
-from lunar_helpers import scripted, session
 from pydantic import Field
 from typer.testing import CliRunner
 
+from helpers.lunar import scripted, session
 from recworld import lunar
 from recworld.console.options import Flag
 from recworld.lunar.cli import build_app

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, eval_pair, eval_user, lunar_responder
 from typer.testing import CliRunner
 
+from helpers.lunar import FakeOpenAIServer, eval_pair, eval_user, lunar_responder
 from recworld.chat import Request
 from recworld.cli import app
 from recworld.io import atomic_write_jsonl, mark_output_dir

@@ -10,8 +10,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lunar_helpers import follow_real_days, lunar_responder, make_llm
-
+from helpers.lunar import follow_real_days, lunar_responder, make_llm
 from recworld.chat import Request
 from recworld.lunar.anchors import DEMO, demo_path, load_anchors, with_default_zone
 from recworld.lunar.anchors.user import pseudonymised

@@ -8,8 +8,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from lunar_helpers import lunar_responder, make_llm
-
+from helpers.lunar import lunar_responder, make_llm
 from recworld.chat import Request
 from recworld.lunar.anchors import load_anchor_files
 from recworld.lunar.config import SynthConfig, SynthOptions

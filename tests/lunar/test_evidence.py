@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from lunar_helpers import make_llm
 
+from helpers.lunar import make_llm
 from recworld.chat import Request
 from recworld.lunar.queries.evidence import fair_cap, keep_supported, relevance
 from recworld.lunar.queries.rubrics import build_rubric

@@ -11,8 +11,7 @@ import asyncio
 import json
 import re
 
-from lunar_helpers import make_llm
-
+from helpers.lunar import make_llm
 from recworld.chat import Request
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.llm.config import SessionConfig

@@ -7,8 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from lunar_helpers import eval_config, eval_pair, eval_user, lunar_responder, make_llm, run_small_eval
-
+from helpers.lunar import eval_config, eval_pair, eval_user, lunar_responder, make_llm, run_small_eval
 from recworld.chat import Request
 from recworld.lunar.answering.run import context_env, evaluate_settings
 from recworld.lunar.contexts import FullContext

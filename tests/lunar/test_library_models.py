@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from lunar_helpers import lunar_responder, scripted, session
 
+from helpers.lunar import lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import AnswerMode, Request, Response, Usage
 from recworld.lunar.config import LunarEvalConfig, QueriesConfig, SynthConfig

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from lunar_helpers import lunar_responder, make_llm
 
+from helpers.lunar import lunar_responder, make_llm
 from recworld.chat import Request
 from recworld.lunar.llm.decoding import inline_schema, parse_json_object
 from recworld.lunar.synth.trajectory import SlotsDraft, WeekDraft

@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import pytest
-from lunar_helpers import make_llm, scripted, session, tiny_run
 
+from helpers.lunar import make_llm, scripted, session, tiny_run
 from recworld import lunar
 from recworld.chat import Request
 from recworld.io import atomic_write_jsonl

@@ -13,8 +13,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, lunar_responder, scripted, session
 
+from helpers.lunar import FakeOpenAIServer, lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import main

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, HTTPStatusError, lunar_responder, make_llm, scripted, session
 
+from helpers.lunar import FakeOpenAIServer, HTTPStatusError, lunar_responder, make_llm, scripted, session
 from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import main
@@ -229,9 +229,9 @@ def _non_loopback_address() -> str | None:
 def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_http(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
+    from helpers.fake_openai import LoopbackServer
     from recworld.lunar.llm.config import EmbedderConfig
     from recworld.lunar.llm.embed import open_embedder
 
@@ -254,10 +254,8 @@ def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_ht
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("0.0.0.0", 0), Refuse)
-    # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-    port = server.server_address[1]
+    loopback = LoopbackServer(Refuse, host="0.0.0.0").start()
+    port = loopback.port
     try:
         url = f"http://127.0.0.1:{port}/v1"
         config = EmbedderConfig(spec="openai:e", base_url=url, api_key_env="EMBED_KEY", max_retries=3)
@@ -281,5 +279,4 @@ def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_ht
                 embedder.embed(["hello again"])
             assert seen[2:] == ["Bearer secret"]  # --allow-insecure-http sends it
     finally:
-        server.shutdown()
-        server.server_close()
+        loopback.stop()

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, lunar_responder
 
+from helpers.lunar import FakeOpenAIServer, lunar_responder
 from recworld.chat import Request
 from recworld.cli import main
 from recworld.lunar.cli.progress import BackgroundPlan, CostEstimate, PieceLines
@@ -139,7 +139,7 @@ def test_smoke_synth_off_a_terminal_says_its_preset_and_its_progress(
 def test_smoke_eval_and_queries_plans_are_a_handful_of_requests(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from report_folders import RunSpec, write_folder
+    from helpers.report_folders import RunSpec, write_folder
 
     root = write_folder(tmp_path / "run", [RunSpec("openai:a", "none", [(3, 3)])], privacy_on=False)
     model = ["--model", "openai:a", "--judge", "openai:j", "--dry-run", "--json"]

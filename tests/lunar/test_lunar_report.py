@@ -1,6 +1,6 @@
 """The LUNAR report as a reader sees it: real HTML tables, figures, reasons for empty parts, the viewer.
 
-Folders are written record by record (:mod:`report_folders`), so every expected number is
+Folders are written record by record (:mod:`helpers.report_folders`), so every expected number is
 computed here by brute force from the scores the test chose.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from report_folders import RunSpec, query_id, read_page, write_folder, write_run
 from typer.testing import CliRunner
 
+from helpers.report_folders import RunSpec, query_id, read_page, write_folder, write_run
 from recworld import lunar
 from recworld.cli import app
 from recworld.lunar.answering.ablate import ABLATE_DIR, ABLATE_RUN, K_SCALING, MULTI_FULL, AblateRun

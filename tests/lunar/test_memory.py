@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import pytest
-from lunar_helpers import make_llm, scripted, session
 
+from helpers.lunar import make_llm, scripted, session
 from recworld.chat import Request
 from recworld.lunar.contexts import ContextEnv, Sessions
 from recworld.lunar.contexts.copies import closeness, copy_distance

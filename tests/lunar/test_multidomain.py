@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, follow_real_days, lunar_responder
 from typer.testing import CliRunner
 
+from helpers.lunar import FakeOpenAIServer, follow_real_days, lunar_responder
 from recworld.chat import Request
 from recworld.cli import app
 from recworld.errors import DataError

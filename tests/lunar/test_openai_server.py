@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, lunar_responder
 from typer.testing import CliRunner
 
+from helpers.lunar import FakeOpenAIServer, lunar_responder
 from recworld.chat import Request
 from recworld.cli import app
 

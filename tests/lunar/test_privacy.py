@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from lunar_helpers import lunar_responder, make_llm, run_small_eval
 
+from helpers.lunar import lunar_responder, make_llm, run_small_eval
 from recworld.chat import Request
 from recworld.lunar.judges.personalization import JudgeItem
 from recworld.lunar.judges.privacy import (

@@ -12,8 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from lunar_helpers import eval_config, eval_pair, eval_user, make_llm
-
+from helpers.lunar import eval_config, eval_pair, eval_user, make_llm
 from recworld.chat import Request
 from recworld.lunar.answering.run import evaluate_settings
 from recworld.lunar.contexts.base import ASSISTANT_PROMPTS

@@ -21,8 +21,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from lunar_helpers import lunar_responder, make_llm
 
+from helpers.lunar import lunar_responder, make_llm
 from recworld.chat import Request
 from recworld.lunar.anchors import load_anchor_files
 from recworld.lunar.config import SynthConfig, SynthOptions

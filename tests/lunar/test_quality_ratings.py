@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import scripted, session, tiny_run
 
+from helpers.lunar import scripted, session, tiny_run
 from recworld.chat import Request
 from recworld.errors import ConfigError, RunError
 from recworld.io import atomic_write_jsonl

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lunar_helpers import CHICAGO_MONDAY, FakeOpenAIServer, lunar_responder, tiny_run
-from report_folders import read_page
 from typer.testing import CliRunner
 
+from helpers.lunar import CHICAGO_MONDAY, FakeOpenAIServer, lunar_responder, tiny_run
+from helpers.report_folders import read_page
 from recworld.chat import Request
 from recworld.cli import app
 from recworld.lunar import timeutil

@@ -2,7 +2,7 @@
 on the terminal, in failures.jsonl or in recworld.log (issue 19, item 1).
 
 The run goes through the command line against a local OpenAI-compatible server playing that
-model (:func:`lunar_helpers.copycat`); nothing in recworld is patched.
+model (:func:`helpers.lunar.copycat`); nothing in recworld is patched.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from lunar_helpers import FakeOpenAIServer, copycat, follow_real_days, lunar_responder
 from typer.testing import CliRunner
 
+from helpers.lunar import FakeOpenAIServer, copycat, follow_real_days, lunar_responder
 from recworld.chat import Request
 from recworld.cli import app
 from recworld.lunar.anchors import load_anchor_files

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from report_folders import RunSpec, write_folder
 
+from helpers.report_folders import RunSpec, write_folder
 from recworld import lunar
 
 pytestmark = pytest.mark.browser

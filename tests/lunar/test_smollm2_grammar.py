@@ -13,8 +13,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from lunar_helpers import tiny_run
 
+from helpers.lunar import tiny_run
 from recworld.io import atomic_write_jsonl
 from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.session import open_llm

@@ -6,8 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from lunar_helpers import lunar_responder, make_llm
-
+from helpers.lunar import lunar_responder, make_llm
 from recworld.lunar.anchors import load_anchors
 from recworld.lunar.config import SynthConfig, SynthOptions
 from recworld.lunar.llm.config import SessionConfig

@@ -8,8 +8,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from lunar_helpers import CHICAGO_MONDAY
 
+from helpers.lunar import CHICAGO_MONDAY
 from recworld.errors import ConfigError, DataError
 from recworld.lunar import timeutil
 from recworld.lunar.anchors import AnchorUser, load_anchor_files, with_default_zone

@@ -7,8 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from lunar_helpers import lunar_responder, make_llm
-
+from helpers.lunar import lunar_responder, make_llm
 from recworld.chat import Request
 from recworld.lunar.anchors import load_anchors
 from recworld.lunar.config import SynthOptions

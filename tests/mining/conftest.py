@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from mining_helpers import random_interactions
 
+from helpers.mining import random_interactions
 from recworld.mining import InteractionMatrix
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from mining_helpers import random_interactions
 
+from helpers.mining import random_interactions
 from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError

@@ -5,8 +5,8 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 import pytest
-from mining_helpers import random_interactions
 
+from helpers.mining import random_interactions
 from recworld.errors import ConfigError
 from recworld.mining import InteractionMatrix, RuleTable, mine_pair_rules
 from recworld.mining.rules import cooccurrence

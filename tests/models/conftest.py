@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _openai_fakes import stop_servers
+
+from helpers.openai_fakes import stop_servers
 
 SENTENCES = [
     "which genre fits the movie best answer with one letter",

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _openai_fakes import contract_handler, fake_server_model
-from model_helpers import LETTERS, question, toy_dataset
 
+from helpers.models import LETTERS, question, toy_dataset
+from helpers.openai_fakes import contract_handler, fake_server_model
 from recworld.chat import Message, Request, Response
 from recworld.lrworld.schema import Target
 from recworld.models import (

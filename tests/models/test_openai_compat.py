@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _openai_fakes import (
+
+from helpers.openai_fakes import (
     KEY,
     Handler,
     completion,
     fake_server_model,
     httpx,
 )
-
 from recworld.errors import ConfigError, ModelError
 from recworld.models import AnswerMode, Message, ModelConfig, Request, TransientModelError
 from recworld.models.base import FatalModelError

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _openai_fakes import TOKEN, echo_handler, fake_server_model, httpx, token_logprob
-from _vllm_fakes import fake_logprob, fake_vllm
 
+from helpers.openai_fakes import TOKEN, echo_handler, fake_server_model, httpx, token_logprob
+from helpers.vllm_fakes import fake_logprob, fake_vllm
 from recworld.errors import ConfigError, ModelError
 from recworld.models import AnswerMode, Message, ModelConfig, Request, load_model
 from recworld.models._common import flatten_messages

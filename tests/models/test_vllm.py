@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _vllm_fakes import fake_logprob, fake_vllm
 
+from helpers.vllm_fakes import fake_logprob, fake_vllm
 from recworld.errors import ConfigError, MissingDependencyError
 from recworld.models import AnswerMode, Message, ModelConfig, ModelSpec, Request, load_model
 from recworld.models._tokens import ChatTokens

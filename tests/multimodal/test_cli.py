@@ -2,78 +2,16 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.multimodal import PNG_PREFIX, FakeVLM, make_dataset
 from recworld.cli import main
 from recworld.data.dataset import Dataset
-
-from .mm_helpers import make_dataset
-
-PNG_PREFIX = "data:image/png;base64,"
-
-
-class FakeVLM:
-    """Answers each chat request with the SHA-256 of the image bytes it received."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.bodies.append(body)
-                parts = body["messages"][0]["content"]
-                urls = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
-                digest = hashlib.sha256(base64.b64decode(urls[0].removeprefix(PNG_PREFIX))).hexdigest()
-                reply = {
-                    "id": "x",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body["model"],
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": f"image {digest}"},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
-                }
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-
-@pytest.fixture
-def fake_vlm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVLM]:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    fake = FakeVLM()
-    # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-    thread = threading.Thread(target=fake.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
 
 
 def saved_dataset(tmp_path: Path, **kwargs: Any) -> Path:

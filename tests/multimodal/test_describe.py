@@ -7,6 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from helpers.multimodal import draw_poster, expected_description, looking_model, make_dataset
 from recworld.chat import Request
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots
@@ -21,8 +22,6 @@ from recworld.multimodal.describe import (
 )
 from recworld.multimodal.journal import DescriptionJournal
 from recworld.runner import ResponseCache, Runner, RunnerConfig
-
-from .mm_helpers import draw_poster, expected_description, looking_model, make_dataset
 
 QUIET = RunnerConfig(concurrency=4, progress=False, max_retries=0)
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.multimodal import draw_poster
 from recworld.errors import ModelError
 from recworld.models import AnswerMode, Message, Request, load_model
-
-from .mm_helpers import draw_poster
 
 IMAGE_TOKEN = "<image>"
 PATCH, SIDE = 8, 32  # 4x4 patches -> 16 image tokens (the CLS feature is dropped)

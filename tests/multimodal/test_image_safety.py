@@ -18,14 +18,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from helpers.multimodal import PNG_PREFIX, FakeVLM, draw_poster, make_dataset
 from recworld.cli import main
 from recworld.data import image_refs
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError, check_image
 from recworld.data.metadata import apply_metadata
-
-from .mm_helpers import draw_poster, make_dataset
-from .test_cli import PNG_PREFIX, FakeVLM, fake_vlm  # noqa: F401 - the fixture is used by name
 
 DEEP_PASSWD = "../" * 30 + "etc/passwd"
 
@@ -90,7 +88,7 @@ def hostile_cache(tmp_path: Path) -> tuple[Path, Path, dict[str, Path]]:
 
 def test_describe_sends_only_the_real_image_inside_the_roots(
     tmp_path: Path,
-    fake_vlm: FakeVLM,  # noqa: F811
+    fake_vlm: FakeVLM,
     opened: list[Path],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -121,7 +119,7 @@ def test_describe_sends_only_the_real_image_inside_the_roots(
 
 def test_without_image_root_nothing_outside_the_dataset_folder_is_read(
     tmp_path: Path,
-    fake_vlm: FakeVLM,  # noqa: F811
+    fake_vlm: FakeVLM,
     opened: list[Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:

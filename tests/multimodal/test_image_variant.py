@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers.multimodal import expected_description, make_dataset
 from recworld.data.image_refs import ImageRoots, is_remote, local_references, resolve_local
 from recworld.errors import ConfigError, DataError
 from recworld.lrworld.image_variant import VARIANT, suite_images
 from recworld.lrworld.prompts import VARIANTS, render_prompt
 from recworld.lrworld.schema import Entry, Question, QuestionFormat, Target
 from recworld.multimodal.describe import with_descriptions
-
-from .mm_helpers import expected_description, make_dataset
 
 
 def question(measure: str, domain: str = "movie") -> Question:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
+
+from helpers.synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
 
 
 def _write_movie_runs(runs: Path) -> None:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runner"))
-from _runner_fakes import fake_answer, write_suite
-
+from helpers.runner_fakes import fake_answer, write_suite
 from recworld.chat import AnswerMode, Request, Response
 from recworld.data.dataset import Dataset
 from recworld.evaluation import EvalConfig, evaluate_config
@@ -147,7 +144,7 @@ def test_analyses_render_in_chromium(
 
 
 def test_variant_and_order_runs_are_not_main_table_rows(analysed: tuple[Path, dict[str, Path]]) -> None:
-    from html_tables import html_tables
+    from helpers.html_tables import html_tables
 
     _, written = analysed
     tables = html_tables(written["html"])

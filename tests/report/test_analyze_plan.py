@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runner"))
-from _runner_fakes import fake_answer, write_suite
-
-from recworld.chat import Request
+from helpers.runner_fakes import write_suite
 from recworld.cli import main
 from recworld.evaluation import EvalConfig
 from recworld.evaluation.analyze import ORDERS, estimate_plans, plan_runs
-from recworld.models.scripted import ScriptedModel
 from recworld.runner import RunnerConfig
 
 COUNTS = {"mem_item_item": 3, "mem_user_user": 4, "kg_movie_genre": 5, "text_logline": 2}
@@ -59,15 +54,9 @@ def test_the_cost_is_known_before_anything_runs(suite: Path) -> None:
 
 
 def test_analyze_prints_its_plan_before_the_first_run(
-    suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    suite: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def answer(request: Request) -> str:
-        assert request.question is not None
-        return request.choices[fake_answer(request)]
-
-    monkeypatch.setattr(
-        "recworld.models.registry.load_model", lambda spec, config=None: ScriptedModel(answer)
-    )
+    # The registered scripted backend answers every question's first option: a real model spec, no patch.
     code = main(["analyze", str(suite), "--model", "scripted", "--variants", "cot", "--no-progress"])
     assert code == 0
     out = capsys.readouterr().out.splitlines()

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
 
+from helpers.cli import run_in_process
+from helpers.synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
 from recworld.report.coverage import Role, coverage_groups, role_of
 from recworld.report.diagnostics import iso_time
 from recworld.report.model import dataset_section
 from recworld.report.runs import label_runs, load_run
 from recworld.report.tables import fmt_interval
 from recworld.report.writer import write_report
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from cli_helpers import run_in_process
 
 SUBSET = ("assoc_rule", "mem_item_item")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
 
+from helpers.synthetic_runs import MOVIE_MEASURES, always_first, make_suite, skilled, write_run
 from recworld.evaluation.eval_output import print_scores, run_summary
 from recworld.report import write_report
 from recworld.scoring import load_samples, score_samples

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from synthetic_runs import make_suite, skilled, write_run
 
+from helpers.synthetic_runs import make_suite, skilled, write_run
 from recworld.csvsafe import csv_cell
 from recworld.report import write_report
 from recworld.report.charts import bar_chart, radar_chart

@@ -12,9 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from html_tables import HtmlTable, csv_rows, html_tables, leading_score
-from synthetic_runs import MOVIE_MEASURES, always_first, make_suite, never, perfect, skilled, write_run
 
+from helpers.html_tables import HtmlTable, csv_rows, html_tables, leading_score
+from helpers.synthetic_runs import (
+    MOVIE_MEASURES,
+    always_first,
+    make_suite,
+    never,
+    perfect,
+    skilled,
+    write_run,
+)
 from recworld.report import write_report
 from recworld.report.tables import fmt_interval
 from recworld.scoring import load_samples, paired_comparison, score_samples

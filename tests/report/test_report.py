@@ -8,8 +8,15 @@ import re
 from pathlib import Path
 
 import pytest
-from synthetic_runs import MOVIE_MEASURES, PRODUCT_MEASURES, always_first, make_suite, skilled, write_run
 
+from helpers.synthetic_runs import (
+    MOVIE_MEASURES,
+    PRODUCT_MEASURES,
+    always_first,
+    make_suite,
+    skilled,
+    write_run,
+)
 from recworld.cli import main
 from recworld.errors import DataError
 from recworld.report import LONG_COLUMNS, write_report

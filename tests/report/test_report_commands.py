@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from run_mixes import MEASURES, RunSpec, write_spec
 
+from helpers.run_mixes import MEASURES, RunSpec, write_spec
 from recworld.cli import app
 from recworld.console.app import run as run_app
 from recworld.report.latex import latex_text

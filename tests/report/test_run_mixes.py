@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from run_mixes import MEASURES, RunSpec, run_specs, write_spec
 
+from helpers.run_mixes import MEASURES, RunSpec, run_specs, write_spec
 from recworld.cli import app
 from recworld.console.app import run as run_app
 from recworld.report import write_report

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from synthetic_runs import skilled, write_run
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runner"))
-from _runner_fakes import write_suite
-
+from helpers.runner_fakes import write_suite
+from helpers.synthetic_runs import skilled, write_run
 from recworld.data.dataset import Dataset
 from recworld.lrworld.embeddings import SavedSpace, save_space
 from recworld.report.analyses_suite import tsne_section

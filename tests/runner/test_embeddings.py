@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _runner_fakes import FakeOpenAI, vector_for
 
+from helpers.runner_fakes import FakeOpenAI, vector_for
 from recworld.chat import EmbeddingRequest, Message, Request
 from recworld.errors import ConfigError, ModelError
 from recworld.models import FatalModelError, ModelConfig, TransientModelError, load_embedder, load_model

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runner_fakes import FakeOpenAI, answer_for, write_suite
 
+from helpers.runner_fakes import FakeOpenAI, answer_for, write_suite
 from recworld.chat import Message, Request
 from recworld.errors import RunError
 from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config

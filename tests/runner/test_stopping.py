@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from _runner_fakes import FakeOpenAI
 
+from helpers.runner_fakes import FakeOpenAI
 from recworld.chat import Message, Request, Response
 from recworld.models import FatalModelError, ModelConfig, load_model
 from recworld.models.scripted import ScriptedModel

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sample_records import sample
 from scipy import stats as sps
 
+from helpers.sample_records import sample
 from recworld.scoring import paired_comparison, score_samples
 from recworld.scoring.thresholds import MIN_PAIRED_N
 

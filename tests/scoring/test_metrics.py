@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sample_records import sample
 
+from helpers.sample_records import sample
 from recworld.errors import DataError
 from recworld.scoring import compute_metrics, load_samples, paired_comparison
 

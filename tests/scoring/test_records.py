@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
-from sample_records import sample
 
+from helpers.sample_records import sample
 from recworld.chat import Message
 from recworld.scoring import SampleRecord, score_samples
 from recworld.scoring.records import GroupMetrics, MeasureMetrics, PositionCounts

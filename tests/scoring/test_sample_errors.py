@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from sample_records import sample
 
+from helpers.sample_records import sample
 from recworld.errors import DataError
 from recworld.scoring import MetricsRecord, SampleRecord, compute_metrics, load_samples, paired_comparison
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from commands import World, build_world, lunar_server
-from security_helpers import KEY
-from worlds import write_ml_latest_small
 
+from helpers.security.commands import World, build_world, lunar_server
+from helpers.security.common import KEY
+from helpers.security.worlds import write_ml_latest_small
 from recworld.cli import main
 
 

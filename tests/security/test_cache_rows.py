@@ -11,7 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from security_helpers import run
+
+from helpers.security.common import run
 
 
 def _first_run(suite: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:

@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from cases import CASES
+from helpers.security.cases import CASES
 
 HERE = Path(__file__).parent
 REVIEW_TALLY = {"A": 12, "D": 7, "E": 22, "H": 2, "X": 9, "B": 25, "I": 2, "K": 12, "G": 6, "M": 2}

@@ -18,9 +18,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from harness_loaders import datasets_config_rows, inspect_task_names, lm_eval_task_names, load_yaml_unsafely
-from worlds import write_ml_latest_small
 
+from helpers.security.harness_loaders import (
+    datasets_config_rows,
+    inspect_task_names,
+    lm_eval_task_names,
+    load_yaml_unsafely,
+)
+from helpers.security.worlds import write_ml_latest_small
 from recworld.cli import main
 from recworld.errors import DataError
 from recworld.export.common import inside, load_suite, task_slug

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from security_helpers import run
-from worlds import write_ml_latest_small
 
+from helpers.security.common import run
+from helpers.security.worlds import write_ml_latest_small
 from recworld.capped import SETTINGS_LIMIT, read_capped, read_capped_text
 from recworld.errors import DataError
 from recworld.export.common import load_suite

@@ -13,9 +13,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from commands import WRITERS, World, Writer, prepare
-from security_helpers import run
 
+from helpers.security.commands import WRITERS, World, Writer, prepare
+from helpers.security.common import run
 from recworld.io import OUTPUT_MARKER
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")

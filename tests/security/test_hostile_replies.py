@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_server import FakeServer, gzip_bomb_bytes
-from security_helpers import KEY, eval_argv, run
+
+from helpers.security.common import KEY, eval_argv, run
+from helpers.security.fake_server import FakeServer, gzip_bomb_bytes
 
 TRANSPORTS = ["aiohttp", "sdk"]
 

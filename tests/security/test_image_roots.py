@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_server import serve
-from mm_helpers import draw_poster
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
-from security_helpers import run
 
+from helpers.multimodal import draw_poster
+from helpers.security.common import run
+from helpers.security.fake_server import serve
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError
 from recworld.lrworld.image_variant import suite_images

@@ -14,9 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from security_helpers import run
-from worlds import write_ml_latest_small
 
+from helpers.security.common import run
+from helpers.security.worlds import write_ml_latest_small
 from recworld.cli import main
 
 
@@ -171,7 +171,7 @@ def test_b20_lunar_anchors_that_never_end_are_one_line(
 
 
 def test_b25_report_recomputes_missing_or_wrong_metrics(world: object, tmp_path: Path) -> None:
-    from commands import World, copy
+    from helpers.security.commands import World, copy
 
     assert isinstance(world, World)
     suite = copy(world.suite, tmp_path / "suite")

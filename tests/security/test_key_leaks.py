@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_server import FakeServer
-from security_helpers import KEY, eval_argv, files_with_key, run, text_has_key
 
+from helpers.security.common import KEY, eval_argv, files_with_key, run, text_has_key
+from helpers.security.fake_server import FakeServer
 from recworld.chat import Message, Request
 from recworld.models._keys import KeyChoice, redact_secret
 from recworld.models._replies import error_message

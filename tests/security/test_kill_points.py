@@ -23,10 +23,10 @@ import json
 from pathlib import Path
 
 import pytest
-from commands import BY_NAME, USER_DEEP, USER_FILE, World, Writer, prepare, run_main
-from kill_child import killed_in_clean_child
-from kills import KILLED, VOLATILE_FILES, killed_at, litter, passages, tree
 
+from helpers.security.commands import BY_NAME, USER_DEEP, USER_FILE, World, Writer, prepare, run_main
+from helpers.security.kill_child import killed_in_clean_child
+from helpers.security.kills import KILLED, VOLATILE_FILES, killed_at, litter, passages, tree
 from recworld.io import KILL_POINTS, OUTPUT_MARKER, output_kinds, recover
 from recworld.io import swap as swap_module
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from security_helpers import run
 
+from helpers.security.common import run
 from recworld.evaluation.config import EvalConfig, default_run_dir, run_slug
 
 

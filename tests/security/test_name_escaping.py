@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_server import serve
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from security_helpers import run
 
+from helpers.security.common import run
+from helpers.security.fake_server import serve
 from recworld.console.terminal import strip_control
 from recworld.csvsafe import csv_text
 from recworld.mdsafe import md_cell, md_text

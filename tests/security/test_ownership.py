@@ -16,10 +16,21 @@ import shutil
 from pathlib import Path
 
 import pytest
-from commands import EVIL_RATER, USER_DEEP, USER_FILE, WRITERS, World, Writer, copy, plant, prepare, run_main
-from fake_server import serve
-from security_helpers import run
 
+from helpers.security.commands import (
+    EVIL_RATER,
+    USER_DEEP,
+    USER_FILE,
+    WRITERS,
+    World,
+    Writer,
+    copy,
+    plant,
+    prepare,
+    run_main,
+)
+from helpers.security.common import run
+from helpers.security.fake_server import serve
 from recworld.io import OUTPUT_MARKER, output_kinds
 
 FOLDER_WRITERS = [w for w in WRITERS if w.name != "data-fetch"]  # data fetch writes only RECWORLD_HOME
@@ -193,7 +204,7 @@ def test_a4_eval_refuses_a_users_results_folder(
 def test_a5_build_force_keeps_a_file_in_a_subfolder_it_writes(
     work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from worlds import write_ml_latest_small
+    from helpers.security.worlds import write_ml_latest_small
 
     data = write_ml_latest_small(work / "data" / "ml-latest-small")
     folder = work / "foreign" / "buildforce"

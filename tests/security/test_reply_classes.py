@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_server import FakeServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from security_helpers import eval_argv, run
 
+from helpers.security.common import eval_argv, run
+from helpers.security.fake_server import FakeServer
 from recworld.chat import AnswerMode, Message, Request
 from recworld.models import ModelConfig
 from recworld.models.base import FatalModelError

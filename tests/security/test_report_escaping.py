@@ -18,9 +18,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from fake_server import MiB, serve
-from security_helpers import run
 
+from helpers.security.common import run
+from helpers.security.fake_server import MiB, serve
 from recworld.mdsafe import md_cell, md_text
 from recworld.report.viewer import MAX_REPLY_CHARS
 

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from commands import World, copy, run_main
-from disk_states import deadline, snapshot
-from security_helpers import run
-from worlds import write_ml_latest_small
+
+from helpers.security.commands import World, copy, run_main
+from helpers.security.common import run
+from helpers.security.disk_states import deadline, snapshot
+from helpers.security.worlds import write_ml_latest_small
 
 SMALL = ["--per-measure", "5", "--measures", "kg_movie_genre", "--no-progress"]
 

@@ -16,10 +16,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from commands import World
-from fake_server import serve
-from security_helpers import run
 
+from helpers.security.commands import World
+from helpers.security.common import run
+from helpers.security.fake_server import serve
 from recworld.io import output_kinds
 
 RECWORLD = str(Path(sys.executable).parent / "recworld")

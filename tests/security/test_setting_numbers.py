@@ -24,9 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, ValidationError
-from security_helpers import run
 
 import recworld
+from helpers.security.common import run
 from recworld.records import Settings
 
 HUGE = 2**63  # no count, size or seed a user means is this large

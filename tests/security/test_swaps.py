@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from commands import BY_NAME, USER_DEEP, USER_FILE, World, prepare, run_main
-from kills import litter, tree
 
+from helpers.security.commands import BY_NAME, USER_DEEP, USER_FILE, World, prepare, run_main
+from helpers.security.kills import litter, tree
 from recworld.errors import ConfigError
 from recworld.io import (
     Journal,

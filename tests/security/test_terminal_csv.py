@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from security_helpers import run
-from worlds import write_ml_latest_small
 
+from helpers.security.common import run
+from helpers.security.worlds import write_ml_latest_small
 from recworld.console.terminal import strip_control
 from recworld.csvsafe import csv_cell, csv_dict_text, csv_text
 

@@ -30,7 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from disk_states import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers.security.disk_states import (
     KINDS,
     LOOKALIKES,
     NAME,
@@ -42,9 +45,6 @@ from disk_states import (
     plant,
     snapshot,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from recworld.errors import ConfigError, DataError
 from recworld.io import (
     Journal,
@@ -453,8 +453,7 @@ def test_a_real_journal_edited_in_any_field_is_ignored_and_an_intact_one_is_fini
     point: str, exchange: bool, mutation: str
 ) -> None:
     """A journal a kill left: intact, recovery finishes the swap; edited, nothing it names is touched."""
-    from kills import KILLED, killed_at
-
+    from helpers.security.kills import KILLED, killed_at
     from recworld.io import swap
 
     _count("real-journals")

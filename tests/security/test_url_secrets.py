@@ -16,12 +16,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from fake_server import FakeServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from security_helpers import KEY, files_with_key, run, text_has_key
 
+from helpers.security.common import KEY, files_with_key, run, text_has_key
+from helpers.security.fake_server import FakeServer
 from recworld.errors import ConfigError, from_validation
 from recworld.models import ModelConfig
 from recworld.models._keys import choose_key
@@ -148,7 +148,7 @@ def test_d11_credentials_in_base_url_are_one_config_error_and_stored_nowhere(
 def test_describe_images_refuses_a_key_in_its_base_url_before_writing(
     work: Path, key_env: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from worlds import write_ml_latest_small
+    from helpers.security.worlds import write_ml_latest_small
 
     data = write_ml_latest_small(work / "data" / "ml-latest-small")
     url = f"http://u:{KEY}@127.0.0.1:9/v1"

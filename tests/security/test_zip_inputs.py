@@ -13,9 +13,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from security_helpers import run
-from worlds import write_ml_latest_small
 
+from helpers.security.common import run
+from helpers.security.worlds import write_ml_latest_small
 from recworld.data import zips
 
 

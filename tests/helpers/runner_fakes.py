@@ -31,9 +31,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from helpers.fake_openai import LoopbackServer
 
 Plan = Callable[[str], Sequence[str]]  # body key -> faults for its 1st, 2nd, ... receipt
 
@@ -71,26 +73,19 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._released = threading.Event()
         self._admitted = 0
-        self._server = ThreadingHTTPServer((host, 0), self._handler())
-        self._server.daemon_threads = True
-        # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
+        self._loopback = LoopbackServer(self._handler(), host=host)
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self._loopback.base_url
 
     def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
+        self._loopback.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._released.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._loopback.stop()
 
     def release(self) -> None:
         """Drop held requests unread and serve everything from now on."""

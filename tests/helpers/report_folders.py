@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from lunar_helpers import tiny_run
-
+from helpers.lunar import tiny_run
 from recworld.io import atomic_write_jsonl, mark_output_dir
 from recworld.lunar.config import RUN_KIND, LunarEvalConfig, SynthConfig
 from recworld.lunar.judges.personalization import Judgment

@@ -28,17 +28,33 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     return {**env, "COLUMNS": "80", "LINES": "40", "RECWORLD_HOME": str(home), "NO_COLOR": "1", **extra}
 
 
-def run_in_process(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cwd: Path, *args: str, **extra: str
-) -> subprocess.CompletedProcess[str]:
-    """``recworld ARGS`` from ``cwd`` in this process, with :func:`cli_env` (``cwd/home``: RECWORLD_HOME)."""
+def run_recworld(capsys: pytest.CaptureFixture[str], *args: object) -> subprocess.CompletedProcess[str]:
+    """The one in-process runner: ``recworld ARGS`` through ``recworld.cli.main``, paths as their text.
+
+    The result is the type a subprocess run gives (exit code, stdout, stderr), so a test can move
+    between the two roads without rewriting its assertions. What was printed before is not this
+    command's: it is read off first. The environment is the caller's (see :func:`as_a_person`).
+    """
+    argv = [str(a) for a in args]
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(["recworld", *argv], code, captured.out, captured.err)
+
+
+def as_a_person(monkeypatch: pytest.MonkeyPatch, cwd: Path, **extra: str) -> None:
+    """This process's environment as :func:`cli_env` (``cwd/home``: RECWORLD_HOME), working in ``cwd``."""
     for key in [k for k in os.environ if k.startswith("RECWORLD_")]:
         monkeypatch.delenv(key)
     for key, value in cli_env(cwd / "home", **extra).items():
         if key.startswith("RECWORLD_") or key in ("COLUMNS", "LINES", "NO_COLOR", *extra):
             monkeypatch.setenv(key, value)
     monkeypatch.chdir(cwd)
-    capsys.readouterr()
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(["recworld", *args], code, captured.out, captured.err)
+
+
+def run_in_process(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cwd: Path, *args: str, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``recworld ARGS`` from ``cwd`` as a person runs it: :func:`as_a_person`, then :func:`run_recworld`."""
+    as_a_person(monkeypatch, cwd, **extra)
+    return run_recworld(capsys, *args)

@@ -13,9 +13,9 @@ import json
 import shutil
 from pathlib import Path
 
-from data_writers import RATINGS
+from helpers.data_writers import RATINGS
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 
 
 def gzip_file(src: Path, dest: Path) -> Path:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from helpers.lrworld.datasets import make_movie_dataset
 from recworld.data.dataset import Dataset
 from recworld.domain import Domain
-
-from .conftest import make_movie_dataset
 
 
 def product_dataset() -> Dataset:

@@ -14,12 +14,13 @@ import json
 import re
 import threading
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from helpers.fake_openai import LoopbackServer
 from recworld.chat import Message, Request
 from recworld.lunar.answering.run import evaluate_settings
 from recworld.lunar.config import LunarEvalConfig
@@ -369,24 +370,18 @@ class FakeOpenAIServer:
         self.models: list[dict[str, Any]] | None = None
         self.gets: list[str] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
+        self._loopback = LoopbackServer(self._handler())
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return self._loopback.base_url
 
     def __enter__(self) -> FakeOpenAIServer:
-        self._thread.start()
+        self._loopback.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._loopback.stop()
 
     def reply_for(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

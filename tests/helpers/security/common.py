@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recworld.cli import main
+from helpers.cli import run_recworld
 
 KEY = "sk-SECAUDIT-7f3c9e1d2b4a6c8e0f1a3b5c7d9e"  # the review's fake key
 WINDOW = 12  # no run of this many key characters may appear in any file
@@ -40,8 +40,6 @@ def eval_argv(suite: Path, url: str, out: Path, *extra: str, model: str = "opena
 
 
 def run(argv: Sequence[object], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``recworld ARGV`` in process (paths as their text): exit code, stdout, stderr."""
-    capsys.readouterr()
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    """``recworld ARGV`` in process (:func:`helpers.cli.run_recworld`) as (exit code, stdout, stderr)."""
+    ran = run_recworld(capsys, *argv)
+    return ran.returncode, ran.stdout, ran.stderr

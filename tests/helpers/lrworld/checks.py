@@ -13,6 +13,7 @@ from typing import assert_never
 import numpy as np
 import pytest
 
+from helpers.lrworld.reference import binary_matrix, dense_cosine, item_text, pair_rules
 from recworld.data.dataset import Dataset
 from recworld.lrworld.config import BuildConfig
 from recworld.lrworld.context import BuildContext
@@ -28,8 +29,6 @@ from recworld.lrworld.measure import (
 from recworld.lrworld.schema import EntityKind, Question
 from recworld.lrworld.suite import build_questions, plan_measures
 from recworld.mining import NeuMFConfig
-
-from ._reference import binary_matrix, dense_cosine, item_text, pair_rules
 
 FAST_NEUMF = NeuMFConfig(factors=8, mlp_layers=(16, 8), epochs=1, eval_users=0, max_train_samples=5000)
 EPS = 5e-7

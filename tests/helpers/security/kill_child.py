@@ -29,7 +29,8 @@ import subprocess
 import sys
 from typing import Any
 
-from kills import kill_hook
+from helpers import child_env
+from helpers.security.kills import kill_hook
 
 
 def _run(spec: dict[str, Any]) -> int:
@@ -89,7 +90,11 @@ def _started() -> subprocess.Popen[str]:
     global _server
     if _server is None or _server.poll() is not None:
         _server = subprocess.Popen(
-            [sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=child_env(),
         )
         assert _server.stdout is not None and _server.stdout.readline().strip() == "ready"
         atexit.register(_server.communicate)  # its stdin closes: it ends after the last request

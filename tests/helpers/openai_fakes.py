@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import re
 import socket
-import sys
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from helpers.fake_openai import LoopbackServer
 from recworld.models import ModelConfig
 from recworld.models.openai_compat import OpenAICompatModel
 
@@ -58,14 +57,7 @@ def default_handler(request: Any) -> Any:
     return httpx.Response(200, json=completion(f"echo:{text[-2:]}"))
 
 
-class _LoopbackServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # the client hung up first (a refused echo, a cancelled request): not news
-        super().handle_error(request, client_address)
-
-
-_SERVERS: list[ThreadingHTTPServer] = []
+_SERVERS: list[LoopbackServer] = []
 
 
 def loopback_server(handler: Handler) -> str:
@@ -97,20 +89,15 @@ def loopback_server(handler: Handler) -> str:
         def log_message(self, format: str, *args: Any) -> None:
             return None
 
-    server = _LoopbackServer(("127.0.0.1", 0), Bridge)
-    server.daemon_threads = True
-    # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
+    server = LoopbackServer(Bridge).start()
     _SERVERS.append(server)
-    return f"http://127.0.0.1:{server.server_address[1]}/v1"
+    return server.base_url
 
 
 def stop_servers() -> None:
     """Shut down every loopback server started so far (the folder's conftest calls it after each test)."""
     while _SERVERS:
-        server = _SERVERS.pop()
-        server.shutdown()
-        server.server_close()
+        _SERVERS.pop().stop()
 
 
 def fake_server_model(

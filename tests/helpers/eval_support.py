@@ -7,13 +7,10 @@ into the registry.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-from _runner_fakes import fake_answer
-
+from helpers.runner_fakes import fake_answer
 from recworld.chat import Request
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.models.base import Model
@@ -48,22 +45,3 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def stable(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in s.items() if k not in VOLATILE} for s in samples]
-
-
-@dataclass(frozen=True)
-class Ran:
-    """What a ``recworld`` command did, in process: its exit code, stdout and stderr."""
-
-    code: int
-    out: str
-    err: str
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
-    """``recworld ARGS`` in this process (the entry point's own error and exit handling included)."""
-    from recworld.cli import main
-
-    capsys.readouterr()  # what came before is not this command's
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return Ran(code, captured.out, captured.err)

@@ -1,7 +1,7 @@
 """Load an export the way the harnesses do, to show that loading it runs nothing.
 
 Every load runs the installed harness, in the harness venv
-(``tests/.data/harness-venv``, built on first use by :mod:`export.harness`; a build
+(``tests/.data/harness-venv``, built on first use by :mod:`helpers.export_harness`; a build
 that fails fails the test). There is no stand-in: no stub package, no fallback.
 
 * lm-eval: the installed lm-eval's own ``load_yaml`` over every task file and its
@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from export.harness import ensure_venv, offline_env, venv_python
+from helpers.export_harness import ensure_venv, offline_env, venv_python
 
 
 def harness_python() -> Path:

@@ -14,20 +14,15 @@ from __future__ import annotations
 import csv
 import os
 import shutil
-import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from worlds import write_ml_latest_small
-
+from helpers.lunar import FakeOpenAIServer, lunar_responder
+from helpers.multimodal import make_dataset
+from helpers.security.worlds import write_ml_latest_small
 from recworld.cli import main
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lunar"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "multimodal"))
-from lunar_helpers import FakeOpenAIServer, lunar_responder
-from mm_helpers import make_dataset
 
 USER_FILE = "notes-of-the-user.txt"
 EVIL_RATER = '=HYPERLINK("http://evil.example","bob")'

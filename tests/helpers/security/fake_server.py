@@ -14,7 +14,7 @@ Modes (``mode``, ``arg``) as the review named them:
   hostile reply as ``arg``); ``huge_ok``: a valid reply of ``arg`` MiB (E13);
   ``slow_ok``: ``"A"`` after ``arg`` seconds (the K cases' slow server);
 * ``lunar``: every LUNAR schema answered by the project's own test responder
-  (``tests/lunar/lunar_helpers.lunar_responder``; see ``commands.lunar_server``);
+  (``helpers.lunar.lunar_responder``; see ``commands.lunar_server``);
 * ``echo_key_error``: HTTP 400 whose ``error.message`` is ``arg`` × ``x`` and then
   the token received; ``echo_key_text``: the same as a plain-text body, padded
   with ``arg`` spaces; ``echo_key_200``: HTTP 200 whose reply holds the

@@ -1,0 +1,1 @@
+"""The LRWorld builder tests' helpers: synthetic datasets with known structure, checks and references."""

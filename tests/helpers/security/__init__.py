@@ -1,0 +1,1 @@
+"""The security suite's helpers: worlds, commands, kill points, the hostile fake server and disk states."""
