@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _runner_fakes import write_suite
 
+from helpers.runner_fakes import write_suite
 from recworld.chat import AnswerMode, Message, Request
 from recworld.errors import ConfigError
 from recworld.io import confine
