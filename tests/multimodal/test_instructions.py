@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recworld.multimodal.describe import DescribeConfig, ImageKind, instruction, setup_key
+from recworld.multimodal.describe import ImageKind, instruction, setup_key
+from recworld.multimodal.job import DescribeConfig
 
 
 @pytest.mark.parametrize("kind", list(ImageKind))

@@ -2,7 +2,9 @@
 
 A rich table on a terminal wide enough to show it whole; otherwise (piped,
 redirected, or too narrow) one tab-separated line per row under a header line,
-so ``cut -f1`` and ``grep`` work and no id is cut to ``mem_item_i…``.
+so ``cut -f1`` and ``grep`` work and no id is cut to ``mem_item_i…``. The ``--json``
+and ``--progress`` flags themselves are config field types (``AsJson``, ``Progress``
+in :mod:`recworld.console.options`).
 """
 
 from __future__ import annotations
@@ -11,23 +13,9 @@ import json
 import re
 import sys
 from collections.abc import Sequence
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from recworld.console.terminal import strip_control
-
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON on stdout (nothing else goes there).")
-]
-ProgressOption = Annotated[
-    bool,
-    typer.Option(
-        "--progress/--no-progress",
-        help="Show progress on stderr: a live display on a terminal, a plain line now and then elsewhere.",
-    ),
-]
-
 
 # JSON escapes C0 controls itself; DEL and C1 it leaves raw with ensure_ascii=False. Escaped, they are the
 # same JSON value and no terminal acts on them.

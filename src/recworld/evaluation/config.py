@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, model_validator
 
 from recworld.chat import AnswerMode
-from recworld.console.options import Flag, Nested, Operational, comma_list, identity_settings
+from recworld.console.options import Flag, Force, Nested, Operational, comma_list, identity_settings
 from recworld.errors import ConfigError
 from recworld.io import dumps_canonical
 from recworld.models.registry import ModelConfig, ServerURL
@@ -61,11 +61,7 @@ class EvalConfig(Record, Settings):
         Flag("--out", metavar="RUN_DIR"),
         Operational(),
     ] = None
-    force: Annotated[
-        bool,
-        Field(description="Write into an --out recworld did not write (files it does not write are kept)."),
-        Operational(),
-    ] = False
+    force: Annotated[Force, Operational()] = False
     limit: Annotated[
         int | None,
         Field(ge=1, le=MAX_INT, description="First N questions per measure (default all)."),

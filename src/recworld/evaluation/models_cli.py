@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from recworld.console.output import JsonOption
+from recworld.console.options import Given, JsonOutput, with_options
 
 COLUMNS = ("spec", "kind", "source", "answers", "options")
 
@@ -56,12 +56,13 @@ def model_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def models_command(as_json: JsonOption = False) -> None:
+@with_options(JsonOutput)
+def models_command(*, given: Given) -> None:
     """List the model backends (built-in and plugins) and the local models a spec may name."""
     from recworld.console.output import emit_json, print_table
 
     rows = model_rows()
-    if as_json:
+    if given.build().as_json:
         emit_json({"models": rows})
         return
     print_table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])

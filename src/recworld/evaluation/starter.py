@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from recworld.console.options import Flag, Force, Given, with_options
 from recworld.console.options.declare import option_fields
 from recworld.evaluation.config import EvalConfig
+from recworld.records import Settings
 
 __all__ = ["NO_DEFAULT", "init_command", "starter_toml"]
 
@@ -97,21 +99,27 @@ def toml_value(value: Any) -> str | None:
     return None
 
 
-def init_command(
+class InitOptions(Settings):
+    """``recworld init``'s settings: where the starter goes."""
+
     out: Annotated[
-        Path,
-        typer.Option("--out", help="The file to write ('-': print it on stdout)."),
-    ] = Path("eval.toml"),
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
-) -> None:
+        Path, Field(description="The file to write ('-': print it on stdout)."), Flag("--out", metavar="FILE")
+    ] = Path("eval.toml")
+    force: Force = False
+
+
+@with_options(InitOptions)
+def init_command(*, given: Given) -> None:
     """Write a commented eval.toml starter: every `recworld eval` option with its default."""
     from recworld.errors import ConfigError
     from recworld.io import atomic_write_text
 
+    job: InitOptions = given.build()
+    out = job.out
     if str(out) == "-":
         typer.echo(starter_toml(), nl=False)
         return
-    if out.exists() and not force:
+    if out.exists() and not job.force:
         raise ConfigError(f"{out}: exists; give another --out, or --force to replace it")
     atomic_write_text(out, starter_toml(out.name))
     typer.echo(f"wrote {out}; edit it, then: recworld eval SUITE --config {out}")

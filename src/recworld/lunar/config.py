@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
-from recworld.console.options import Flag, comma_list
+from recworld.console.options import Flag, Force, comma_list
 from recworld.lunar.contexts.base import (
     ASSISTANT_PROMPTS,
     DEFAULT_ASSISTANT_PROMPT,
@@ -108,10 +108,7 @@ class SynthConfig(FrozenRecord, Settings):
         str | None, Field(description="IANA zone of users without one, e.g. America/Chicago.")
     ] = None
     out_dir: Annotated[Path, Field(description="Output folder (the run folder)."), Flag("--out")]
-    force: Annotated[
-        bool,
-        Field(description="Write into an --out recworld did not write (files it does not write are kept)."),
-    ] = False
+    force: Force = False
     users: Annotated[int, Field(ge=1, le=MAX_INT, description="Anchor users to synthesise.")] = 1
     seed: Annotated[Seed, _seed("the anchor draw")] = 0
     llm: SessionConfig

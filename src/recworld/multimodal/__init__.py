@@ -1,8 +1,6 @@
 """Multimodal knowledge: describe item images with a vision model (the describe+image variant: lrworld)."""
 
 from recworld.multimodal.describe import (
-    DescribeConfig,
-    DescribeJob,
     DescribeReport,
     DescribeResult,
     ImageKind,
@@ -10,6 +8,7 @@ from recworld.multimodal.describe import (
     run_describe,
     with_descriptions,
 )
+from recworld.multimodal.job import DescribeConfig, DescribeJob
 
 __all__ = [
     "DescribeConfig",

@@ -33,10 +33,9 @@ from enum import StrEnum
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
-from pydantic import ConfigDict, Field, ValidationError
 
 from recworld import paths
 from recworld.chat import AnswerMode, Message, Request
@@ -44,9 +43,9 @@ from recworld.data.dataset import Dataset, Domain
 from recworld.data.image_refs import ImageFile, ImageRoots, ImageScreen, dataset_folder, screen_images
 from recworld.errors import ConfigError, DataError, RunError
 from recworld.io import atomic_write_jsonl, check_output_dir, dumps_canonical, normal, output_directory
+from recworld.multimodal.job import DescribeConfig, DescribeJob, InstructionStyle, KindChoice
 from recworld.multimodal.journal import DescriptionJournal
-from recworld.records import MAX_INT, MAX_TOKENS, Settings
-from recworld.runner import Completion, Runner, RunnerConfig, open_runner
+from recworld.runner import Completion, Runner, open_runner
 
 DESCRIPTIONS_NAME = "descriptions.jsonl"
 JOURNAL_NAME = "journal.jsonl"
@@ -62,13 +61,6 @@ class ImageKind(StrEnum):
     PRODUCT = "product"
 
 
-KindChoice = Literal["auto", "poster", "product"]
-# ``paper``: describe the image only, never transcribing titles, names or brands printed on it
-# (the paper's poster description is "without" them, so the option text does not give the
-# item away); ``transcribe``: the earlier instructions, which copy printed text verbatim.
-InstructionStyle = Literal["paper", "transcribe"]
-
-
 @cache
 def instruction(kind: ImageKind, style: InstructionStyle = "paper") -> str:
     """The instruction sent with every image of ``kind``: ``instructions/<kind>[-transcribe].txt``."""
@@ -82,21 +74,6 @@ def kind_for(choice: KindChoice, domain: Domain) -> ImageKind:
     if choice != "auto":
         return ImageKind(choice)
     return ImageKind.POSTER if domain is Domain.MOVIE else ImageKind.PRODUCT
-
-
-class DescribeConfig(Settings):
-    """What changes which images are described and how."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: KindChoice = "auto"
-    limit: int | None = Field(
-        default=None, ge=1, le=MAX_INT, description="describe at most N images (first by item id)"
-    )
-    max_tokens: int = Field(default=512, ge=1, le=MAX_TOKENS, description="longest description, in tokens")
-    instructions: InstructionStyle = Field(
-        default="paper", description="'paper' describes the image only; 'transcribe' copies printed text"
-    )
 
 
 @dataclass(frozen=True)
@@ -299,26 +276,6 @@ def state_dir_for(out_dir: Path) -> Path:
     return out_dir.parent / f".{out_dir.name}.describe"
 
 
-@dataclass(frozen=True)
-class DescribeJob:
-    """Everything ``recworld describe-images`` needs."""
-
-    dataset: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    allow_insecure_http: bool = (
-        False  # the key-withheld warning names --allow-insecure-http: it exists here too
-    )
-    out: Path | None = None
-    in_place: bool = False
-    force: bool = False
-    image_roots: tuple[Path, ...] = ()
-    state_dir: Path | None = None
-    config: DescribeConfig = field(default_factory=DescribeConfig)
-    runner: RunnerConfig = field(default_factory=RunnerConfig)
-
-
 def run_describe(job: DescribeJob) -> DescribeReport:
     """Resolve the dataset, describe its images (resumably) and write the described dataset."""
     return asyncio.run(run_describe_async(job))
@@ -337,16 +294,9 @@ def _out_dir(job: DescribeJob, dataset: Dataset) -> Path:
 
 async def run_describe_async(job: DescribeJob) -> DescribeReport:
     from recworld.data import resolve_dataset
-    from recworld.models.registry import ModelConfig, ModelSpec, load_model
+    from recworld.models.registry import ModelSpec, load_model
 
-    try:  # first: a key inside --base-url is refused before anything is written (recworld.models._urls)
-        backend = ModelConfig(
-            base_url=job.base_url, api_key_env=job.api_key_env, allow_insecure_http=job.allow_insecure_http
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        option = "-".join(str(p) for p in first["loc"]).replace("_", "-")
-        raise ConfigError(f"option --{option}: {str(first['msg']).removeprefix('Value error, ')}") from None
+    backend = job.backend  # a key inside --base-url was refused when the job was made (recworld.models._urls)
     dataset = resolve_dataset(job.dataset)
     out_dir = _out_dir(job, dataset)
     if not job.in_place:  # --in-place names the input cache itself; its other files are kept

@@ -5,7 +5,8 @@ themselves are planned and run by :mod:`recworld.evaluation.analyze`. Its run
 settings are ``recworld eval``'s, generated from the same
 :class:`~recworld.evaluation.config.EvalConfig`, less those the analyses choose
 themselves (the variant and the option orders) and ``--out``, which here names
-the report folder.
+the report folder; its own options come from
+:class:`~recworld.report.options.AnalyzeOptions`.
 """
 
 from __future__ import annotations
@@ -18,26 +19,19 @@ import typer
 
 from recworld.console.options import Given, with_options
 from recworld.evaluation.config import EvalConfig
+from recworld.report.options import AnalyzeOptions
 
 if TYPE_CHECKING:
     from recworld.evaluation.analyze import PlanCost
 
 
+@with_options(AnalyzeOptions, given="analysis", required=True)
 @with_options(EvalConfig, exclude=["out_dir", "variant", "orders"])
 def analyze_command(
     suite_dir: Annotated[Path, typer.Argument(help="Suite directory.")],
-    model: Annotated[str, typer.Option("--model", help="Model spec, e.g. llamacpp:smollm2-135m.")],
-    all_variants: Annotated[
-        bool, typer.Option("--all", help="Every variant that applies, and 5 option orders.")
-    ] = False,
-    variants: Annotated[
-        str | None, typer.Option("--variants", help="Comma-separated variants (besides zero-shot).")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Report directory (default SUITE/report).")
-    ] = None,
     *,
     given: Given,
+    analysis: Given,
 ) -> None:
     """Run every analysis of the paper that applies (each variant its own resumable run), then the report."""
     from recworld.errors import RunError
@@ -45,12 +39,13 @@ def analyze_command(
     from recworld.evaluation.resolve import resolve_configs
     from recworld.report.writer import check_report_dir, write_report
 
-    (base,) = resolve_configs(suite_dir, [model], given=given)
-    target = out or suite_dir / "report"
+    job: AnalyzeOptions = analysis.build()
+    (base,) = resolve_configs(suite_dir, [job.model], given=given)
+    target = job.out or suite_dir / "report"
     check_report_dir(target, force=base.force)  # refused now, not after the runs
-    chosen = [v.strip() for v in variants.split(",") if v.strip()] if variants else []
-    plans = plan_runs(base, all_variants=all_variants, variants=chosen)
-    skipped = skipped_by_noisy(base) if all_variants or "noisy" in chosen else ()
+    chosen = list(job.variants or ())
+    plans = plan_runs(base, all_variants=job.all_variants, variants=chosen)
+    skipped = skipped_by_noisy(base) if job.all_variants or "noisy" in chosen else ()
     if skipped:
         typer.echo(f"noisy: skipped {', '.join(skipped)}: no user history or profile on screen to change")
     _print_costs(estimate_plans(plans))

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import Field
 
-from recworld.console.output import JsonOption
+from recworld.console.options import AsJson, Given, with_options
+from recworld.records import Seed, Settings
 
 COLUMNS = ("measure", "n shared", "A", "B", "A - B", "95% CI", "only A right", "only B right", "McNemar p")
 
@@ -51,17 +53,26 @@ def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> dict[str, Any]:
     }
 
 
+class CompareOptions(Settings):
+    """``recworld compare``'s settings: the intervals' seed, and what to print."""
+
+    seed: Annotated[Seed, Field(description="Seed of the bootstrap intervals.")] = 0
+    as_json: AsJson = False
+
+
+@with_options(CompareOptions)
 def compare_command(
     run_a: Annotated[Path, typer.Argument(help="A run directory (the A side of A - B).")],
     run_b: Annotated[Path, typer.Argument(help="Another run directory (the B side).")],
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap intervals.")] = 0,
-    as_json: JsonOption = False,
+    *,
+    given: Given,
 ) -> None:
     """Paired differences of two runs per measure (McNemar, intervals), on the questions both answered."""
     from recworld.console.output import emit_json, print_table
 
-    data = compare_runs(run_a, run_b, seed=seed)
-    if as_json:
+    job: CompareOptions = given.build()
+    data = compare_runs(run_a, run_b, seed=job.seed)
+    if job.as_json:
         emit_json(data)
         return
     min_n = data["min_paired_n"]

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from recworld.console.output import JsonOption
+from recworld.console.options import Given, JsonOutput, with_options
 
 COLUMNS = ("folder", "model", "mode", "variant", "settings", "n", "errors", "status", "finished")
 
@@ -55,15 +55,17 @@ def run_rows(paths: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+@with_options(JsonOutput)
 def runs_command(
     paths: Annotated[list[Path], typer.Argument(help="Suites (all their runs/*) or run directories.")],
-    as_json: JsonOption = False,
+    *,
+    given: Given,
 ) -> None:
     """List runs with their settings, answered count, errors and status."""
     from recworld.console.output import emit_json, print_table
 
     rows = run_rows(paths)
-    if as_json:
+    if given.build().as_json:
         emit_json({"runs": rows})
         return
     print_table(COLUMNS, [["" if r[c] is None else r[c] for c in COLUMNS] for r in rows])

@@ -30,11 +30,12 @@ inspect_ai's shared ``eval_options`` decorator is the model: one declaration ser
 every command that takes the setting.
 """
 
-from recworld.console.options.command import Given, with_options
+from recworld.console.options.command import Given, OptionsUse, options_uses, with_options
 from recworld.console.options.declare import (
     Flag,
     Flags,
     Nested,
+    NoFlag,
     Operational,
     OptionField,
     comma_list,
@@ -44,14 +45,32 @@ from recworld.console.options.declare import (
     option_fields,
 )
 from recworld.console.options.files import build, file_keys, from_file, layered
+from recworld.console.options.shared import (
+    FORCE_HELP,
+    IMAGE_ROOT,
+    OUT,
+    AsJson,
+    Force,
+    JsonOutput,
+    Progress,
+)
 
 __all__ = [
+    "FORCE_HELP",
+    "IMAGE_ROOT",
+    "OUT",
+    "AsJson",
     "Flag",
     "Flags",
+    "Force",
     "Given",
+    "JsonOutput",
     "Nested",
+    "NoFlag",
     "Operational",
     "OptionField",
+    "OptionsUse",
+    "Progress",
     "build",
     "comma_list",
     "file_keys",
@@ -61,5 +80,6 @@ __all__ = [
     "key_values",
     "layered",
     "option_fields",
+    "options_uses",
     "with_options",
 ]

@@ -34,6 +34,34 @@ class Given:
     def __contains__(self, dotted: object) -> bool:
         return isinstance(dotted, str) and tuple(dotted.split(".")) in self.values
 
+    def build(self, **values: Any) -> Any:
+        """The config itself: the given values over the config's defaults, plus ``values``.
+
+        ``values`` are what the command holds itself (its arguments: ``root=root``),
+        by field name at the top level. A bad value is one ConfigError naming its flag.
+        """
+        from recworld.console.options.files import build
+
+        return build(self.config, {**self.nested(), **values})
+
+
+@dataclass(frozen=True)
+class OptionsUse:
+    """What :func:`with_options` gave one command: read back by the check that every field is a flag."""
+
+    config: type[BaseModel]
+    exclude: tuple[str, ...]
+    flags: Mapping[str, Any]
+    options: tuple[OptionField, ...]
+
+
+USES = "__recworld_options__"  # the attribute of a command that lists its OptionsUse, outermost last
+
+
+def options_uses(command: Callable[..., Any]) -> tuple[OptionsUse, ...]:
+    """The :class:`OptionsUse` of every :func:`with_options` on ``command`` (empty: it used none)."""
+    return tuple(getattr(command, USES, ()))
+
 
 def _given(options: Sequence[OptionField], raw: Mapping[str, Any]) -> dict[Path_, Any]:
     values: dict[Path_, Any] = {}
@@ -56,15 +84,22 @@ def with_options(
     exclude: Sequence[str] = (),
     given: str = "given",
     flags: Flags = None,
+    required: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A typer command decorator: add every setting of ``config`` as an option.
 
-    The command keeps its own parameters (arguments, ``--config``, ``--dry-run``)
-    and gets one more, named ``given``: a :class:`Given` of the settings typed on
-    the command line. Every generated option defaults to "not given", so a file
-    value or the config's default can come through.
+    The command keeps its own parameters (arguments) and gets one more, named
+    ``given``: a :class:`Given` of the settings typed on the command line
+    (``given.build(...)`` is the config). Every generated option defaults to "not
+    given", so a file value or the config's default can come through.
+
+    ``required``: for a command that reads no config file, a field without a
+    default is a required option (typer's own "missing option '--dataset'").
+    ``exclude`` names fields the command sets itself (its arguments).
+    Decorators stack: a command may take the settings of two configs (``given`` names differ).
     """
     options = [o for o in option_fields(config, exclude=exclude, flags=flags) if o.cli]
+    use = OptionsUse(config, tuple(exclude), dict(flags or {}), tuple(options))
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != given]
@@ -76,7 +111,7 @@ def with_options(
             inspect.Parameter(
                 o.param,
                 inspect.Parameter.KEYWORD_ONLY,
-                default=None,
+                default=... if required and o.required else None,
                 annotation=Annotated[
                     o.annotation | None,
                     _typer_option(o),
@@ -93,6 +128,7 @@ def with_options(
         params = sorted(own, key=lambda p: p.kind) + generated
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {}
+        setattr(wrapper, USES, (*options_uses(command), use))
         del wrapper.__wrapped__  # typer must read the signature above, not the command's
         return wrapper
 
@@ -105,4 +141,6 @@ def _typer_option(option: OptionField) -> Any:
     declared = option.flag
     if option.annotation is bool:  # a switch: --progress/--no-progress, "not given" when neither
         declared = f"{option.flag}/{option.negative or '--no-' + option.flag.removeprefix('--')}"
-    return typer.Option(declared, help=option.help or None, metavar=option.metavar, show_default=False)
+    return typer.Option(
+        declared, *option.aliases, help=option.help or None, metavar=option.metavar, show_default=False
+    )

@@ -38,6 +38,7 @@ class Flag:
       (:func:`key_values`). ``parse`` turns the raw typer value into the field's.
     * ``default_help``: what the help says the default is, when the field's own
       default is not what a user sees (``None`` meaning "the variant's").
+    * ``aliases``: more names of the same option (``-o`` beside ``--out``).
     """
 
     name: str | None = None
@@ -49,6 +50,21 @@ class Flag:
     parse: Callable[[Any], Any] | None = None
     cli_type: Any = None
     default_help: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NoFlag:
+    """On a field that deliberately has no command-line flag: ``reason`` says why.
+
+    The field stays a file key and a library keyword. On a nested config field it
+    keeps the whole nested config off the command line (``BuildConfig.neumf``: NeuMF's
+    training knobs are the library's). ``tests/cli/test_options_cover.py`` checks that
+    every field of every command's config is a flag or carries this (or is omitted by
+    :class:`Nested`, or named in the command's ``exclude``).
+    """
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,8 @@ class OptionField:
     file_key: str | None = None
     # A switch's "off" flag when it is not --no-<flag> (Flag("--use-anchors/--no-anchors")).
     negative: str | None = None
+    required: bool = False  # the field has no default: a command that reads no file requires the flag
+    aliases: tuple[str, ...] = ()
 
     @property
     def param(self) -> str:
@@ -156,10 +174,11 @@ def _cli_annotation(annotation: Any) -> Any:
 
 
 def _default_text(info: FieldInfo, flag: Flag) -> str:
+    """`` (default X)``: the field's own default (a nested config given any value is built from its class)."""
     if flag.default_help is not None:
         return f" (default {flag.default_help})"
-    default = info.default
-    if default is PydanticUndefined or default is None or info.default_factory is not None or default == {}:
+    default = info.default if info.default_factory is None else PydanticUndefined
+    if default is PydanticUndefined or default is None or default in ({}, (), []):
         return ""
     if isinstance(default, enum.Enum):
         default = default.value
@@ -194,7 +213,7 @@ def option_fields(
     Two settings with one flag are a programming error, raised here.
     """
     out: list[OptionField] = []
-    _walk(config, (), frozenset(exclude), out, identity=True, flags=flags or {})
+    _walk(config, (), frozenset(exclude), out, identity=True, flags=flags or {}, required=True)
     for attribute, what in (("flag", "flag"), ("key", "file key")):
         seen: dict[str, Path_] = {}
         for option in out:
@@ -216,6 +235,7 @@ def _walk(
     *,
     identity: bool,
     flags: Mapping[str, Flag],
+    required: bool,
 ) -> None:
     if not issubclass(config, Settings):  # every option a user gives is a bounded, finite number
         raise TypeError(
@@ -226,11 +246,23 @@ def _walk(
         if name in exclude or ".".join(path) in exclude:
             continue
         own_identity = identity and _marked(info, Operational) is None
+        no_flag: NoFlag | None = _marked(info, NoFlag)
         nested = _config_class(info.annotation)
+        if nested is not None and no_flag is not None:
+            continue  # the whole nested config is the library's (NoFlag says why)
         if nested is not None:
             marker: Nested | None = _marked(info, Nested)
             omitted = {".".join((*path, o)) for o in (marker.omit if marker else ())}
-            _walk(nested, path, exclude | omitted, out, identity=own_identity, flags=flags)
+            inner_required = required and info.is_required()  # a defaulted config's fields never are
+            _walk(
+                nested,
+                path,
+                exclude | omitted,
+                out,
+                identity=own_identity,
+                flags=flags,
+                required=inner_required,
+            )
             continue
         flag = flags.get(".".join(path)) or _flag_of(info)
         text = (flag.help or info.description or "").strip()
@@ -244,10 +276,12 @@ def _walk(
                 annotation=flag.cli_type if flag.cli_type is not None else _cli_annotation(info.annotation),
                 metavar=flag.metavar or _choices(info.annotation),
                 parse=flag.parse,
-                cli=flag.cli,
+                cli=flag.cli and no_flag is None,
                 file=flag.file,
                 identity=own_identity,
                 file_key=flag.key,
+                required=required and info.is_required(),
+                aliases=flag.aliases,
             )
         )
 

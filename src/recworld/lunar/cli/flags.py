@@ -18,7 +18,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from recworld.console.options import Flag, key_values
+from recworld.console.options import AsJson, Flag, key_values
 from recworld.lunar.llm.config import LUNAR_RUNNER
 from recworld.records import FrozenRecord, Settings
 
@@ -133,11 +133,7 @@ class RunOptions(FrozenRecord, Settings):
         Field(description="Show progress on stderr: live on a terminal, else a line at least every 30 s."),
         Flag("--progress/--no-progress"),
     ] = True
-    as_json: Annotated[
-        bool,
-        Field(description="Print machine-readable JSON on stdout (nothing else goes there)."),
-        Flag("--json"),
-    ] = False
+    as_json: AsJson = False
     smoke: Annotated[
         bool,
         Field(description="A tiny preset (1 user, 1 week, 1 record, 1 query, the full context); flags win."),

@@ -2,7 +2,8 @@
 
 ``rate`` asks an LLM for the paper's quality scores (Tables 1, 9); ``annotate`` exports a blind
 sheet for human raters; ``agreement`` compares raters (Tables 2, 10). ``lunar report`` then
-shows whatever of these exists in the folder.
+shows whatever of these exists in the folder. Every option is generated from a config
+(``RateConfig``; :mod:`recworld.lunar.quality.options` for the two others).
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from typing import Annotated
 
 import typer
 
-from recworld.console.options import Given, build, with_options
+from recworld.console.options import Given, with_options
 from recworld.lunar import api
 from recworld.lunar.cli import output as show
-from recworld.lunar.cli.flags import RunOptions, session_roles
+from recworld.lunar.cli.flags import session_roles
 from recworld.lunar.cli.options import LunarCommand, lunar_options
-from recworld.lunar.config import HISTORY_RECORDS, RateConfig
-from recworld.records import MAX_INT
+from recworld.lunar.config import RateConfig
+from recworld.lunar.quality.options import AgreementOptions, AnnotateOptions
 
 
 def _fmt(value: float | None) -> str:
@@ -58,48 +59,25 @@ def add_rate(app: typer.Typer) -> None:
 
 def add_annotate(app: typer.Typer) -> None:
     @app.command("annotate")
-    @with_options(RunOptions, exclude=["dry_run", "prices", "progress", "smoke"], given="run")
+    @with_options(AnnotateOptions)
     def annotate(
         root: Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder.")],
-        out: Annotated[
-            Path | None, typer.Option("--out", help="Sheet folder [default: ROOT/annotation].")
-        ] = None,
-        histories: Annotated[int, typer.Option(min=0, max=MAX_INT, help="Users to sample.")] = 30,
-        queries: Annotated[int, typer.Option(min=0, max=MAX_INT, help="Queries to sample.")] = 100,
-        max_records: Annotated[
-            int,
-            typer.Option(
-                min=1, max=MAX_INT, help="Records shown per history (lunar rate shows the LLM the same)."
-            ),
-        ] = HISTORY_RECORDS,
-        seed: Annotated[
-            int, typer.Option("--seed", min=0, max=MAX_INT, help="Seed of the sample and the item ids.")
-        ] = 0,
-        timezone: Annotated[
-            str | None, typer.Option("--timezone", help="IANA zone of users whose profile records none.")
-        ] = None,
-        force: Annotated[
-            bool,
-            typer.Option(
-                "--force",
-                help="Write into an --out recworld did not write (files it does not write are kept).",
-            ),
-        ] = False,
         *,
-        run: Given,
+        given: Given,
     ) -> None:
         """Export a blind rating sheet (CSV + static HTML form); the id key stays in ROOT."""
         from recworld.lunar.quality.annotate import export_sheet
 
+        job: AnnotateOptions = given.build()
         done = export_sheet(
             root,
-            out,
-            histories=histories,
-            queries=queries,
-            seed=seed,
-            max_records=max_records,
-            timezone=timezone,
-            force=force,
+            job.out,
+            histories=job.histories,
+            queries=job.queries,
+            seed=job.seed,
+            max_records=job.max_records,
+            timezone=job.timezone,
+            force=job.force,
         )
         text = (
             f"wrote {done.out}/sheet.csv and form.html ({done.histories} histories, "
@@ -112,51 +90,28 @@ def add_annotate(app: typer.Typer) -> None:
             "histories": done.histories,
             "queries": done.queries,
         }
-        show.emit(build(RunOptions, run.nested()).as_json, data, [text])
+        show.emit(job.as_json, data, [text])
 
 
 def add_agreement(app: typer.Typer) -> None:
     @app.command("agreement")
-    @with_options(RunOptions, exclude=["dry_run", "prices", "progress", "smoke"], given="run")
+    @with_options(AgreementOptions)
     def agreement(
         ratings: Annotated[
             list[Path], typer.Argument(help="Long-format CSVs: item_id,rater,dimension,score.")
         ],
-        llm_raters: Annotated[
-            str,
-            typer.Option("--llm-raters", help="Comma list of LLM raters (names starting llm: always are)."),
-        ] = "",
-        out: Annotated[
-            Path | None,
-            typer.Option(
-                "--out",
-                help="Where agreement.json/.csv go (default: the first sheet's folder when recworld wrote "
-                "it, else a new 'agreement' folder beside the sheet). A LUNAR run feeds the report.",
-            ),
-        ] = None,
-        force: Annotated[
-            bool,
-            typer.Option(
-                "--force",
-                help="Write into an --out recworld did not write (files it does not write are kept).",
-            ),
-        ] = False,
         *,
-        run: Given,
+        given: Given,
     ) -> None:
         """Exact, within-one agreement and Gwet's AC1 per dimension and rater pair (Tables 2, 10)."""
         from recworld.lunar.quality.agreement import rows_text, write_agreement
 
-        machines = {r.strip() for r in llm_raters.split(",") if r.strip()}
-        target = out or _default_out(ratings[0])
-        report = write_agreement(ratings, machines, target, force=force)
+        job: AgreementOptions = given.build()
+        target = job.out or _default_out(ratings[0])
+        report = write_agreement(ratings, set(job.llm_raters), target, force=job.force)
         lines = [rows_text(report.rows) if report.rows else "no rater pair shares an item"]
         data = {"command": "agreement", **report.to_json()}
-        show.emit(
-            build(RunOptions, run.nested()).as_json,
-            data,
-            [*lines, f"wrote {target / 'agreement.json'} and agreement.csv"],
-        )
+        show.emit(job.as_json, data, [*lines, f"wrote {target / 'agreement.json'} and agreement.csv"])
 
 
 def _default_out(sheet: Path) -> Path:
