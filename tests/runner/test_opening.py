@@ -168,7 +168,9 @@ def _describe_images(tmp: Path, cache: Path, owned: bool, spies: Spies) -> None:
         {"item_id": ["m1", "m2"], "title": ["A", "B"], "image": ["https://example.org/1.jpg"] * 2}
     )
     data = Dataset.from_frames("toy", "movie", interactions, items).save(tmp / "toy")
-    job = DescribeJob(str(data), "spy", out=tmp / "described", state_dir=cache.parent, runner=QUIET)
+    job = DescribeJob(
+        dataset=str(data), model="spy", out=tmp / "described", state_dir=cache.parent, runner=QUIET
+    )
     asyncio.run(run_describe_async(job))
 
 
