@@ -11,9 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${1:-.venv/bin/python}
 mkdir -p tests/.data
-if ! "$python" -c 'import sys; sys.path.insert(0, "tests"); from export.harness import is_built; sys.exit(not is_built())'; then
+if ! "$python" -c 'import sys; sys.path.insert(0, "tests"); from helpers.export_harness import is_built; sys.exit(not is_built())'; then
   echo "building the harness venv in the background (log: tests/.data/harness-venv.log)"
-  nohup "$python" tests/export/harness.py >tests/.data/harness-venv.log 2>&1 </dev/null &
+  nohup "$python" tests/helpers/export_harness.py >tests/.data/harness-venv.log 2>&1 </dev/null &
 fi
 if ! command -v chromium >/dev/null 2>&1; then
   echo "installing Debian's chromium for the report rendering test"
