@@ -57,7 +57,10 @@ def test_a_status_and_a_planned_fault_reach_the_backend_as_errors() -> None:
     def refuse(request: Request) -> str:
         raise HTTPStatusError(503, "busy")
 
-    with FakeOpenAIServer("respond", respond=refuse) as server, pytest.raises(TransientModelError, match="503"):
+    with (
+        FakeOpenAIServer("respond", respond=refuse) as server,
+        pytest.raises(TransientModelError, match="503"),
+    ):
         ask(server.base_url)
     with FakeOpenAIServer("fixed", "B", plan=lambda key: ["429"]) as planned:
         with pytest.raises(TransientModelError, match="429"):
