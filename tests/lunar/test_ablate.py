@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from helpers.cli import run_recworld
-from helpers.lunar import FakeOpenAIServer, follow_real_days, lunar_responder
+from helpers.lunar import follow_real_days, lunar_responder
 from recworld.chat import Request
 from recworld.lunar.answering.ablate import (
     K_SCALING,
@@ -33,6 +33,7 @@ from recworld.lunar.schemas import (
     Rubric,
 )
 from recworld.lunar.store import dataset as store
+from recworld.testing.fake_server import FakeOpenAIServer
 
 COUNT = re.compile(r"EVIDENCE-COUNT=(\d)")
 RECORD_LINE = re.compile(r"^\[", flags=re.M)

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import run_recworld
-from helpers.lunar import FakeOpenAIServer, HashEmbedder, lunar_responder, scripted, session
+from helpers.lunar import HashEmbedder, lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import Request
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.store.outputs import EvalRun, QueriesRun, SynthManifest
+from recworld.testing.fake_server import FakeOpenAIServer
 
 Server = Callable[[Callable[[Request], str]], FakeOpenAIServer]
 pytestmark = pytest.mark.slow  # each test synthesises and evaluates a folder (several seconds)

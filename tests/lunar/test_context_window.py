@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import run_recworld
-from helpers.lunar import FakeOpenAIServer, eval_pair, eval_user, lunar_responder
+from helpers.lunar import eval_pair, eval_user, lunar_responder
 from recworld.chat import Request
 from recworld.io import atomic_write_jsonl, mark_output_dir
 from recworld.lunar.config import RUN_KIND
@@ -27,6 +27,7 @@ from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.store.outputs import AnswerRecord
 from recworld.models import ModelConfig, load_model
 from recworld.models.windows import ServedWindow, known_context_window, served_window
+from recworld.testing.fake_server import FakeOpenAIServer
 
 Server = Callable[[Callable[[Request], str]], FakeOpenAIServer]
 RECORDS = 3000  # about 12 weeks of a busy log: far beyond 4096 tokens

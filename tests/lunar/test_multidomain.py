@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import run_recworld
-from helpers.lunar import FakeOpenAIServer, follow_real_days, lunar_responder
+from helpers.lunar import follow_real_days, lunar_responder
 from recworld.chat import Request
 from recworld.errors import DataError
 from recworld.lunar.anchors import DEMO, demo_path, load_anchors
 from recworld.lunar.anchors.domains import load_domain_map
 from recworld.lunar.schemas import BehaviourType, Category
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 def test_domain_table_maps_amazon_categories_and_can_be_overridden(tmp_path: Path) -> None:

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from helpers.cli import run_recworld
-from helpers.lunar import FakeOpenAIServer, lunar_responder
+from helpers.lunar import lunar_responder
 from recworld.chat import Request
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 @pytest.fixture

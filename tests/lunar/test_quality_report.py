@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from helpers.cli import run_recworld
-from helpers.lunar import CHICAGO_MONDAY, FakeOpenAIServer, lunar_responder, tiny_run
+from helpers.lunar import CHICAGO_MONDAY, lunar_responder, tiny_run
 from helpers.report_folders import read_page
 from recworld.chat import Request
 from recworld.lunar import timeutil
@@ -26,6 +26,7 @@ from recworld.lunar.report.validation import quality_section
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import StageCounts
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 def _events_like_the_run(path: Path, zone: str) -> Path:

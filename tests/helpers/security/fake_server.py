@@ -14,8 +14,8 @@ Modes (``mode``, ``arg``) as the review named them:
   token logprobs when asked; ``content`` and ``xss`` are the same (X1/X2 pass a
   hostile reply as ``arg``); ``huge_ok``: a valid reply of ``arg`` MiB (E13);
   ``slow_ok``: ``"A"`` after ``arg`` seconds (the K cases' slow server);
-* ``lunar``: every LUNAR schema answered by the project's own test responder
-  (``helpers.lunar.lunar_responder``; see ``commands.lunar_server``);
+* (every LUNAR schema, answered by ``helpers.lunar.lunar_responder``, is the shipped mode
+  ``respond``: see ``commands.lunar_server``);
 * ``echo_key_error``: HTTP 400 whose ``error.message`` is ``arg`` × ``x`` and then
   the token received; ``echo_key_text``: the same as a plain-text body, padded
   with ``arg`` spaces; ``echo_key_200``: HTTP 200 whose reply holds the
