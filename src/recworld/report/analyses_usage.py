@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recworld.report import figures
-from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.analysis import AnalysisOptions
 from recworld.report.runs import RunData
-from recworld.report.tables import DASH, Cell, Table, labels, measure_table, ordered_measures
+from recworld.report.tables import labels, measure_table, ordered_measures
+from recworld.reportkit import DASH, Cell, Figure, Section, Table
 from recworld.scoring.prices import Price
 from recworld.scoring.records import SampleRecord
 
@@ -89,7 +90,13 @@ def cost_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
     svg = figures.grouped_bars(
         "fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens"
     )
-    return Section("cost", "Tokens and cost", "Usage as the backend reported it.", tables, [svg])
+    return Section(
+        key="cost",
+        title="Tokens and cost",
+        intro="Usage as the backend reported it.",
+        tables=tables,
+        figures=[Figure("cost", svg)],
+    )
 
 
 def _token_tables(
@@ -189,7 +196,11 @@ def time_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
         "fig-time", "Seconds per measure (total)", labels(measures), series, ylabel="seconds"
     )
     return Section(
-        "time", "Inference time", "Time in the model; waits and retries' backoff excluded.", [table], [svg]
+        key="time",
+        title="Inference time",
+        intro="Time in the model; waits and retries' backoff excluded.",
+        tables=[table],
+        figures=[Figure("time", svg)],
     )
 
 

@@ -15,17 +15,15 @@ from dataclasses import dataclass
 
 from recworld.report.runs import RunData
 from recworld.report.tables import (
-    DASH,
     FACTOR_ORDER,
     SCALE_ORDER,
-    Cell,
-    Table,
     fmt_interval,
     fmt_score,
     measure_table,
     ordered_measures,
     scale_groups,
 )
+from recworld.reportkit import DASH, Cell, Table
 from recworld.scoring.records import GroupMetrics, MeasureMetrics
 from recworld.scoring.thresholds import MIN_INTERVAL_N
 
@@ -74,7 +72,7 @@ def _score_cell(
     score, low, high = entry.score, entry.ci_low, entry.ci_high
     if score is None:
         # Every request failed: the model has no score here, and 0.000 would be a lie.
-        return Cell(f"errors: {entry.errors}", title="every request failed; no score", css="errored")
+        return Cell(f"errors: {entry.errors}", title="every request failed; no score", css="warn")
     bounds = "" if low is None or high is None else f"95% CI [{low:.3f}, {high:.3f}], "
     title = f"{bounds}n = {questions} questions"
     text = fmt_interval(score, low, high, questions)
@@ -82,7 +80,7 @@ def _score_cell(
     if isinstance(entry, MeasureMetrics) and entry.position_bias.degenerate:
         bias = entry.position_bias
         text += f" {DEGENERATE_MARK}"
-        css = "degenerate"
+        css = "warn"
         title += (
             f"; degenerate answering: {bias.top_share or 0:.0%} of the parsed answers are {bias.top_label} "
             f"(TV {bias.tv_distance or 0:.2f} from the answer key)"

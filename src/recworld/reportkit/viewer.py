@@ -47,9 +47,9 @@ class Viewer:
     good: Sequence[str] = ()
     cells: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def add(self, key: str, title: str, rows: Sequence[Mapping[str, Any]], limit: int) -> None:
-        """The entry behind ``key``: ``title`` and the first ``limit`` ``rows`` (``total``: all of them)."""
-        self.cells[key] = {"title": title, "total": len(rows), "rows": list(rows[:limit])}
+    def add(self, key: str, title: str, rows: Sequence[Mapping[str, Any]], total: int) -> None:
+        """The entry behind ``key``: its ``title`` and the ``rows`` shown, of ``total`` samples behind it."""
+        self.cells[key] = {"title": title, "total": total, "rows": list(rows)}
 
     def __bool__(self) -> bool:
         return bool(self.cells)

@@ -90,7 +90,7 @@ class ViewerData:
         judged = {j.query_id: j for j in data.judgments}
         privacy: Mapping[str, PrivacyJudgment] = {p.query_id: p for p in data.privacy or []}
         rows = [self._row(a.query_id, a.answer, a.error, judged, privacy, where) for a in data.answers]
-        self.viewer.add(key, title, rows, MAX_ROWS)
+        self.viewer.add(key, title, rows[:MAX_ROWS], len(rows))
 
     def _row(
         self,
