@@ -203,7 +203,7 @@ def variants_section(runs: Sequence[RunData], options: AnalysisOptions) -> Secti
         else None
     )
     if not pairs:
-        return Section(key="variants", title="Prompt variants", empty=note)
+        return Section(key="variants", title="Prompt variants", empty=note or "")
     table, svg = _changes_table(pairs)
     tables = [table]
     noisy = [p for p in pairs if p.run.variant == "noisy"]

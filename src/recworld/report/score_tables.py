@@ -11,7 +11,7 @@ coverage group (:mod:`recworld.report.coverage`), which asked the same questions
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recworld.report.runs import RunData
 from recworld.report.tables import (
@@ -189,9 +189,8 @@ def scale_table(key: str, title: str, coverage: str, rows: Sequence[ScoreRow]) -
     ]
     best = _best([o.score for _, o in eligible])
     chance = [o.chance for _, o in overall if o is not None]
-    table.columns.append("all measures")
-    table.rows[0].append(Cell(fmt_score(chance[0] if chance else None)))
+    lines = [[*table.rows[0], Cell(fmt_score(chance[0] if chance else None))]]
     for line, (row, o) in zip(table.rows[1:], overall, strict=True):
         q = 0 if o is None else _group_questions(row.run, o)
-        line.append(_score_cell(o, q, best, any(r is row for r, _ in eligible)))
-    return table
+        lines.append([*line, _score_cell(o, q, best, any(r is row for r, _ in eligible))])
+    return replace(table, columns=[*table.columns, "all measures"], rows=lines)
