@@ -27,7 +27,7 @@ LOW = [(2, 2)] * 12  # Avg 2.0
 
 
 def _report(root: Path) -> lunar.ReportResult:
-    return lunar.build_report(lunar.ReportConfig(root=root))
+    return lunar.write_lunar_report(lunar.ReportConfig(root=root))
 
 
 def _avg(pairs: list[tuple[int, int]]) -> float:
