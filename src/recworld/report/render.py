@@ -96,8 +96,8 @@ def to_markdown(model: ReportModel) -> str:
 
 def to_html(model: ReportModel) -> str:
     return render_page(
-        "recworld.report",
         "report.html.j2",
+        package="recworld.report",
         title=model.title,
         subtitle=model.subtitle,
         datasets=model.datasets,

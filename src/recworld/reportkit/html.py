@@ -1,6 +1,7 @@
 """report.html through the report kit: one jinja environment, one page frame, one set of macros.
 
-A report's own page template (in its package's ``templates/``) extends
+A report made of sections only renders as the kit's ``document.html.j2`` (LUNAR's);
+a report with its own layout (LRWorld's, in its package's ``templates/``) extends
 ``page.html.j2`` (styles, the sample viewer, the footer) and imports its macros
 from ``kit.html.j2`` (a :class:`~recworld.reportkit.parts.Table`, a section's
 figures, a :class:`~recworld.reportkit.parts.Section`). The page is one
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
     import jinja2
     from markupsafe import Markup
 
-__all__ = ["code_spans", "environment", "render_page"]
+__all__ = ["KIT", "code_spans", "environment", "render_page"]
+
+KIT = "recworld.reportkit"  # the package whose templates/ every page falls back on
 
 
 def code_spans(text: str) -> Markup:
@@ -38,7 +41,7 @@ def environment(package: str) -> jinja2.Environment:
         loader=jinja2.ChoiceLoader(
             [
                 jinja2.PackageLoader(package, "templates"),
-                jinja2.PackageLoader("recworld.reportkit", "templates"),
+                jinja2.PackageLoader(KIT, "templates"),
             ]
         ),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -50,6 +53,12 @@ def environment(package: str) -> jinja2.Environment:
     return env
 
 
-def render_page(package: str, template: str, **context: Any) -> str:
-    """``package``'s page ``template`` rendered with ``context`` (``title``, ``viewer``, ``footer``, ...)."""
+def render_page(template: str, *, package: str = KIT, **context: Any) -> str:
+    """The page ``template`` (``package``'s, else the kit's) rendered with ``context``.
+
+    Every page takes ``title``, ``viewer`` (a :class:`~recworld.reportkit.viewer.Viewer`,
+    or None) and ``footer``. The kit's ``document.html.j2`` is a whole report made of
+    :class:`~recworld.reportkit.parts.Section` values: it also takes ``facts`` (name,
+    value pairs), ``sections`` and ``method``.
+    """
     return environment(package).get_template(template).render(**context)

@@ -6,10 +6,12 @@ Every text from data (titles, names, cells, captions, notes) goes through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from recworld.mdsafe import md_cell, md_text
 from recworld.reportkit.parts import DASH, Section, Table
 
-__all__ = ["section_markdown", "table_markdown"]
+__all__ = ["document_markdown", "section_markdown", "table_markdown"]
 
 
 def table_markdown(table: Table, *, heading: str = "###") -> str:
@@ -54,4 +56,20 @@ def section_markdown(section: Section, level: int = 2, *, table_heading: str | N
     lines += [table_markdown(t, heading=heading) for t in section.tables]
     lines += [f"*Figure (in report.html): {md_text(f.caption)}*\n" for f in section.figures if f.caption]
     lines += [section_markdown(s, level + 1, table_heading=table_heading) for s in section.subsections]
+    return "\n".join(lines)
+
+
+def document_markdown(
+    title: str, sections: Sequence[Section], *, facts: Sequence[tuple[str, str]] = (), method: str = ""
+) -> str:
+    """A report made of sections (the Markdown twin of ``document.html.j2``): title, facts, sections, method.
+
+    Its tables are titled in bold inside their sections.
+    """
+    lines = [f"# {md_text(title)}", ""]
+    lines += [f"- **{md_text(name)}**: {md_text(value)}" for name, value in facts]
+    lines.append("")
+    lines += [section_markdown(section, 2, table_heading="") for section in sections]
+    if method:
+        lines += ["## Method", "", md_text(method), ""]
     return "\n".join(lines)
