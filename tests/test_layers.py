@@ -107,8 +107,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "records": frozenset({"recworld", "errors", "io"}),
     # terminal conventions (errors, help, Ctrl-C, did-you-mean, logging); typer/rich only lazily.
     "console": frozenset({"recworld", "errors", "io", "records", "paths"}),
-    # the one report kit: cells, tables, figures, sections, their Markdown and HTML, the sample viewer.
-    "reportkit": frozenset({"recworld", "mdsafe"}),
+    # the one report kit: cells, tables, figures (grouped bars), sections, Markdown and HTML, the viewer.
+    "reportkit": frozenset({"recworld", "mdsafe", "svg"}),
     # data and mining know nothing of each other: mining works on plain frames and matrices.
     "data": FOUNDATION,
     "mining": FOUNDATION,

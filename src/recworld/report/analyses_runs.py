@@ -15,6 +15,7 @@ from recworld.report.coverage import Role, main_runs, role_of
 from recworld.report.runs import RunData
 from recworld.report.tables import fmt_score, label, labels, ordered_measures
 from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import Bar, bars
 from recworld.scoring.records import SampleRecord
 
 __all__ = ["answer_distribution_section", "orders_section", "ranking_section"]
@@ -60,9 +61,7 @@ def ranking_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sectio
         rows=rows,
         left=2,
     )
-    svg = figures.grouped_bars(
-        "fig-ranking", "NDCG@10 per measure", labels(measures), series, ylabel="NDCG@10"
-    )
+    svg = bars("fig-ranking", "NDCG@10 per measure", labels(measures), series, ylabel="NDCG@10")
     return Section(
         key="ranking",
         title="Rank mode",
@@ -153,12 +152,14 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
         rows=rows,
         left=2,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-orders",
         "Mean over option orders (×100, ±1 sd across orders)",
         labels(measures),
-        series,
-        errors=errors,
+        {
+            name: [Bar.spread(v, e) for v, e in zip(values, errors[name], strict=True)]
+            for name, values in series.items()
+        },
         ylabel="score ×100",
     )
     return Section(

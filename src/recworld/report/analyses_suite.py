@@ -19,6 +19,7 @@ from recworld.report.runs import RunData
 from recworld.report.suite_data import SuiteData, candidate_scores, neumf_space, suite_of
 from recworld.report.tables import fmt_pct, fmt_score, label
 from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import bars
 from recworld.seeding import child_seed
 
 __all__ = ["case_section", "dataset_section", "popularity_section", "tsne_section"]
@@ -80,9 +81,7 @@ def dataset_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sectio
         ],
         rows=rows,
     )
-    svg = figures.grouped_bars(
-        "fig-dataset", "Users by sequence length", bins, series, ylabel="share of users"
-    )
+    svg = bars("fig-dataset", "Users by sequence length", bins, series, ylabel="share of users")
     return Section(
         key="dataset",
         title="Dataset statistics",
@@ -154,7 +153,7 @@ def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sec
         rows=rows,
         left=2,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-popularity",
         "Share of non-popular items among picks",
         labels,
@@ -329,7 +328,7 @@ def case_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
         rows=rows,
         left=5,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-case",
         "Candidate scores relative to the best, per measure",
         [chr(65 + i) for i in range(10)],

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions
 from recworld.report.runs import RunData
 from recworld.report.tables import labels, measure_table, ordered_measures
 from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import bars
 from recworld.scoring.prices import Price
 from recworld.scoring.records import SampleRecord
 
@@ -87,9 +87,7 @@ def cost_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
     if not rows:
         return None
     tables = _token_tables(rows, completion_rows, cost_rows, measures)
-    svg = figures.grouped_bars(
-        "fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens"
-    )
+    svg = bars("fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens")
     return Section(
         key="cost",
         title="Tokens and cost",
@@ -192,9 +190,7 @@ def time_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
         rows=rows,
         left=2,  # "questions" and "cached" are counts: right-aligned like the numbers
     )
-    svg = figures.grouped_bars(
-        "fig-time", "Seconds per measure (total)", labels(measures), series, ylabel="seconds"
-    )
+    svg = bars("fig-time", "Seconds per measure (total)", labels(measures), series, ylabel="seconds")
     return Section(
         key="time",
         title="Inference time",

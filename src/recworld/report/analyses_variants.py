@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from recworld.errors import DataError
 from recworld.lrworld.catalogue import get_measure
 from recworld.lrworld.noise import noisy_changes
-from recworld.report import figures
 from recworld.report.analysis import AnalysisOptions
 from recworld.report.coverage import Role, role_of
 from recworld.report.runs import RunData
 from recworld.report.tables import fmt_score, labels, measure_table, ordered_measures
 from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import bars
 from recworld.scoring import PairedRecord, paired_comparison
 from recworld.scoring.records import PairedMeasure
 from recworld.scoring.thresholds import MIN_PAIRED_N, SIGNIFICANCE
@@ -134,13 +134,13 @@ def _changes_table(pairs: Sequence[Pair]) -> tuple[Table, str]:
         rows=rows,
         left=3,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-variants",
         "Relative change from zero-shot (%)",
         labels(measures),
         series,
         ylabel="relative change (%)",
-        zero_line=True,
+        reference=0.0,
     )
     return table, svg
 
@@ -299,13 +299,13 @@ def size_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
         rows=rows,
         left=3,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-size",
         "Relative improvement from scale (%)",
         labels(measures),
         series,
         ylabel="relative improvement (%)",
-        zero_line=True,
+        reference=0.0,
     )
     return Section(
         key="size",

@@ -22,10 +22,11 @@ from recworld.lunar.answering.ablate import (
     AblateRun,
 )
 from recworld.lunar.report.estimates import MetricCell, mean_cell
-from recworld.lunar.report.figures import Bar, k_curve
+from recworld.lunar.report.figures import k_curve
 from recworld.lunar.report.runs import EvalData, load_evals
 from recworld.lunar.report.viewer import ViewerData, view_key
 from recworld.reportkit import Cell, Figure, Section, Table
+from recworld.reportkit.figures import Bar
 
 __all__ = ["Ablation", "ablation_section", "load_ablation"]
 

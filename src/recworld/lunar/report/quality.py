@@ -15,10 +15,10 @@ import numpy as np
 from recworld.lunar.quality import dims
 from recworld.lunar.quality.stats import affinity_entropy, cross_week_cosine, fidelity
 from recworld.lunar.report import validation
-from recworld.lunar.report.figures import Bar, bars
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import RealStats, SynthManifest
 from recworld.reportkit import Figure, Section, Table, cells
+from recworld.reportkit.figures import Bar, bars
 
 __all__ = ["has_dataset", "quality_figures", "quality_section"]
 

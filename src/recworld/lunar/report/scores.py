@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 from recworld.csvsafe import csv_text
 from recworld.lunar.report.estimates import MIN_N, MetricCell, mean_cell
-from recworld.lunar.report.figures import Bar, bars
 from recworld.lunar.report.runs import EvalData
 from recworld.lunar.report.viewer import view_key
 from recworld.records import FrozenRecord
 from recworld.reportkit import Cell, Figure, Section, Table
+from recworld.reportkit.figures import Bar, bars
 
 __all__ = ["CSV_COLUMNS", "METRICS", "MetricCell", "ScoreRow", "render_csv", "score_rows", "scores_section"]
 
