@@ -134,11 +134,10 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
         key="orders",
         title="Position bias over option orders",
         caption="Each question asked under N seeded permutations of its options (paper Tables 6 and 11; "
-        "order 0 is "
-        "the suite's own). As in the paper, scores are ×100: the mean over orders (every question in every "
-        "order), and the variance of the N per-order scores, computed on the 0–1 scale and multiplied by "
-        "100 (population variance; the paper's values are below 0.1 except for Llama). The 95% interval "
-        "treats a question as the unit (its mean over orders), not the N copies of it.",
+        "order 0 is the suite's own). As in the paper, scores are ×100: the mean over orders (every "
+        "question in every order), and the variance of the N per-order scores, computed on the 0–1 scale "
+        "and multiplied by 100 (population variance; the paper's values are below 0.1 except for Llama). "
+        "The 95% interval treats a question as the unit (its mean over orders), not the N copies of it.",
         columns=[
             "model",
             "measure",
@@ -193,8 +192,7 @@ def answer_distribution_section(runs: Sequence[RunData], options: AnalysisOption
         key="answer-distribution",
         title="Answer positions per measure",
         caption="gold/model: how many correct answers sit at each position, and how many of the model's "
-        "parsed "
-        "answers chose it (paper Tables 12-14), per measure and dataset, not pooled.",
+        "parsed answers chose it (paper Tables 12-14), per measure and dataset, not pooled.",
         columns=["model", "dataset", "measure", *[chr(65 + i) for i in range(width)]],
         rows=rows,
         left=3,

@@ -66,8 +66,7 @@ def dataset_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sectio
         key="dataset-stats",
         title="Dataset statistics",
         caption="Users, items and interactions of each suite's dataset, sequence lengths (interactions "
-        "per user), "
-        "and distinct genres and categories (paper Fig. 4, Table 7).",
+        "per user), and distinct genres and categories (paper Fig. 4, Table 7).",
         columns=[
             "dataset",
             "users",
@@ -104,6 +103,17 @@ def _distinct(items: object, column: str) -> str:
     return f"{len(values):,}"
 
 
+POPULARITY_COLUMNS = (
+    "model",
+    "measure",
+    "n",
+    "acc POP",
+    "acc NON-POP",
+    "non-pop among correct",
+    "non-pop among wrong",
+)
+
+
 def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
     runs = main_runs(runs)
     rows: list[list[Cell]] = []
@@ -136,20 +146,11 @@ def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sec
         key="popularity",
         title="Popularity bias",
         caption="An item is popular (POP) when its log-frequency is at least the catalogue's mean "
-        "log-frequency "
-        "(paper §A.9); a user option is popular when its log-activity (interactions) is at least the "
-        "users' mean. Accuracy on questions whose answer is POP or NON-POP, and the share of non-popular "
-        "options among the model's correct and wrong picks (Fig. 10). Item and user measures; attribute "
-        "options have no popularity here.",
-        columns=[
-            "model",
-            "measure",
-            "n",
-            "acc POP",
-            "acc NON-POP",
-            "non-pop among correct",
-            "non-pop among wrong",
-        ],
+        "log-frequency (paper §A.9); a user option is popular when its log-activity (interactions) is at "
+        "least the users' mean. Accuracy on questions whose answer is POP or NON-POP, and the share of "
+        "non-popular options among the model's correct and wrong picks (Fig. 10). Item and user measures; "
+        "attribute options have no popularity here.",
+        columns=POPULARITY_COLUMNS,
         rows=rows,
         left=2,
     )
@@ -248,13 +249,12 @@ def tsne_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
         key="tsne",
         title="NeuMF clusters",
         caption=f"t-SNE of the suite's saved NeuMF space (the one the neural measures' answers were "
-        f"retrieved "
-        f"in), items and users apart as in the paper's Fig. 8, coloured by {options.tsne_clusters} k-means "
-        "clusters (the paper's figure uses 5 for readability; --tsne-clusters changes it) in the geometry "
-        "retrieval uses: cosine, so rows are scaled to unit length first. The build spread its question "
-        f"targets over {build.clusters} clusters. 'members': vectors of the whole side in the cluster; "
-        f"'shown': points drawn (at most {TSNE_POINTS} per side, every question target among them); "
-        "crosses mark question targets.",
+        f"retrieved in), items and users apart as in the paper's Fig. 8, coloured by "
+        f"{options.tsne_clusters} k-means clusters (the paper's figure uses 5 for readability; "
+        f"--tsne-clusters changes it) in the geometry retrieval uses: cosine, so rows are scaled to unit "
+        f"length first. The build spread its question targets over {build.clusters} clusters. 'members': "
+        f"vectors of the whole side in the cluster; 'shown': points drawn (at most {TSNE_POINTS} per side, "
+        f"every question target among them); crosses mark question targets.",
         columns=["side", "cluster", "members", "shown", "targets"],
         rows=rows,
     )

@@ -105,9 +105,8 @@ def debiased_table(runs: Sequence[RunData], manifests: dict[Path, SuiteManifest]
         key="debiased",
         title="Faithful and debiased scores",
         caption="Faithful: every scored question. Debiased: only the questions whose answer no flagged "
-        "option-only "
-        "shortcut picks (popularity, least popular, longest/shortest option, the leave-one-out answer prior "
-        "and rate, the cross-fitted option model), as the build listed them (manifest.json "
+        "option-only shortcut picks (popularity, least popular, longest/shortest option, the leave-one-out "
+        "answer prior and rate, the cross-fitted option model), as the build listed them (manifest.json "
         "'shortcuts.measures'). A score that holds on the debiased questions is not bought with the "
         "options alone; one that drops to chance or below was. On a measure without a flagged option-only "
         "shortcut both columns are the same.",
@@ -115,6 +114,18 @@ def debiased_table(runs: Sequence[RunData], manifests: dict[Path, SuiteManifest]
         rows=rows,
         left=2,
     )
+
+
+SHORTCUT_COLUMNS = (
+    "dataset",
+    "measure",
+    "shortcut",
+    "build option against it",
+    "score",
+    "chance",
+    "95% interval",
+    "n",
+)
 
 
 def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
@@ -157,19 +168,9 @@ def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sect
         key="shortcuts",
         title="Shortcuts that beat chance",
         caption="Score: mean hit of the shortcut (a tie among k options counts 1/k). Interval: 95% "
-        "Wilson score "
-        "interval over the measure's n questions. Every shortcut of every measure, flagged or not, is in "
-        "manifest.json under 'shortcuts'.",
-        columns=[
-            "dataset",
-            "measure",
-            "shortcut",
-            "build option against it",
-            "score",
-            "chance",
-            "95% interval",
-            "n",
-        ],
+        "Wilson score interval over the measure's n questions. Every shortcut of every measure, flagged or "
+        "not, is in manifest.json under 'shortcuts'.",
+        columns=SHORTCUT_COLUMNS,
         rows=rows,
         left=4,
     )
