@@ -67,6 +67,7 @@ ORDER = (
     "io",
     "records",
     "console",
+    "reportkit",
     "data",
     "mining",
     "models",
@@ -106,6 +107,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "records": frozenset({"recworld", "errors", "io"}),
     # terminal conventions (errors, help, Ctrl-C, did-you-mean, logging); typer/rich only lazily.
     "console": frozenset({"recworld", "errors", "io", "records", "paths"}),
+    # the one report kit: cells, tables, figures (grouped bars), sections, Markdown and HTML, the viewer.
+    "reportkit": frozenset({"recworld", "mdsafe", "svg"}),
     # data and mining know nothing of each other: mining works on plain frames and matrices.
     "data": FOUNDATION,
     "mining": FOUNDATION,
@@ -123,8 +126,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "evaluation": FOUNDATION | {"data", "models", "runner", "scoring", "lrworld"},
     # Suite exports for other harnesses: questions and prompts only, never a model or the engine.
     "export": FOUNDATION | {"lrworld", "scoring"},
-    "report": FOUNDATION | {"data", "lrworld", "scoring", "evaluation"},
-    "lunar": FOUNDATION | {"data", "models", "runner", "scoring"},
+    "report": FOUNDATION | {"reportkit", "data", "lrworld", "scoring", "evaluation"},
+    "lunar": FOUNDATION | {"reportkit", "data", "models", "runner", "scoring"},
     "cli": FOUNDATION | {"data", "lrworld", "evaluation", "export", "multimodal", "report", "lunar"},
 }
 

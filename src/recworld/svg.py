@@ -7,9 +7,10 @@ Figures are built with matplotlib's object API (no pyplot, no global backend
 switch), text stays text (``svg.fonttype = none``) so the browser renders and
 searches it, mathtext is off so a ``$`` in a model name prints as typed, and
 every SVG id is prefixed with the chart's key so several charts can share one
-HTML page without clashing clip paths. :mod:`recworld.report.charts` (score
-charts), :mod:`recworld.report.figures` (analysis figures) and
-:mod:`recworld.lunar.report.figures` all draw with these. matplotlib is imported
+HTML page without clashing clip paths. :mod:`recworld.reportkit.figures` (the
+reports' grouped bars), :mod:`recworld.report.charts` (score charts),
+:mod:`recworld.report.figures` and :mod:`recworld.lunar.report.figures` all draw
+with these. matplotlib is imported
 only inside the functions, so importing this module costs nothing.
 """
 

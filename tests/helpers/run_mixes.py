@@ -158,11 +158,8 @@ def run_specs() -> st.SearchStrategy[RunSpec]:
     @st.composite
     def build(draw: st.DrawFn) -> RunSpec:
         kind = draw(st.sampled_from(KINDS))
-        measures = tuple(
-            m
-            for m in MEASURES
-            if m in draw(st.sets(st.sampled_from(MEASURES), min_size=1, max_size=len(MEASURES)))
-        )
+        chosen = draw(st.sets(st.sampled_from(MEASURES), min_size=1, max_size=len(MEASURES)))
+        measures = tuple(m for m in MEASURES if m in chosen)  # one draw: never empty
         limit = draw(st.integers(1, 25))
         model = draw(st.sampled_from(("random", "popularity", "openai:gpt-4o-mini", "llamacpp:smollm2-135m")))
         spec: dict[str, Any] = {"kind": kind, "model": model, "measures": measures, "limit": limit}

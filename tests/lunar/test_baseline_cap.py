@@ -43,7 +43,7 @@ def test_the_runs_row_of_a_capped_eval_says_so(tmp_path: Path, cap: int) -> None
     EvalRun.model_validate(
         {**run.to_json(), "config": {**run.config.to_json(), "answer_max_tokens": cap}}
     ).write(path)
-    lunar.build_report(lunar.ReportConfig(root=root))
+    lunar.write_lunar_report(lunar.ReportConfig(root=root))
     (row,) = read_page(root / "report.html").table("runs")
     said = "judged against a generic baseline" in row["settings"]
     assert said == (cap != GENERIC_TOKENS), row["settings"]

@@ -184,5 +184,5 @@ def test_library_api_with_model_objects_writes_configs_into_the_run(
     assert {c.json_schema["title"] for c in judge.calls if c.json_schema} == {"PairDraft"}
     written = EvalRun.read(out / "eval" / "scripted_a" / "rag" / "run.json")
     assert written.config.answer.model == "scripted:a" and written.config.embedder.spec == "test:hash"
-    result = lunar.build_report(lunar.ReportConfig(root=out))
+    result = lunar.write_lunar_report(lunar.ReportConfig(root=out))
     assert [(row.context, row.judged) for row in result.rows] == [("none", 4), ("curated", 4), ("rag", 4)]

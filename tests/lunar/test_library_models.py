@@ -79,7 +79,7 @@ def test_a_custom_model_object_is_answered_and_judged_with_no_registry_edit(
     assert "Based on" in answers and "Based on 0 of" not in answers  # curated showed it records
     judged = [c for c in judge.calls if c.json_schema and c.json_schema["title"] == "PairDraft"]
     assert any("try the noodle bar" in c.messages[-1].content for c in judged)
-    (row, *_) = lunar.build_report(lunar.ReportConfig(root=out)).rows
+    (row, *_) = lunar.write_lunar_report(lunar.ReportConfig(root=out)).rows
     assert row.model == "mine:tallrec-lora" and row.judged == 4
 
 

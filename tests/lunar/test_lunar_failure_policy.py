@@ -93,7 +93,7 @@ def test_failed_answers_are_counted_shown_and_never_scored(folder: Path) -> None
     ]
     failed = [a for a in answers if a.answer is None]
     assert len(failed) == 1 and failed[0].error is not None and "503" in failed[0].error
-    (row,) = lunar.build_report(lunar.ReportConfig(root=folder)).rows
+    (row,) = lunar.write_lunar_report(lunar.ReportConfig(root=folder)).rows
     # The failed answer is scored at the floor (1), never dropped from the mean.
     assert (row.n, row.judged, row.answer_errors, row.judge_errors) == (4, 4, 1, 0)
     judged = [
@@ -128,7 +128,7 @@ def test_a_failed_judgment_is_an_error_row_not_a_drop(folder: Path) -> None:
     assert (run.counts.answered, run.counts.judged, run.counts.judge_errors) == (4, 0, 4)
     assert {f.kind for f in run.failures} == {"invalid"}
     assert {f.reply for f in run.failures} == {"not json"}  # the rejected reply is kept
-    (row,) = lunar.build_report(lunar.ReportConfig(root=folder)).rows
+    (row,) = lunar.write_lunar_report(lunar.ReportConfig(root=folder)).rows
     assert row.judge_errors == 4 and row.avg.mean is None
 
 

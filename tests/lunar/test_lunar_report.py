@@ -26,7 +26,7 @@ LOW = [(2, 2)] * 12  # Avg 2.0
 
 
 def _report(root: Path) -> lunar.ReportResult:
-    return lunar.build_report(lunar.ReportConfig(root=root))
+    return lunar.write_lunar_report(lunar.ReportConfig(root=root))
 
 
 def _avg(pairs: list[tuple[int, int]]) -> float:
@@ -202,7 +202,7 @@ def test_hostile_names_and_texts_are_escaped(tmp_path: Path) -> None:
     answer = entry["rows"][0]["answer"]
     assert answer.startswith("<b>bold</b>")  # JSON carries the text; the page shows it as text
     assert (
-        len(answer) < MAX_CHARS + 200 and "the full text is in eval/" in answer and "answers.jsonl" in answer
+        len(answer) < MAX_CHARS + 200 and "the whole text is in eval/" in answer and "answers.jsonl" in answer
     )
 
 

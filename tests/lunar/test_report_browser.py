@@ -28,7 +28,7 @@ def report_page(tmp_path: Path) -> Path:
             RunSpec("openai:b", "full", [(3, 3)] * 9 + ["judge-error"], privacy=[4] * 10),
         ],
     )
-    lunar.build_report(lunar.ReportConfig(root=root))
+    lunar.write_lunar_report(lunar.ReportConfig(root=root))
     return root / "report.html"
 
 

@@ -99,7 +99,7 @@ def test_rich_markup_in_the_progress_description_prints_literally(monkeypatch: p
 
 def test_a_prompt_cannot_break_out_of_the_viewer_data(tmp_path: Path) -> None:
     from recworld.report import write_report
-    from recworld.report.viewer import script_json
+    from recworld.reportkit.viewer import script_json
 
     hostile = '</script><script>document.title="pwned"</script><!-- & >'
     text = script_json({"prompt": hostile})

@@ -232,8 +232,10 @@ def test_variants_are_paired_with_zero_shot_on_the_same_questions(
 def test_the_radar_draws_only_the_primary_runs(mixed: tuple[Path, dict[str, Path]]) -> None:
     _, written = mixed
     html = written["html"].read_text(encoding="utf-8")
-    caption = html.index('Each model\'s "mental world"')
-    radar = html[html.rindex("<svg", 0, caption) : caption]
+    start = html.index('<figure id="fig-radar-')  # the radar's SVG, then its caption
+    caption = html.index("<figcaption>", start)
+    assert "mental world" in html[caption : html.index("</figcaption>", caption)]
+    radar = html[start:caption]
     assert "itemknn" in radar and "popularity" in radar
     assert "smollm2" not in radar and "oracle" not in radar
 

@@ -55,7 +55,7 @@ def test_the_figure_reads_the_suites_space_with_five_clusters(neural_suite: Path
     runs = [load_run(neural_suite / "runs" / "m")]
     label_runs(runs)
     section = tsne_section(runs, AnalysisOptions())
-    assert section is not None and section.note is None
+    assert section is not None and not section.empty
     (table,) = section.tables
     by_side: dict[str, list[list[str]]] = {}
     for row in table.rows:
@@ -64,7 +64,7 @@ def test_the_figure_reads_the_suites_space_with_five_clusters(neural_suite: Path
     assert sum(int(r[1]) for r in by_side["items"]) == 80 and sum(int(r[1]) for r in by_side["users"]) == 50
     # The fake suite's neural targets are items t0..t3 (both measures' first 4 questions): all drawn.
     assert sum(int(r[3]) for r in by_side["items"]) == 4
-    assert len(section.svgs) == 2 and "question targets" in section.svgs[0]
+    assert len(section.figures) == 2 and "question targets" in section.figures[0].svg
     assert "5 k-means clusters" in table.caption and "cosine" in table.caption
     wider = tsne_section(runs, AnalysisOptions(tsne_clusters=3))
     assert wider is not None and len(wider.tables[0].rows) == 6

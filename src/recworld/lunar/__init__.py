@@ -2,7 +2,7 @@
 
 The library API is one function per stage, each taking one typed config
 (:mod:`recworld.lunar.api`): ``synthesize``, ``make_queries``, ``evaluate_contexts``,
-``ablate``, ``rate_quality`` and ``build_report``. Their names say what they do in
+``ablate``, ``rate_quality`` and ``write_lunar_report``. Their names say what they do in
 LUNAR, so none reads as LRWorld's ``recworld.evaluation.evaluate`` or
 ``recworld.report.write_report``. A model is a spec string or any
 :class:`~recworld.models.Model` object (``SessionConfig(model=...)``). Context settings
@@ -16,11 +16,11 @@ folder), ``contexts``, ``judges``, ``synth``, ``queries``, ``answering``, ``qual
 
 from recworld.lunar.api import (
     ablate,
-    build_report,
     evaluate_contexts,
     make_queries,
     rate_quality,
     synthesize,
+    write_lunar_report,
 )
 from recworld.lunar.config import (
     AblateConfig,
@@ -66,10 +66,10 @@ __all__ = [
     "SynthOptions",
     "Trajectory",
     "ablate",
-    "build_report",
     "evaluate_contexts",
     "make_queries",
     "rate_quality",
     "register_context",
     "synthesize",
+    "write_lunar_report",
 ]

@@ -11,9 +11,9 @@ into these configs and call these functions (as ``recworld eval`` calls
     lunar.make_queries(lunar.QueriesConfig(root=out, llm=llm))
     judge = lunar.SessionConfig(model="openai:gpt-4o")
     lunar.evaluate_contexts(lunar.LunarEvalConfig(root=out, answer=llm, judge=judge))
-    lunar.build_report(lunar.ReportConfig(root=out))
+    lunar.write_lunar_report(lunar.ReportConfig(root=out))
 
-The names say what they do in LUNAR (``evaluate_contexts``, ``build_report``) so they
+The names say what they do in LUNAR (``evaluate_contexts``, ``write_lunar_report``) so they
 are never confused with LRWorld's ``recworld.evaluation.evaluate`` and
 ``recworld.report.write_report``. Every stage also has an ``*_async`` twin for callers
 already inside an event loop.
@@ -71,7 +71,7 @@ from recworld.lunar.quality.records import QualityRatingsRun
 from recworld.lunar.queries.evidence import keep_supported
 from recworld.lunar.queries.generate import generate_queries
 from recworld.lunar.queries.rubrics import build_rubric
-from recworld.lunar.report.document import ReportResult, write_lunar_report
+from recworld.lunar.report.document import ReportResult, write_files
 from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Rubric
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import EvalRun, QueriesCounts, QueriesRun, SynthManifest
@@ -80,7 +80,6 @@ from recworld.lunar.synth import pipeline
 __all__ = [
     "ablate",
     "ablate_async",
-    "build_report",
     "evaluate_contexts",
     "evaluate_contexts_async",
     "make_queries",
@@ -89,6 +88,7 @@ __all__ = [
     "rate_quality_async",
     "synthesize",
     "synthesize_async",
+    "write_lunar_report",
 ]
 
 _log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ def rate_quality(config: RateConfig) -> QualityRatingsRun:
     return asyncio.run(rate_quality_async(config))
 
 
-def build_report(config: ReportConfig, *, progress: bool = False) -> ReportResult:
+def write_lunar_report(config: ReportConfig, *, progress: bool = False) -> ReportResult:
     """Write report.md / .html / .csv and quality.json: models × contexts, errors, data-quality figures.
 
     ``progress``: its steps on stderr (a live display on a terminal, else plain lines).
@@ -133,7 +133,7 @@ def build_report(config: ReportConfig, *, progress: bool = False) -> ReportResul
             view.overall("lunar report", done, total)
             view.step(what)
 
-        return write_lunar_report(config, step)
+        return write_files(config, step)
 
 
 SYNTH = "lunar synth"

@@ -339,7 +339,7 @@ class RateConfig(FrozenRecord, Settings):
 
 
 class ReportConfig(FrozenRecord, Settings):
-    """``recworld.lunar.build_report``: the tables and figures of a LUNAR folder."""
+    """``recworld.lunar.write_lunar_report``: the tables and figures of a LUNAR folder."""
 
     root: Path
     baseline: Annotated[

@@ -10,18 +10,12 @@ from collections.abc import Sequence
 from statistics import pvariance
 
 from recworld.report import figures
-from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.analysis import AnalysisOptions
 from recworld.report.coverage import Role, main_runs, role_of
 from recworld.report.runs import RunData
-from recworld.report.tables import (
-    DASH,
-    Cell,
-    Table,
-    fmt_score,
-    label,
-    labels,
-    ordered_measures,
-)
+from recworld.report.tables import fmt_score, label, labels, ordered_measures
+from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import Bar, bars
 from recworld.scoring.records import SampleRecord
 
 __all__ = ["answer_distribution_section", "orders_section", "ranking_section"]
@@ -58,20 +52,22 @@ def ranking_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sectio
                 )
         series[run.label] = [ranking[m].ndcg_at_10 if m in ranking else None for m in measures]
     table = Table(
-        "ranking",
-        "Rank mode: full candidate ranking",
-        "Each option's text scored as a continuation of the prompt, per token. Score: the top-ranked "
+        key="ranking",
+        title="Rank mode: full candidate ranking",
+        caption="Each option's text scored as a continuation of the prompt, per token. Score: the top-ranked "
         "option (a tie at the top is a miss, never option A). HR@k counts every option scored at least "
         "as high as the answer, so ties earn nothing.",
-        ["model", "measure", "score", "HR@1", "HR@3", "NDCG@10", "ties", "n"],
-        rows,
+        columns=["model", "measure", "score", "HR@1", "HR@3", "NDCG@10", "ties", "n"],
+        rows=rows,
         left=2,
     )
-    svg = figures.grouped_bars(
-        "fig-ranking", "NDCG@10 per measure", labels(measures), series, ylabel="NDCG@10"
-    )
+    svg = bars("fig-ranking", "NDCG@10 per measure", labels(measures), series, ylabel="NDCG@10")
     return Section(
-        "ranking", "Rank mode", "HR@1, HR@3 and NDCG@10 next to the single-pick score.", [table], [svg]
+        key="ranking",
+        title="Rank mode",
+        intro="HR@1, HR@3 and NDCG@10 next to the single-pick score.",
+        tables=[table],
+        figures=[Figure("ranking", svg)],
     )
 
 
@@ -135,14 +131,14 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
         run_rows, series[run.label], errors[run.label] = _order_rows(run, measures)
         rows += run_rows
     table = Table(
-        "orders",
-        "Position bias over option orders",
-        "Each question asked under N seeded permutations of its options (paper Tables 6 and 11; order 0 is "
-        "the suite's own). As in the paper, scores are ×100: the mean over orders (every question in every "
-        "order), and the variance of the N per-order scores, computed on the 0–1 scale and multiplied by "
-        "100 (population variance; the paper's values are below 0.1 except for Llama). The 95% interval "
-        "treats a question as the unit (its mean over orders), not the N copies of it.",
-        [
+        key="orders",
+        title="Position bias over option orders",
+        caption="Each question asked under N seeded permutations of its options (paper Tables 6 and 11; "
+        "order 0 is the suite's own). As in the paper, scores are ×100: the mean over orders (every "
+        "question in every order), and the variance of the N per-order scores, computed on the 0–1 scale "
+        "and multiplied by 100 (population variance; the paper's values are below 0.1 except for Llama). "
+        "The 95% interval treats a question as the unit (its mean over orders), not the N copies of it.",
+        columns=[
             "model",
             "measure",
             "orders",
@@ -152,23 +148,25 @@ def orders_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section
             "variance ×100",
             "range ×100",
         ],
-        rows,
+        rows=rows,
         left=2,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-orders",
         "Mean over option orders (×100, ±1 sd across orders)",
         labels(measures),
-        series,
-        errors=errors,
+        {
+            name: [Bar.spread(v, e) for v, e in zip(values, errors[name], strict=True)]
+            for name, values in series.items()
+        },
         ylabel="score ×100",
     )
     return Section(
-        "orders",
-        "Option orders",
-        "A model without position bias scores the same in every order.",
-        [table],
-        [svg],
+        key="orders",
+        title="Option orders",
+        intro="A model without position bias scores the same in every order.",
+        tables=[table],
+        figures=[Figure("orders", svg)],
     )
 
 
@@ -191,19 +189,19 @@ def answer_distribution_section(runs: Sequence[RunData], options: AnalysisOption
             shares.append([p / total for p in parsed] + [0.0] * (width - len(parsed)))
         panels[f"{run.label} ({run.dataset})"] = (names, [chr(65 + i) for i in range(width)], shares)
     table = Table(
-        "answer-distribution",
-        "Answer positions per measure",
-        "gold/model: how many correct answers sit at each position, and how many of the model's parsed "
-        "answers chose it (paper Tables 12-14), per measure and dataset, not pooled.",
-        ["model", "dataset", "measure", *[chr(65 + i) for i in range(width)]],
-        rows,
+        key="answer-distribution",
+        title="Answer positions per measure",
+        caption="gold/model: how many correct answers sit at each position, and how many of the model's "
+        "parsed answers chose it (paper Tables 12-14), per measure and dataset, not pooled.",
+        columns=["model", "dataset", "measure", *[chr(65 + i) for i in range(width)]],
+        rows=rows,
         left=3,
     )
     svg = figures.heatmaps("fig-answer-dist", "Share of the model's answers per position", panels)
     return Section(
-        "answer-distribution",
-        "Answer distribution",
-        "Where answers are, and where models point.",
-        [table],
-        [svg],
+        key="answer-distribution",
+        title="Answer distribution",
+        intro="Where answers are, and where models point.",
+        tables=[table],
+        figures=[Figure("answer-distribution", svg)],
     )

@@ -12,12 +12,14 @@ import numpy as np
 from recworld.lrworld.catalogue import OptionKind, get_measure
 from recworld.lrworld.measure import NeuralSpec
 from recworld.report import figures
-from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.analysis import AnalysisOptions
 from recworld.report.coverage import main_runs
 from recworld.report.embedding_view import TSNE_POINTS, build_settings, embedding_panel
 from recworld.report.runs import RunData
 from recworld.report.suite_data import SuiteData, candidate_scores, neumf_space, suite_of
-from recworld.report.tables import DASH, Cell, Table, fmt_pct, fmt_score, label
+from recworld.report.tables import fmt_pct, fmt_score, label
+from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import bars
 from recworld.seeding import child_seed
 
 __all__ = ["case_section", "dataset_section", "popularity_section", "tsne_section"]
@@ -61,17 +63,31 @@ def dataset_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sectio
         counts, _ = np.histogram(lengths, bins=edges)
         series[suite.name] = [float(c) / max(1, len(lengths)) for c in counts]
     table = Table(
-        "dataset-stats",
-        "Dataset statistics",
-        "Users, items and interactions of each suite's dataset, sequence lengths (interactions per user), "
-        "and distinct genres and categories (paper Fig. 4, Table 7).",
-        ["dataset", "users", "items", "interactions", "mean length", "median", "max", "genres", "categories"],
-        rows,
+        key="dataset-stats",
+        title="Dataset statistics",
+        caption="Users, items and interactions of each suite's dataset, sequence lengths (interactions "
+        "per user), and distinct genres and categories (paper Fig. 4, Table 7).",
+        columns=[
+            "dataset",
+            "users",
+            "items",
+            "interactions",
+            "mean length",
+            "median",
+            "max",
+            "genres",
+            "categories",
+        ],
+        rows=rows,
     )
-    svg = figures.grouped_bars(
-        "fig-dataset", "Users by sequence length", bins, series, ylabel="share of users"
+    svg = bars("fig-dataset", "Users by sequence length", bins, series, ylabel="share of users")
+    return Section(
+        key="dataset",
+        title="Dataset statistics",
+        intro="What the suites were built from.",
+        tables=[table],
+        figures=[Figure("dataset", svg)],
     )
-    return Section("dataset", "Dataset statistics", "What the suites were built from.", [table], [svg])
 
 
 def _distinct(items: object, column: str) -> str:
@@ -85,6 +101,17 @@ def _distinct(items: object, column: str) -> str:
         elif cell is not None and not (isinstance(cell, float) and math.isnan(cell)):
             values.add(str(cell))
     return f"{len(values):,}"
+
+
+POPULARITY_COLUMNS = (
+    "model",
+    "measure",
+    "n",
+    "acc POP",
+    "acc NON-POP",
+    "non-pop among correct",
+    "non-pop among wrong",
+)
 
 
 def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
@@ -116,18 +143,18 @@ def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sec
     if not rows:
         return None
     table = Table(
-        "popularity",
-        "Popularity bias",
-        "An item is popular (POP) when its log-frequency is at least the catalogue's mean log-frequency "
-        "(paper §A.9); a user option is popular when its log-activity (interactions) is at least the "
-        "users' mean. Accuracy on questions whose answer is POP or NON-POP, and the share of non-popular "
-        "options among the model's correct and wrong picks (Fig. 10). Item and user measures; attribute "
-        "options have no popularity here.",
-        ["model", "measure", "n", "acc POP", "acc NON-POP", "non-pop among correct", "non-pop among wrong"],
-        rows,
+        key="popularity",
+        title="Popularity bias",
+        caption="An item is popular (POP) when its log-frequency is at least the catalogue's mean "
+        "log-frequency (paper §A.9); a user option is popular when its log-activity (interactions) is at "
+        "least the users' mean. Accuracy on questions whose answer is POP or NON-POP, and the share of "
+        "non-popular options among the model's correct and wrong picks (Fig. 10). Item and user measures; "
+        "attribute options have no popularity here.",
+        columns=POPULARITY_COLUMNS,
+        rows=rows,
         left=2,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-popularity",
         "Share of non-popular items among picks",
         labels,
@@ -135,7 +162,11 @@ def popularity_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sec
         ylabel="share non-popular",
     )
     return Section(
-        "popularity", "Popularity bias", "Do models prefer what many people consumed?", [table], [svg]
+        key="popularity",
+        title="Popularity bias",
+        intro="Do models prefer what many people consumed?",
+        tables=[table],
+        figures=[Figure("popularity", svg)],
     )
 
 
@@ -189,50 +220,50 @@ def tsne_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
     found = next(((s, space) for s in suites if (space := neumf_space(s.path)) is not None), None)
     if found is None:
         return Section(
-            "tsne",
-            "Embedding t-SNE",
-            "",
-            note="No suite holds a saved NeuMF space (SUITE/neumf/): "
+            key="tsne",
+            title="Embedding t-SNE",
+            empty="No suite holds a saved NeuMF space (SUITE/neumf/): "
             "it is written by builds with neural measures; rebuild the suite to draw this figure.",
         )
     suite, space = found
     build = build_settings(suite.path)
     targets = _neural_targets(runs, suite)
-    svgs: list[str] = []
+    drawn: list[Figure] = []
     rows: list[list[Cell]] = []
     for side, vectors, ids in (("items", space.item, space.item_ids), ("users", space.user, space.user_ids)):
         panel = embedding_panel(
             vectors, ids, targets[side], options.tsne_clusters, child_seed(build.seed, "tsne", side)
         )
-        svgs.append(
-            figures.scatter(
-                f"fig-tsne-{side}",
-                f"NeuMF {side} ({suite.name}), {panel.k} clusters",
-                [(f"cluster {c}", xs, ys, "o") for c, xs, ys in panel.groups],
-                [("question targets", panel.target_xy[0], panel.target_xy[1])]
-                if panel.target_xy[0].size
-                else [],
-            )
+        svg = figures.scatter(
+            f"fig-tsne-{side}",
+            f"NeuMF {side} ({suite.name}), {panel.k} clusters",
+            [(f"cluster {c}", xs, ys, "o") for c, xs, ys in panel.groups],
+            [("question targets", panel.target_xy[0], panel.target_xy[1])] if panel.target_xy[0].size else [],
         )
+        drawn.append(Figure(f"tsne-{side}", svg))
         rows += [
             [Cell(side), Cell(str(c)), Cell(str(members)), Cell(str(shown)), Cell(str(hit))]
             for c, members, shown, hit in panel.counts
         ]
     table = Table(
-        "tsne",
-        "NeuMF clusters",
-        f"t-SNE of the suite's saved NeuMF space (the one the neural measures' answers were retrieved "
-        f"in), items and users apart as in the paper's Fig. 8, coloured by {options.tsne_clusters} k-means "
-        "clusters (the paper's figure uses 5 for readability; --tsne-clusters changes it) in the geometry "
-        "retrieval uses: cosine, so rows are scaled to unit length first. The build spread its question "
-        f"targets over {build.clusters} clusters. 'members': vectors of the whole side in the cluster; "
-        f"'shown': points drawn (at most {TSNE_POINTS} per side, every question target among them); "
-        "crosses mark question targets.",
-        ["side", "cluster", "members", "shown", "targets"],
-        rows,
+        key="tsne",
+        title="NeuMF clusters",
+        caption=f"t-SNE of the suite's saved NeuMF space (the one the neural measures' answers were "
+        f"retrieved in), items and users apart as in the paper's Fig. 8, coloured by "
+        f"{options.tsne_clusters} k-means clusters (the paper's figure uses 5 for readability; "
+        f"--tsne-clusters changes it) in the geometry retrieval uses: cosine, so rows are scaled to unit "
+        f"length first. The build spread its question targets over {build.clusters} clusters. 'members': "
+        f"vectors of the whole side in the cluster; 'shown': points drawn (at most {TSNE_POINTS} per side, "
+        f"every question target among them); crosses mark question targets.",
+        columns=["side", "cluster", "members", "shown", "targets"],
+        rows=rows,
     )
     return Section(
-        "tsne", "Embedding t-SNE", "The space the neural measures' ground truth comes from.", [table], svgs
+        key="tsne",
+        title="Embedding t-SNE",
+        intro="The space the neural measures' ground truth comes from.",
+        tables=[table],
+        figures=drawn,
     )
 
 
@@ -289,22 +320,28 @@ def case_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
     if not rows:
         return None
     table = Table(
-        "case-study",
-        "Case study: every candidate with its ground-truth score",
-        "One question per measure: each candidate's score under the measure's own definition (binary "
+        key="case-study",
+        title="Case study: every candidate with its ground-truth score",
+        caption="One question per measure: each candidate's score under the measure's own definition (binary "
         "cosine, rule confidence, NeuMF cosine), the answer (✓), and which runs picked it (paper Table 26).",
-        ["measure", "target", "option", "candidate", "score", "value", "answer", "picked by"],
-        rows,
+        columns=["measure", "target", "option", "candidate", "score", "value", "answer", "picked by"],
+        rows=rows,
         left=5,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-case",
         "Candidate scores relative to the best, per measure",
         [chr(65 + i) for i in range(10)],
         series,
         ylabel="score / best score",
     )
-    return Section("case-study", "Case study", "Why the answer is the answer.", [table], [svg])
+    return Section(
+        key="case-study",
+        title="Case study",
+        intro="Why the answer is the answer.",
+        tables=[table],
+        figures=[Figure("case-study", svg)],
+    )
 
 
 def _pick(run: RunData, question_id: str) -> int | None:

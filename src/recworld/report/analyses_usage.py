@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from recworld.report import figures
-from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.analysis import AnalysisOptions
 from recworld.report.runs import RunData
-from recworld.report.tables import DASH, Cell, Table, labels, measure_table, ordered_measures
+from recworld.report.tables import labels, measure_table, ordered_measures
+from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import bars
 from recworld.scoring.prices import Price
 from recworld.scoring.records import SampleRecord
 
@@ -86,10 +87,14 @@ def cost_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
     if not rows:
         return None
     tables = _token_tables(rows, completion_rows, cost_rows, measures)
-    svg = figures.grouped_bars(
-        "fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens"
+    svg = bars("fig-tokens", "Prompt tokens per measure (total)", labels(measures), series, ylabel="tokens")
+    return Section(
+        key="cost",
+        title="Tokens and cost",
+        intro="Usage as the backend reported it.",
+        tables=tables,
+        figures=[Figure("cost", svg)],
     )
-    return Section("cost", "Tokens and cost", "Usage as the backend reported it.", tables, [svg])
 
 
 def _token_tables(
@@ -185,11 +190,13 @@ def time_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
         rows=rows,
         left=2,  # "questions" and "cached" are counts: right-aligned like the numbers
     )
-    svg = figures.grouped_bars(
-        "fig-time", "Seconds per measure (total)", labels(measures), series, ylabel="seconds"
-    )
+    svg = bars("fig-time", "Seconds per measure (total)", labels(measures), series, ylabel="seconds")
     return Section(
-        "time", "Inference time", "Time in the model; waits and retries' backoff excluded.", [table], [svg]
+        key="time",
+        title="Inference time",
+        intro="Time in the model; waits and retries' backoff excluded.",
+        tables=[table],
+        figures=[Figure("time", svg)],
     )
 
 

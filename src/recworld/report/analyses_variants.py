@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from recworld.errors import DataError
 from recworld.lrworld.catalogue import get_measure
 from recworld.lrworld.noise import noisy_changes
-from recworld.report import figures
-from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.analysis import AnalysisOptions
 from recworld.report.coverage import Role, role_of
 from recworld.report.runs import RunData
-from recworld.report.tables import DASH, Cell, Table, fmt_score, labels, measure_table, ordered_measures
+from recworld.report.tables import fmt_score, labels, measure_table, ordered_measures
+from recworld.reportkit import DASH, Cell, Figure, Section, Table
+from recworld.reportkit.figures import bars
 from recworld.scoring import PairedRecord, paired_comparison
 from recworld.scoring.records import PairedMeasure
 from recworld.scoring.thresholds import MIN_PAIRED_N, SIGNIFICANCE
@@ -133,13 +134,13 @@ def _changes_table(pairs: Sequence[Pair]) -> tuple[Table, str]:
         rows=rows,
         left=3,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-variants",
         "Relative change from zero-shot (%)",
         labels(measures),
         series,
         ylabel="relative change (%)",
-        zero_line=True,
+        reference=0.0,
     )
     return table, svg
 
@@ -202,7 +203,7 @@ def variants_section(runs: Sequence[RunData], options: AnalysisOptions) -> Secti
         else None
     )
     if not pairs:
-        return Section("variants", "Prompt variants", "", note=note)
+        return Section(key="variants", title="Prompt variants", empty=note or "")
     table, svg = _changes_table(pairs)
     tables = [table]
     noisy = [p for p in pairs if p.run.variant == "noisy"]
@@ -237,7 +238,13 @@ def variants_section(runs: Sequence[RunData], options: AnalysisOptions) -> Secti
             )
         )
     intro = "Each variant is its own run, compared with zero-shot on the questions both answered."
-    return Section("variants", "Prompt variants", f"{intro} {note}" if note else intro, tables, [svg])
+    return Section(
+        key="variants",
+        title="Prompt variants",
+        intro=f"{intro} {note}" if note else intro,
+        tables=tables,
+        figures=[Figure("variants", svg)],
+    )
 
 
 def _unchanged(pairs: Sequence[Pair]) -> str:
@@ -263,7 +270,7 @@ def size_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
                 pairs.append(pair)
     if not pairs:
         note = "No --pair found zero-shot runs of both models on one dataset and mode."
-        return Section("size", "Model size", "", note=note)
+        return Section(key="size", title="Model size", empty=note)
     measures = ordered_measures([p.run for p in pairs])
     rows: list[list[Cell]] = []
     series: dict[str, list[float | None]] = {}
@@ -292,12 +299,18 @@ def size_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section |
         rows=rows,
         left=3,
     )
-    svg = figures.grouped_bars(
+    svg = bars(
         "fig-size",
         "Relative improvement from scale (%)",
         labels(measures),
         series,
         ylabel="relative improvement (%)",
-        zero_line=True,
+        reference=0.0,
     )
-    return Section("size", "Model size", "Pairs given with --pair SMALL=LARGE.", [table], [svg])
+    return Section(
+        key="size",
+        title="Model size",
+        intro="Pairs given with --pair SMALL=LARGE.",
+        tables=[table],
+        figures=[Figure("size", svg)],
+    )

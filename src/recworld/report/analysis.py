@@ -1,6 +1,7 @@
-"""What an analysis section is, and the options analyses take: the types every analysis module uses.
+"""What an analysis computes, and the options analyses take: the types every analysis module uses.
 
-They live apart from the registry (:mod:`recworld.report.sections`), which
+An analysis returns a :class:`recworld.reportkit.Section` (the report kit's). These
+types live apart from the registry (:mod:`recworld.report.sections`), which
 imports every analysis module, so an analysis imports only what is below it.
 """
 
@@ -11,22 +12,10 @@ from dataclasses import dataclass, field
 
 from recworld.errors import ConfigError
 from recworld.report.runs import RunData
-from recworld.report.tables import Table
+from recworld.reportkit import Section
 from recworld.scoring.prices import Price
 
-__all__ = ["TSNE_CLUSTERS", "AnalysisOptions", "Section", "SectionBuilder", "parse_pairs"]
-
-
-@dataclass
-class Section:
-    """One analysis: its tables and figures, or only a ``note`` saying why its input is missing."""
-
-    key: str
-    title: str
-    intro: str
-    tables: list[Table] = field(default_factory=list)
-    svgs: list[str] = field(default_factory=list)
-    note: str | None = None
+__all__ = ["TSNE_CLUSTERS", "AnalysisOptions", "SectionBuilder", "parse_pairs"]
 
 
 # The paper's Fig. 8 draws the NeuMF space with 5 clusters ("to get a better visualization effect");

@@ -12,16 +12,8 @@ from collections.abc import Sequence
 from recworld.lrworld.catalogue import MEASURES
 from recworld.report.coverage import role_of
 from recworld.report.runs import RunData
-from recworld.report.tables import (
-    DASH,
-    Cell,
-    Table,
-    fmt_pct,
-    fmt_score,
-    fmt_signed,
-    measure_table,
-    ordered_measures,
-)
+from recworld.report.tables import fmt_pct, fmt_score, fmt_signed, measure_table, ordered_measures
+from recworld.reportkit import DASH, Cell, Table
 from recworld.scoring.records import PairedDifference, PairedMeasure, PairedRecord
 from recworld.scoring.thresholds import DEGENERATE_TV, MIN_PAIRED_N, SIGNIFICANCE
 
@@ -73,8 +65,8 @@ def errors_table(dataset: str, runs: Sequence[RunData]) -> Table | None:
             errors = 0 if entry is None else entry.errors
             asked = errors + (0 if entry is None else entry.n)
             text = DASH if entry is None else f"{errors}/{asked}"
-            cells.append(Cell(text, css="errored" if errors else ""))
-        cells.append(Cell(run.status, css="" if run.status == "finished" else "errored", title=run.reason))
+            cells.append(Cell(text, css="warn" if errors else ""))
+        cells.append(Cell(run.status, css="" if run.status == "finished" else "warn", title=run.reason))
         rows.append(cells)
     return measure_table(
         f"errors-{dataset}",
@@ -123,7 +115,7 @@ def position_tables(runs: Sequence[RunData]) -> list[Table]:
             cells += [
                 Cell(str(pos.n_parsed)),
                 Cell(fmt_score(pos.tv_distance)),
-                Cell(flag, css="errored" if flag else ""),
+                Cell(flag, css="warn" if flag else ""),
             ]
             rows.append(cells)
         gold = _answer_key(present, fmt, len(labels))

@@ -1,4 +1,6 @@
-"""Generic figures for the analysis sections: grouped bars, heatmaps and a labelled scatter.
+"""Figures of LRWorld's analysis sections: heatmaps and a labelled scatter.
+
+Grouped bars are the report kit's (:func:`recworld.reportkit.figures.bars`).
 
 Drawn with the conventions of :mod:`recworld.report.svg` (object API, text stays
 text, mathtext off, ids prefixed per chart), so any number of them share a page.
@@ -13,43 +15,7 @@ import numpy as np
 
 from recworld.report.svg import colour, new_figure, styled, to_svg
 
-__all__ = ["grouped_bars", "heatmaps", "scatter"]
-
-
-def grouped_bars(
-    key: str,
-    title: str,
-    categories: Sequence[str],
-    series: Mapping[str, Sequence[float | None]],
-    *,
-    ylabel: str,
-    errors: Mapping[str, Sequence[float | None]] | None = None,
-    zero_line: bool = False,
-) -> str:
-    """One bar per (series, category); None draws nothing; optional symmetric error bars."""
-
-    def draw() -> str:
-        fig = new_figure(max(5.5, 0.7 * len(categories) * max(1, len(series)) ** 0.5 + 2.5), 3.2)
-        ax = fig.add_subplot()
-        x = np.arange(len(categories))
-        width = 0.8 / max(1, len(series))
-        for i, (name, values) in enumerate(series.items()):
-            y = np.array([np.nan if v is None else float(v) for v in values])
-            offset = (i - (len(series) - 1) / 2) * width
-            ax.bar(x + offset, y, width * 0.92, color=colour(i), label=name, zorder=2)
-            if errors is not None and name in errors:
-                err = np.array([0.0 if e is None else float(e) for e in errors[name]])
-                ax.errorbar(x + offset, y, yerr=err, fmt="none", ecolor="#333333", capsize=2, zorder=3)
-        if zero_line:
-            ax.axhline(0, color="#222222", linewidth=0.8)
-        ax.set_xticks(x, list(categories), rotation=25, ha="right")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(axis="y", color="#e5e5e5", zorder=0)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-        return to_svg(fig, key)
-
-    return styled(draw)
+__all__ = ["heatmaps", "scatter"]
 
 
 def heatmaps(

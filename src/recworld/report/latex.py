@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from recworld.report.model import ReportModel
-from recworld.report.tables import Cell, Table
+from recworld.reportkit import Cell, Table
 
 __all__ = ["latex_table", "latex_text", "to_latex"]
 

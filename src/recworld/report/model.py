@@ -17,11 +17,13 @@ from recworld.report import charts, coverage
 from recworld.report import diagnostics as diag
 from recworld.report import score_tables as st
 from recworld.report import tables as tbl
-from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.analysis import AnalysisOptions
 from recworld.report.coverage import CoverageGroup, Role, role_of
 from recworld.report.runs import RunData, common_settings
 from recworld.report.sections import build_sections
-from recworld.report.viewer import viewer_data
+from recworld.report.viewer import add_views, new_viewer
+from recworld.reportkit import Section, Table
+from recworld.reportkit.viewer import Viewer
 from recworld.scoring import PairedRecord, paired_comparison
 
 __all__ = [
@@ -43,8 +45,8 @@ class AggregatePanel:
     """The scale and factor averages of one coverage group: runs that asked the same questions."""
 
     group: CoverageGroup
-    scales: tbl.Table
-    factors: tbl.Table
+    scales: Table
+    factors: Table
     radar_svg: str | None  # the primary group only (None: fewer than three factors, or a partial group)
 
 
@@ -56,14 +58,13 @@ class DatasetSection:
     slug: str
     rows: list[st.ScoreRow]  # the main table's rows: zero-shot runs in one order, the oracle as a ceiling
     groups: list[CoverageGroup]  # the rows' runs by the questions they asked; the primary group first
-    main: tbl.Table
+    main: Table
     aggregates: list[AggregatePanel]
-    missed: tbl.Table
-    errors: tbl.Table | None
-    paired: tbl.Table | None
+    missed: Table
+    errors: Table | None
+    paired: Table | None
     bar_svg: str
     notes: list[str]  # partial runs, small samples, degenerate answering, skipped measures
-    viewer: str = ""  # JSON of the samples behind each main-table cell (report.html)
 
     @property
     def runs(self) -> list[RunData]:
@@ -82,7 +83,7 @@ class DatasetSection:
 class PositionPanel:
     """A position-bias table and its chart (None when no run answered that format)."""
 
-    table: tbl.Table
+    table: Table
     svg: str | None
 
 
@@ -96,8 +97,9 @@ class ReportModel:
     datasets: list[DatasetSection]
     positions: list[PositionPanel]
     analyses: list[Section]
-    details: tbl.Table
+    details: Table
     skipped: list[str]  # unfinished run folders, by name
+    viewer: Viewer  # the samples behind each main-table score cell (report.html)
 
     def runs_by_dataset(self) -> dict[str, list[RunData]]:
         return by_dataset(self.runs)
@@ -117,7 +119,7 @@ def _overall(run: RunData) -> float:
 
 def _paired(
     dataset: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup], seed: int
-) -> tbl.Table | None:
+) -> Table | None:
     """Every competitor against the best run of the primary group, each pair on the questions it shares."""
     competitors = [row.run for row in rows if not row.ceiling]
     primary = [r for r in competitors if groups and groups[0].has(r)]
@@ -176,20 +178,25 @@ def _aggregates(
     return panels
 
 
-def dataset_section(name: str, runs: list[RunData], seed: int) -> DatasetSection:
-    """One dataset's main-table runs: per-measure scores, averages per coverage group, paired differences."""
+def dataset_section(
+    name: str, runs: list[RunData], seed: int, viewer: Viewer | None = None
+) -> DatasetSection:
+    """One dataset's main-table runs: per-measure scores, averages per coverage group, paired differences.
+
+    ``viewer`` gets the samples behind each main-table score cell.
+    """
     slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-") or "dataset"
     groups = coverage.coverage_groups(runs)
     rows = _rows(groups)
-    main = st.main_table(name, rows)
     measures = tbl.ordered_measures(runs)
+    ordered = [row.run for row in rows]
+    main = add_views(new_viewer() if viewer is None else viewer, st.main_table(name, rows), ordered, measures)
     notes = [
         coverage.partial_note(groups),
         coverage.small_sample_note(runs),
         coverage.degenerate_note([r.run for r in rows if not r.ceiling]),
         coverage.skipped_measures_note(runs),
     ]
-    ordered = [row.run for row in rows]
     return DatasetSection(
         name=name,
         slug=slug,
@@ -202,7 +209,6 @@ def dataset_section(name: str, runs: list[RunData], seed: int) -> DatasetSection
         paired=_paired(name, rows, groups, seed),
         bar_svg=charts.bar_chart(f"bar-{slug}", name, _bars(rows, groups) or ordered, measures),
         notes=[n for n in notes if n],
-        viewer=viewer_data(main.key, ordered, measures),
     )
 
 
@@ -257,10 +263,11 @@ def build_report(
     """
     tell: Step = step or (lambda _what: None)
     main = coverage.main_runs(runs)
+    viewer = new_viewer()
     sections = []
     for name, ds_runs in by_dataset(main).items():
         tell(f"tables and charts of {name}")
-        sections.append(dataset_section(name, ds_runs, paired_seed))
+        sections.append(dataset_section(name, ds_runs, paired_seed, viewer))
     elsewhere = _elsewhere_note(runs, main)
     for section in sections[:1]:
         if elsewhere:
@@ -280,4 +287,5 @@ def build_report(
         analyses=build_sections(runs, options, progress=lambda name: tell(f"analysis: {name}")),
         details=diag.details_table(runs, {id(r): d.coverage_of(r) for d in sections for r in d.runs}),
         skipped=list(skipped),
+        viewer=viewer,
     )

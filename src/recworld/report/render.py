@@ -1,11 +1,16 @@
 """The renderings of a :class:`~recworld.report.model.ReportModel`: Markdown, HTML and two CSVs.
 
-Each function reads the model only; none computes a number of its own.
+Each function reads the model only; none computes a number of its own. Tables and
+analysis sections are the report kit's types: report.md is laid out here with the
+kit's Markdown renderer (:mod:`recworld.reportkit.markdown`), and report.html is
+the kit's ``document.html.j2`` over :func:`page_sections` (the model as kit
+sections), so LRWorld's report has no template of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from recworld import __version__
@@ -13,11 +18,14 @@ from recworld.csvsafe import csv_text
 from recworld.mdsafe import md_cell, md_text
 from recworld.report import tables as tbl
 from recworld.report.coverage import orders_of, role_of
-from recworld.report.model import ReportModel
+from recworld.report.model import DatasetSection, ReportModel
+from recworld.reportkit import Figure, Section
+from recworld.reportkit.html import render_page
+from recworld.reportkit.markdown import section_markdown, table_markdown
 from recworld.scoring import METRICS_SCHEMA
 from recworld.scoring.thresholds import DEGENERATE_TV, MIN_INTERVAL_N, MIN_PAIRED_N
 
-__all__ = ["LONG_COLUMNS", "METHOD", "long_csv", "to_html", "to_markdown", "wide_csv"]
+__all__ = ["LONG_COLUMNS", "METHOD", "long_csv", "page_sections", "to_html", "to_markdown", "wide_csv"]
 
 LONG_COLUMNS = (
     "run",
@@ -77,41 +85,109 @@ def to_markdown(model: ReportModel) -> str:
     for ds in model.datasets:
         parts += [f"## LRWorld ({md_text(ds.name)})", ""]
         parts += [f"> {md_cell(note)}\n" for note in ds.notes]
-        parts += [tbl.render_markdown(ds.main)]
+        parts += [table_markdown(ds.main)]
         for panel in ds.aggregates:
-            parts += [tbl.render_markdown(panel.scales), tbl.render_markdown(panel.factors)]
-        parts += [tbl.render_markdown(ds.missed)]
-        parts += [tbl.render_markdown(t) for t in (ds.errors, ds.paired) if t is not None]
+            parts += [table_markdown(panel.scales), table_markdown(panel.factors)]
+        parts += [table_markdown(ds.missed)]
+        parts += [table_markdown(t) for t in (ds.errors, ds.paired) if t is not None]
     parts += ["## Position bias", ""]
-    parts += [tbl.render_markdown(panel.table) for panel in model.positions]
-    for section in model.analyses:
-        parts += [f"## {md_text(section.title)}", "", md_text(section.note or section.intro), ""]
-        parts += [tbl.render_markdown(t) for t in section.tables]
-    parts += [tbl.render_markdown(model.details, level="##"), "## Method", "", METHOD, ""]
+    parts += [table_markdown(panel.table) for panel in model.positions]
+    parts += [section_markdown(section, 2) for section in model.analyses]
+    parts += [table_markdown(model.details, heading="##"), "## Method", "", METHOD, ""]
     return "\n".join(parts)
 
 
-def to_html(model: ReportModel) -> str:
-    import jinja2
+BAR_CAPTION = (
+    "Bars: score per measure with exact 95% intervals, for the runs of the primary coverage group (partial "
+    "runs and the oracle are in the table only). Dashed lines: chance (0.25 for 4-option MCQ, 0.10 for "
+    "HitRatio@1 over 10 candidates)."
+)
+POSITION_CAPTION = (
+    "Bars: where each model's parsed answers fall. Black steps: where the correct answers are. A model "
+    "without position preference follows the steps."
+)
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("recworld.report", "templates"),
-        autoescape=jinja2.select_autoescape(["html", "j2"]),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+
+def _aggregates(ds: DatasetSection) -> list[Section]:
+    """One "Scales and factors" part per coverage group: its two tables, and the primary group's radar."""
+    parts = []
+    for panel in ds.aggregates:
+        where = panel.group.describe()
+        notes: list[str] = []
+        figures: list[Figure] = []
+        if not panel.group.primary:
+            notes.append(f"Partial runs over {where}: compared only with each other, on these questions.")
+        elif panel.radar_svg is not None:
+            caption = (
+                'Each model\'s "mental world": macro-averaged score on every factor with data, over '
+                f"{where} (partial runs and the oracle are not drawn); dashed polygon is chance."
+            )
+            figures.append(Figure(f"radar-{ds.slug}", panel.radar_svg, caption))
+        else:
+            notes.append(f"Fewer than three factors have data for {ds.name}, so no radar chart is drawn.")
+        title = "Scales and factors" if panel.group.primary else f"Scales and factors, partial: {where}"
+        parts.append(
+            Section(
+                key=f"agg-{panel.scales.key}",
+                title=title,
+                notes=notes,
+                tables=[panel.scales, panel.factors],
+                figures=figures,
+            )
+        )
+    return parts
+
+
+def _dataset(ds: DatasetSection, viewable: bool) -> Section:
+    click = ["Click a score to see the questions behind it."] if viewable else []
+    missed = Section(
+        key=f"missed-part-{ds.slug}",
+        title="Missed answers",
+        tables=[t for t in (ds.missed, ds.errors) if t is not None],
     )
-    return env.get_template("report.html.j2").render(
+    paired = []
+    if ds.paired is not None:
+        paired.append(Section(key=f"paired-part-{ds.slug}", title="Paired comparison", tables=[ds.paired]))
+    return Section(
+        key=f"ds-{ds.slug}",
+        title=f"LRWorld ({ds.name})",
+        notes=[*ds.notes, *click],
+        tables=[ds.main],
+        figures=[Figure(f"bar-{ds.slug}", ds.bar_svg, BAR_CAPTION)],
+        subsections=[*_aggregates(ds), missed, *paired],
+    )
+
+
+def page_sections(model: ReportModel) -> list[Section]:
+    """The report as the kit's sections, in reading order: datasets, position bias, analyses, runs.
+
+    An analysis's id is ``an-<key>`` (its table may share its key).
+    """
+    positions = Section(
+        key="positions",
+        title="Position bias",
+        tables=[panel.table for panel in model.positions],
+        figures=[Figure(f"pos-{p.table.key}", p.svg, POSITION_CAPTION) for p in model.positions if p.svg],
+    )
+    return [
+        *(_dataset(ds, bool(model.viewer)) for ds in model.datasets),
+        positions,
+        *(replace(a, key=f"an-{a.key}") for a in model.analyses),
+        Section(key="runs", title="Runs", tables=[model.details]),
+    ]
+
+
+def to_html(model: ReportModel) -> str:
+    skipped = ", ".join(model.skipped)
+    return render_page(
+        "document.html.j2",
         title=model.title,
-        subtitle=model.subtitle,
-        datasets=model.datasets,
-        positions=model.positions,
-        details=model.details,
-        skipped=model.skipped,
-        analyses=model.analyses,
+        lead=model.subtitle,
+        notes=[f"Skipped unfinished runs (no samples.jsonl): {skipped}"] if model.skipped else [],
+        sections=page_sections(model),
         method=METHOD,
-        version=__version__,
-        metrics_schema=METRICS_SCHEMA,
+        viewer=model.viewer,
+        footer=f"Generated by recworld report {__version__} · metrics schema {METRICS_SCHEMA}",
     )
 
 

@@ -11,21 +11,19 @@ coverage group (:mod:`recworld.report.coverage`), which asked the same questions
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recworld.report.runs import RunData
 from recworld.report.tables import (
-    DASH,
     FACTOR_ORDER,
     SCALE_ORDER,
-    Cell,
-    Table,
     fmt_interval,
     fmt_score,
     measure_table,
     ordered_measures,
     scale_groups,
 )
+from recworld.reportkit import DASH, Cell, Table
 from recworld.scoring.records import GroupMetrics, MeasureMetrics
 from recworld.scoring.thresholds import MIN_INTERVAL_N
 
@@ -74,7 +72,7 @@ def _score_cell(
     score, low, high = entry.score, entry.ci_low, entry.ci_high
     if score is None:
         # Every request failed: the model has no score here, and 0.000 would be a lie.
-        return Cell(f"errors: {entry.errors}", title="every request failed; no score", css="errored")
+        return Cell(f"errors: {entry.errors}", title="every request failed; no score", css="warn")
     bounds = "" if low is None or high is None else f"95% CI [{low:.3f}, {high:.3f}], "
     title = f"{bounds}n = {questions} questions"
     text = fmt_interval(score, low, high, questions)
@@ -82,7 +80,7 @@ def _score_cell(
     if isinstance(entry, MeasureMetrics) and entry.position_bias.degenerate:
         bias = entry.position_bias
         text += f" {DEGENERATE_MARK}"
-        css = "degenerate"
+        css = "warn"
         title += (
             f"; degenerate answering: {bias.top_share or 0:.0%} of the parsed answers are {bias.top_label} "
             f"(TV {bias.tv_distance or 0:.2f} from the answer key)"
@@ -191,9 +189,8 @@ def scale_table(key: str, title: str, coverage: str, rows: Sequence[ScoreRow]) -
     ]
     best = _best([o.score for _, o in eligible])
     chance = [o.chance for _, o in overall if o is not None]
-    table.columns.append("all measures")
-    table.rows[0].append(Cell(fmt_score(chance[0] if chance else None)))
+    lines = [[*table.rows[0], Cell(fmt_score(chance[0] if chance else None))]]
     for line, (row, o) in zip(table.rows[1:], overall, strict=True):
         q = 0 if o is None else _group_questions(row.run, o)
-        line.append(_score_cell(o, q, best, any(r is row for r, _ in eligible)))
-    return table
+        lines.append([*line, _score_cell(o, q, best, any(r is row for r, _ in eligible))])
+    return replace(table, columns=[*table.columns, "all measures"], rows=lines)

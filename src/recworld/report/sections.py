@@ -6,7 +6,7 @@ module: :mod:`~recworld.report.analyses_runs` and
 :mod:`~recworld.report.analyses_variants` sets runs against each other on shared questions,
 :mod:`~recworld.report.analyses_suite` joins them with the suite's data. A
 builder returns None when no run it reads exists (the section is left out),
-or a :class:`Section` with only a ``note`` when its input is missing for a
+or a :class:`~recworld.reportkit.Section` with only ``empty`` when its input is missing for a
 reason the reader should know. Adding an analysis is one module (or one
 function) and one entry in :data:`SECTIONS`.
 """
@@ -19,16 +19,16 @@ from recworld.report import analyses_runs as ar
 from recworld.report import analyses_suite as asu
 from recworld.report import analyses_usage as au
 from recworld.report import analyses_variants as av
-from recworld.report.analysis import AnalysisOptions, Section, SectionBuilder, parse_pairs
+from recworld.report.analysis import AnalysisOptions, SectionBuilder, parse_pairs
 from recworld.report.runs import RunData
 from recworld.report.shortcuts_section import shortcuts_section
+from recworld.reportkit import Section
 from recworld.scoring.prices import Price, read_prices
 
 __all__ = [
     "SECTIONS",
     "AnalysisOptions",
     "Price",
-    "Section",
     "SectionBuilder",
     "build_sections",
     "parse_pairs",

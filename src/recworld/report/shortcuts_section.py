@@ -17,9 +17,10 @@ from pathlib import Path
 
 from recworld.errors import RecWorldError
 from recworld.lrworld.manifest import SuiteManifest, read_manifest
-from recworld.report.analysis import AnalysisOptions, Section
+from recworld.report.analysis import AnalysisOptions
 from recworld.report.runs import RunData
-from recworld.report.tables import Cell, Table, fmt_score, label
+from recworld.report.tables import fmt_score, label
+from recworld.reportkit import Cell, Section, Table
 
 __all__ = ["shortcuts_section"]
 
@@ -101,18 +102,30 @@ def debiased_table(runs: Sequence[RunData], manifests: dict[Path, SuiteManifest]
     if not rows:
         return None
     return Table(
-        "debiased",
-        "Faithful and debiased scores",
-        "Faithful: every scored question. Debiased: only the questions whose answer no flagged option-only "
-        "shortcut picks (popularity, least popular, longest/shortest option, the leave-one-out answer prior "
-        "and rate, the cross-fitted option model), as the build listed them (manifest.json "
+        key="debiased",
+        title="Faithful and debiased scores",
+        caption="Faithful: every scored question. Debiased: only the questions whose answer no flagged "
+        "option-only shortcut picks (popularity, least popular, longest/shortest option, the leave-one-out "
+        "answer prior and rate, the cross-fitted option model), as the build listed them (manifest.json "
         "'shortcuts.measures'). A score that holds on the debiased questions is not bought with the "
         "options alone; one that drops to chance or below was. On a measure without a flagged option-only "
         "shortcut both columns are the same.",
-        ["model", "measure", "faithful", "debiased", "debiased n", "strongest shortcut", "chance"],
-        rows,
+        columns=["model", "measure", "faithful", "debiased", "debiased n", "strongest shortcut", "chance"],
+        rows=rows,
         left=2,
     )
+
+
+SHORTCUT_COLUMNS = (
+    "dataset",
+    "measure",
+    "shortcut",
+    "build option against it",
+    "score",
+    "chance",
+    "95% interval",
+    "n",
+)
 
 
 def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Section | None:
@@ -144,25 +157,29 @@ def shortcuts_section(runs: Sequence[RunData], options: AnalysisOptions) -> Sect
             )
     if checked == 0:
         return Section(
-            "shortcuts",
-            "Shortcuts",
-            INTRO,
-            note="The suites were built before the shortcut "
+            key="shortcuts",
+            title="Shortcuts",
+            intro=INTRO,
+            empty="The suites were built before the shortcut "
             "battery existed; rebuild them to see which measures a shortcut solves.",
         )
     tables = [t for t in (debiased_table(runs, dict(manifests)),) if t is not None]
     table = Table(
-        "shortcuts",
-        "Shortcuts that beat chance",
-        "Score: mean hit of the shortcut (a tie among k options counts 1/k). Interval: 95% Wilson score "
-        "interval over the measure's n questions. Every shortcut of every measure, flagged or not, is in "
-        "manifest.json under 'shortcuts'.",
-        ["dataset", "measure", "shortcut", "build option against it", "score", "chance", "95% interval", "n"],
-        rows,
+        key="shortcuts",
+        title="Shortcuts that beat chance",
+        caption="Score: mean hit of the shortcut (a tie among k options counts 1/k). Interval: 95% "
+        "Wilson score interval over the measure's n questions. Every shortcut of every measure, flagged or "
+        "not, is in manifest.json under 'shortcuts'.",
+        columns=SHORTCUT_COLUMNS,
+        rows=rows,
         left=4,
     )
     if not rows:
         return Section(
-            "shortcuts", "Shortcuts", INTRO, tables, note="No shortcut beats chance on any measure."
+            key="shortcuts",
+            title="Shortcuts",
+            intro=INTRO,
+            tables=tables,
+            empty="No shortcut beats chance on any measure.",
         )
-    return Section("shortcuts", "Shortcuts", INTRO, [table, *tables])
+    return Section(key="shortcuts", title="Shortcuts", intro=INTRO, tables=[table, *tables])

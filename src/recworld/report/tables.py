@@ -1,4 +1,4 @@
-"""Report tables as plain data, rendered to Markdown here and to HTML by the template.
+"""LRWorld's tables in the report kit's :class:`~recworld.reportkit.Table`: formats, labels, measure columns.
 
 Layout follows LRWorld's result tables (paper Tables 2, 3 and 22): one table
 per dataset, models as rows, measures as columns grouped under their scale, a
@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from recworld.lrworld.catalogue import MEASURES, Factor, Scale, get_measure
-from recworld.mdsafe import md_cell, md_text
 from recworld.report.runs import RunData
+from recworld.reportkit import DASH, Cell, Table
 from recworld.scoring.thresholds import MIN_INTERVAL_N
 
 __all__ = [
-    "Cell",
-    "Table",
     "fmt_interval",
     "fmt_pct",
     "fmt_score",
@@ -26,14 +23,12 @@ __all__ = [
     "labels",
     "measure_table",
     "ordered_measures",
-    "render_markdown",
     "scale_groups",
 ]
 
 _MEASURE_ORDER = {m.id: i for i, m in enumerate(MEASURES)}
 SCALE_ORDER = {s.value: i for i, s in enumerate(Scale)}
 FACTOR_ORDER = {f.value: i for i, f in enumerate(Factor)}
-DASH = "–"
 
 
 def fmt_score(x: float | None) -> str:
@@ -61,31 +56,6 @@ def fmt_pct(x: float | None, digits: int = 1) -> str:
 
 def fmt_signed(x: float) -> str:
     return f"{x:+.3f}".replace("-", "−")
-
-
-@dataclass(frozen=True)
-class Cell:
-    text: str
-    bold: bool = False
-    title: str = ""  # tooltip in HTML: the exact interval
-    css: str = ""
-
-
-@dataclass
-class Table:
-    """A table with an optional row of column groups (scales) above its columns."""
-
-    key: str
-    title: str
-    caption: str
-    columns: list[str]
-    rows: list[list[Cell]]
-    groups: list[tuple[str, int]] = field(default_factory=list)  # (name, span) over columns[1:]
-    row_css: list[str] = field(default_factory=list)
-    left: int = 1  # how many leading columns hold text (left-aligned); the rest are numbers
-
-    def to_records(self) -> list[dict[str, str]]:
-        return [{c: cell.text for c, cell in zip(self.columns, row, strict=True)} for row in self.rows]
 
 
 def label(measure: str) -> str:
@@ -123,35 +93,10 @@ def measure_table(
         caption=caption,
         columns=[*lead, *labels(measures), *tail],
         rows=rows,
-        groups=groups or [],
-        row_css=row_css or [],
+        groups=groups or (),
+        row_css=row_css or (),
         left=len(lead) if left is None else left,
     )
-
-
-def render_markdown(table: Table, *, level: str = "###") -> str:
-    """GitHub-flavoured Markdown; the scale groups become the first, italic body row.
-
-    Every text from data (titles, model names, cells, captions) goes through
-    :func:`recworld.mdsafe.md_cell`: it renders as typed, never as HTML.
-
-    ``level`` "##" makes the table its own section (the "Runs" table), so its
-    title is not repeated under a heading of the same name.
-    """
-    lines = [f"{level} {md_text(table.title)}", ""]
-    lines.append("| " + " | ".join(md_cell(c) for c in table.columns) + " |")
-    aligns = [" --- "] * table.left + [" ---: "] * (len(table.columns) - table.left)
-    lines.append("|" + "|".join(aligns) + "|")
-    if table.groups:
-        cells = ["*scale*"]
-        for name, span in table.groups:
-            cells += [f"*{md_cell(name)}*"] + [""] * (span - 1)
-        lines.append("| " + " | ".join(cells) + " |")
-    for row in table.rows:
-        texts = [f"**{md_cell(c.text)}**" if c.bold and c.text != DASH else md_cell(c.text) for c in row]
-        lines.append("| " + " | ".join(texts) + " |")
-    lines += ["", f"*{md_text(table.caption)}*", ""]
-    return "\n".join(lines)
 
 
 def ordered_measures(runs: Sequence[RunData]) -> list[str]:

@@ -123,7 +123,7 @@ def add_report(app: typer.Typer) -> None:
         """Write report.html (tables, figures, a sample viewer), report.md, two CSVs and quality.json."""
         options = build(RunOptions, run.nested())
         config = build(ReportConfig, {"root": root, **given.nested()})
-        written = api.build_report(config, progress=options.progress)
+        written = api.write_lunar_report(config, progress=options.progress)
         show.report_done(root, written, as_json=options.as_json)
 
 

@@ -22,10 +22,11 @@ from recworld.lunar.answering.ablate import (
     AblateRun,
 )
 from recworld.lunar.report.estimates import MetricCell, mean_cell
-from recworld.lunar.report.figures import Bar, k_curve
-from recworld.lunar.report.parts import Cell, Figure, Section, Table
+from recworld.lunar.report.figures import k_curve
 from recworld.lunar.report.runs import EvalData, load_evals
 from recworld.lunar.report.viewer import ViewerData, view_key
+from recworld.reportkit import Cell, Figure, Section, Table
+from recworld.reportkit.figures import Bar
 
 __all__ = ["Ablation", "ablation_section", "load_ablation"]
 
@@ -143,15 +144,15 @@ def ablation_section(ablation: Ablation, seed: int = 0) -> Section:
         )
         if ablation.record is not None:
             empty = "`lunar ablate` ran but could not run any variant."
-        return Section("ablation", title, intro=intro, notes=_skipped_notes(ablation), empty=empty)
+        return Section(key="ablation", title=title, intro=intro, notes=_skipped_notes(ablation), empty=empty)
     cells = ablation.cells(seed)
     figure = _figure(cells)
     notes = _skipped_notes(ablation)
     if figure is None and K_SCALING not in (ablation.record.skipped if ablation.record else {}):
         notes.append("No k-scaling variant has a scored answer, so there is no k-curve.")
     return Section(
-        "ablation",
-        title,
+        key="ablation",
+        title=title,
         intro=intro,
         notes=notes,
         tables=[_table(cells)],

@@ -1,9 +1,9 @@
-"""``write_lunar_report``: compute the report once, then write its files atomically.
+"""``write_files``: compute the report once (:func:`.model.build_report`), then write its files.
 
 Writes ``DIR/report.html`` (tables, SVG figures, the sample viewer), ``DIR/report.md``,
 ``DIR/report.csv`` (the personalisation rows), ``DIR/privacy.csv`` (Figure 4's points)
-and ``DIR/quality.json``. Named apart from LRWorld's ``recworld.report.write_report``
-on purpose: the library call is :func:`recworld.lunar.build_report`.
+and ``DIR/quality.json``, each atomically. The library call is
+:func:`recworld.lunar.write_lunar_report`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from recworld.lunar.report.privacy import ModelPoint, pareto_front
 from recworld.lunar.report.render import to_html, to_markdown
 from recworld.lunar.report.scores import ScoreRow, render_csv
 
-__all__ = ["PRIVACY_COLUMNS", "ReportResult", "privacy_csv", "write_lunar_report"]
+__all__ = ["PRIVACY_COLUMNS", "ReportResult", "privacy_csv", "write_files"]
 
 FILES = ("report.html", "report.md", "report.csv", "privacy.csv", "quality.json")
 PRIVACY_COLUMNS = [
@@ -43,7 +43,7 @@ PRIVACY_COLUMNS = [
 
 @dataclass(frozen=True)
 class ReportResult:
-    """What :func:`recworld.lunar.build_report` wrote: the rows, the figure's points, quality.json."""
+    """What :func:`recworld.lunar.write_lunar_report` wrote: the rows, the figure's points, quality.json."""
 
     rows: list[ScoreRow]
     points: list[ModelPoint]
@@ -79,7 +79,7 @@ OnStep = Callable[[str, int, int], None]  # (what runs now, steps done, steps in
 STEPS = 4  # read and score the runs, render the HTML, render the rest, write the files
 
 
-def write_lunar_report(config: ReportConfig, on_step: OnStep | None = None) -> ReportResult:
+def write_files(config: ReportConfig, on_step: OnStep | None = None) -> ReportResult:
     """Write report.html / report.md / report.csv / privacy.csv / quality.json for ``config.root``.
 
     ``on_step`` hears each of the :data:`STEPS` steps as it starts (a progress display).

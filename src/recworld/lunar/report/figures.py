@@ -1,4 +1,6 @@
-"""The LUNAR report's figures: the privacy quadrant (Fig. 4), the k-curve (Fig. 3), grouped bars.
+"""The LUNAR report's own figures: the privacy quadrant (Fig. 4) and the k-curve (Fig. 3).
+
+Grouped bars are the report kit's (:func:`recworld.reportkit.figures.bars`).
 
 Drawn with the shared conventions of :mod:`recworld.svg` (object API, text stays
 text, mathtext off so ``$`` in a model name prints as typed, ids prefixed per
@@ -12,9 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recworld.svg import DASH_STYLE, colour, new_figure, styled, to_svg
+from recworld.reportkit.figures import Bar, whiskers
+from recworld.svg import colour, new_figure, styled, to_svg
 
-__all__ = ["Bar", "Point", "bars", "k_curve", "quadrant"]
+__all__ = ["Point", "k_curve", "quadrant"]
 
 REGION_LABELS = {
     (4.0, 4.6): "Balanced",
@@ -61,68 +64,6 @@ def quadrant(key: str, points: Sequence[Point], front: Sequence[Point], cut: flo
     return styled(draw)
 
 
-@dataclass(frozen=True)
-class Bar:
-    """One bar: its height and, when there is one, its interval (None: no error bar)."""
-
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-
-
-def _errors(series: Sequence[Bar]) -> tuple[np.ndarray, np.ndarray]:
-    below = [b.value - b.low if b.value is not None and b.low is not None else 0.0 for b in series]
-    above = [b.high - b.value if b.value is not None and b.high is not None else 0.0 for b in series]
-    return np.array(below), np.array(above)
-
-
-def bars(
-    key: str,
-    title: str,
-    categories: Sequence[str],
-    series: Mapping[str, Sequence[Bar]],
-    *,
-    ylabel: str,
-    ylim: tuple[float, float] | None = None,
-    reference: float | None = None,
-) -> str:
-    """Grouped bars (one group per category, one bar per series) with interval whiskers where known."""
-
-    def draw() -> str:
-        width_in = max(5.0, 0.6 * len(categories) * max(1, len(series)) ** 0.5 + 2.8)
-        fig = new_figure(width_in, 3.2)
-        ax = fig.add_subplot()
-        x = np.arange(len(categories))
-        width = 0.8 / max(1, len(series))
-        for i, (name, values) in enumerate(series.items()):
-            heights = np.array([np.nan if b.value is None else b.value for b in values])
-            offset = (i - (len(series) - 1) / 2) * width
-            ax.bar(x + offset, heights, width * 0.92, color=colour(i), label=name, zorder=2)
-            below, above = _errors(values)
-            if below.any() or above.any():
-                ax.errorbar(
-                    x + offset,
-                    heights,
-                    yerr=[below, above],
-                    fmt="none",
-                    ecolor="#333333",
-                    capsize=2,
-                    zorder=3,
-                )
-        if reference is not None:
-            ax.axhline(reference, color="#222222", linestyle=DASH_STYLE, linewidth=1.0, zorder=4)
-        ax.set_xticks(x, list(categories), rotation=20 if len(categories) > 4 else 0, ha="right")
-        if ylim is not None:
-            ax.set_ylim(*ylim)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(axis="y", color="#e5e5e5", zorder=0)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-        return to_svg(fig, key)
-
-    return styled(draw)
-
-
 def k_curve(key: str, curves: Mapping[str, Sequence[tuple[int, Bar]]]) -> str:
     """Fig. 3: per model, mean Avg against the number of evidence records shown, with intervals."""
 
@@ -133,7 +74,7 @@ def k_curve(key: str, curves: Mapping[str, Sequence[tuple[int, Bar]]]) -> str:
             ks = [k for k, _ in points]
             values = [b for _, b in points]
             ys = np.array([np.nan if b.value is None else b.value for b in values])
-            below, above = _errors(values)
+            below, above = whiskers(values)
             ax.errorbar(ks, ys, yerr=[below, above], marker="o", color=colour(i), capsize=2, label=model)
         ax.set_xlabel("evidence records shown (k)")
         ax.set_ylabel("mean Avg (1–5)")

@@ -18,13 +18,14 @@ from recworld.lunar.queries.rubrics import baseline_note
 from recworld.lunar.report import ablation as abl
 from recworld.lunar.report import validation
 from recworld.lunar.report.estimates import MIN_N
-from recworld.lunar.report.parts import Cell, Section, Table, cells
 from recworld.lunar.report.privacy import ModelPoint, model_points, privacy_section
 from recworld.lunar.report.quality import has_dataset, quality_figures, quality_section
 from recworld.lunar.report.runs import EvalData, load_evals, load_inputs
 from recworld.lunar.report.scores import ScoreRow, score_rows, scores_section
 from recworld.lunar.report.viewer import ViewerData, view_key
 from recworld.lunar.store.outputs import QueriesRun, SynthManifest
+from recworld.reportkit import Cell, Section, Table, cells
+from recworld.reportkit.viewer import Viewer
 
 __all__ = ["METHOD", "LunarReport", "build_report"]
 
@@ -48,7 +49,7 @@ class LunarReport:
     title: str
     facts: list[tuple[str, str]]  # what was evaluated, by whom: answer models, judge, synthesis model
     sections: list[Section]
-    viewer: str  # the sample viewer's JSON (report.html)
+    viewer: Viewer  # the sample viewer's entries (report.html)
     method: str
     rows: list[ScoreRow]  # the personalisation rows (report.csv, --json)
     points: list[ModelPoint]  # Figure 4's points (privacy.csv)
@@ -140,7 +141,7 @@ def build_report(config: ReportConfig) -> LunarReport:
         section = validation.quality_section(root, config.reference, config.reference_timezone, domain_map)
         quality["validation"] = section.to_json()
     ablation = abl.load_ablation(root)
-    runs = Section("runs", "Runs", tables=[_runs_table(evals)]) if evals else None
+    runs = Section(key="runs", title="Runs", tables=[_runs_table(evals)]) if evals else None
     sections = [
         scores_section(evals, rows),
         privacy_section(evals, seed),
@@ -152,7 +153,7 @@ def build_report(config: ReportConfig) -> LunarReport:
         title="LUNAR report",
         facts=_facts(root, evals),
         sections=sections,
-        viewer=_viewer(root, evals, ablation).to_script(),
+        viewer=_viewer(root, evals, ablation).viewer,
         method=METHOD,
         rows=rows,
         points=model_points(evals, seed),

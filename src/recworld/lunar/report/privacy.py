@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from recworld.lunar.report.estimates import MIN_N, MetricCell, Share, mean_cell, share
 from recworld.lunar.report.figures import Point, quadrant
-from recworld.lunar.report.parts import Cell, Figure, Section, Table, cells
 from recworld.lunar.report.runs import EvalData
 from recworld.lunar.report.viewer import view_key
+from recworld.reportkit import Cell, Figure, Section, Table, cells
 
 __all__ = [
     "CUT",
@@ -180,6 +180,7 @@ def _contexts_table(points: Sequence[ModelPoint]) -> Table:
         rows=rows,
         caption="Every setting the privacy judge scored. Offences by kind: profiling (severe), "
         "surveillance (moderate), condescension (mild).",
+        left=2,
     )
 
 
@@ -210,6 +211,7 @@ def _truncation_table(rows: Sequence[Truncation]) -> Table:
         ],
         rows=body,
         caption="A log that does not fit the answer model's window keeps its newest records.",
+        left=2,
     )
 
 
@@ -258,7 +260,7 @@ def privacy_section(evals: Sequence[EvalData], seed: int = 0) -> Section:
         "per model, over its Full-context answers as in the paper; the Pareto front is over models."
     )
     if not judged:
-        return Section("privacy", title, intro=intro, tables=tables, empty=_why_empty(evals))
+        return Section(key="privacy", title=title, intro=intro, tables=tables, empty=_why_empty(evals))
     front = pareto_front(points)
     figures = []
     if any(p.drawn for p in points):
@@ -270,8 +272,8 @@ def privacy_section(evals: Sequence[EvalData], seed: int = 0) -> Section:
         figures.append(Figure("privacy-quadrant", quadrant("privacy-quadrant", drawn, shown, CUT), caption))
     model_tables = [_models_table(points, front)] if points else []
     return Section(
-        "privacy",
-        title,
+        key="privacy",
+        title=title,
         intro=intro,
         notes=_figure_notes(points, judged_elsewhere=bool(judged)),
         tables=[*model_tables, _contexts_table(judged), *tables],

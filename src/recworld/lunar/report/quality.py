@@ -15,10 +15,10 @@ import numpy as np
 from recworld.lunar.quality import dims
 from recworld.lunar.quality.stats import affinity_entropy, cross_week_cosine, fidelity
 from recworld.lunar.report import validation
-from recworld.lunar.report.figures import Bar, bars
-from recworld.lunar.report.parts import Figure, Section, Table, cells
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import RealStats, SynthManifest
+from recworld.reportkit import Figure, Section, Table, cells
+from recworld.reportkit.figures import Bar, bars
 
 __all__ = ["has_dataset", "quality_figures", "quality_section"]
 
@@ -81,8 +81,16 @@ def _statistics(quality: dict[str, Any]) -> Section:
         )
     if not combined:
         notes.append("No week was checked for consistency (lunar synth ran with --no-validate).")
-    table = Table("quality-statistics", "Statistical quality (Table 9)", ["figure", "value"], rows, left=1)
-    return Section("quality-statistics", "Stability, diversity, consistency", notes=notes, tables=[table])
+    table = Table(
+        key="quality-statistics",
+        title="Statistical quality (Table 9)",
+        columns=["figure", "value"],
+        rows=rows,
+        left=1,
+    )
+    return Section(
+        key="quality-statistics", title="Stability, diversity, consistency", notes=notes, tables=[table]
+    )
 
 
 def _jsd(quality: dict[str, Any], external: validation.ExternalJsd | None) -> Section:
@@ -91,10 +99,10 @@ def _jsd(quality: dict[str, Any], external: validation.ExternalJsd | None) -> Se
         columns[f"external: {external.reference}"] = external.jsd
     rows = [cells(dim, *(_num(v[dim]) for v in columns.values())) for dim in validation.DIMS]
     table = Table(
-        "jsd",
-        "JSD between synthetic and real behaviour (Table 3; bits, 0 = identical)",
-        ["dimension", *columns],
-        rows,
+        key="jsd",
+        title="JSD between synthetic and real behaviour (Table 3; bits, 0 = identical)",
+        columns=["dimension", *columns],
+        rows=rows,
         caption="Behaviour type, local hour and local weekday against the anchors' real records.",
         left=1,
     )
@@ -111,13 +119,15 @@ def _jsd(quality: dict[str, Any], external: validation.ExternalJsd | None) -> Se
             "No external dataset: pass `lunar report ROOT --reference DATASET` for Table 3's comparison."
         )
     figure = Figure("jsd", svg, "JSD per dimension and source; lower is closer to the real logs.")
-    return Section("jsd", "Fidelity to real behaviour", notes=notes, tables=[table], figures=[figure])
+    return Section(
+        key="jsd", title="Fidelity to real behaviour", notes=notes, tables=[table], figures=[figure]
+    )
 
 
 def _ratings(section: validation.ValidationSection) -> Section:
     if section.ratings is None:
         empty = "No LLM quality ratings: run `recworld lunar rate ROOT --model M`."
-        return Section("quality-ratings", "LLM-rated quality (Tables 1, 9)", empty=empty)
+        return Section(key="quality-ratings", title="LLM-rated quality (Tables 1, 9)", empty=empty)
     summary = section.ratings.summary
     present = [d for d in (*dims.HISTORY, *dims.QUERY) if summary.dimensions.get(d) is not None]
     series = {section.ratings.model: [Bar(summary.dimensions.get(d)) for d in present]}
@@ -126,8 +136,8 @@ def _ratings(section: validation.ValidationSection) -> Section:
         svg = bars("quality-ratings", "LLM-rated quality by dimension", present, series, ylabel="mean (1–5)")
         figures.append(Figure("quality-ratings-chart", svg, "Mean rating per dimension (1–5)."))
     return Section(
-        "quality-ratings",
-        "LLM-rated quality (Tables 1, 9)",
+        key="quality-ratings",
+        title="LLM-rated quality (Tables 1, 9)",
         tables=[validation.ratings_table(section.ratings)],
         figures=figures,
     )
@@ -139,9 +149,11 @@ def _agreement(section: validation.ValidationSection) -> Section:
             "No rater agreement: export a sheet with `recworld lunar annotate ROOT`, collect ratings, then "
             "`recworld lunar agreement SHEETS... --out ROOT`."
         )
-        return Section("agreement", "Rater agreement (Tables 2, 10)", empty=empty)
+        return Section(key="agreement", title="Rater agreement (Tables 2, 10)", empty=empty)
     return Section(
-        "agreement", "Rater agreement (Tables 2, 10)", tables=[validation.agreement_table(section.agreement)]
+        key="agreement",
+        title="Rater agreement (Tables 2, 10)",
+        tables=[validation.agreement_table(section.agreement)],
     )
 
 
@@ -152,6 +164,6 @@ def quality_section(quality: dict[str, Any] | None, section: validation.Validati
         empty = (
             "No synthesised dataset in this folder (manifest.json or dataset/ missing): run `lunar synth`."
         )
-        return Section("quality", title, empty=empty)
+        return Section(key="quality", title=title, empty=empty)
     parts = [_statistics(quality), _jsd(quality, section.external), _ratings(section), _agreement(section)]
-    return Section("quality", title, subsections=parts)
+    return Section(key="quality", title=title, subsections=parts)

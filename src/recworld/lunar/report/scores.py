@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 from recworld.csvsafe import csv_text
 from recworld.lunar.report.estimates import MIN_N, MetricCell, mean_cell
-from recworld.lunar.report.figures import Bar, bars
-from recworld.lunar.report.parts import Cell, Figure, Section, Table
 from recworld.lunar.report.runs import EvalData
 from recworld.lunar.report.viewer import view_key
 from recworld.records import FrozenRecord
+from recworld.reportkit import Cell, Figure, Section, Table
+from recworld.reportkit.figures import Bar, bars
 
 __all__ = ["CSV_COLUMNS", "METRICS", "MetricCell", "ScoreRow", "render_csv", "score_rows", "scores_section"]
 
@@ -173,15 +173,15 @@ def _notes(evals: Sequence[EvalData], rows: Sequence[ScoreRow]) -> list[str]:
 def scores_section(evals: Sequence[EvalData], rows: Sequence[ScoreRow]) -> Section:
     if not rows:
         return Section(
-            "personalisation",
-            "Personalisation",
+            key="personalisation",
+            title="Personalisation",
             empty="No evaluations yet: run `recworld lunar eval ROOT --model M --judge J` "
             "(it writes eval/<model>/<context>/).",
         )
     figure = _figure(rows)
     return Section(
-        "personalisation",
-        "Personalisation",
+        key="personalisation",
+        title="Personalisation",
         intro=(
             "Each answer is judged pairwise against the query's generic answer on personalisation coverage "
             "(PC) and depth (PD); Avg = (PC + PD) / 2. A failed answer scores 1 on both (wrong or missing) "

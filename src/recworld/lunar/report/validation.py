@@ -31,8 +31,8 @@ from recworld.lunar.quality import dims
 from recworld.lunar.quality.records import AgreementReport, Kind, PairAgreement, QualityRatingsRun
 from recworld.lunar.quality.stats import distribution_counts, fidelity
 from recworld.lunar.report.estimates import MIN_N, TOO_SMALL, share
-from recworld.lunar.report.parts import Cell, Table, cells
 from recworld.lunar.store import dataset as store
+from recworld.reportkit import Cell, Table, cells
 
 DIMS = ("type", "hour", "weekday")
 
@@ -182,4 +182,5 @@ def agreement_table(agreement: AgreementReport) -> Table:
         rows=rows,
         caption=f"Agreement shares with exact 95% intervals; an AC1 over fewer than {MIN_N} shared items "
         "is marked n too small.",
+        left=2,
     )

@@ -1,36 +1,37 @@
 """The sample viewer: the query, rubric, answer and judgments behind a cell of report.html.
 
-Clicking a score opens the items behind it, filterable by outcome. The data travel
-in the page as JSON inside a ``<script type="application/json">`` tag (``<``, ``>``
-and ``&`` written as ``\\u003c`` etc., so a ``</script>`` inside an answer cannot end
-the tag) and are shown through ``textContent`` only: text from a model can never
-become markup. Long texts are cut at :data:`MAX_CHARS` with a pointer to the JSONL
+Clicking a score opens the items behind it, filterable by outcome. The entries
+are a :class:`recworld.reportkit.viewer.Viewer`: the kit's page embeds them as
+script-safe JSON and shows them through ``textContent`` only, so text from a
+model can never become markup. Long texts are cut at :data:`MAX_CHARS` with a pointer to the JSONL
 file that holds them whole; a cell shows at most :data:`MAX_ROWS` items.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from recworld.lunar.judges.personalization import Judgment
 from recworld.lunar.judges.privacy import SEVERITY, PrivacyJudgment
 from recworld.lunar.report.runs import EvalData, Inputs
 from recworld.lunar.schemas import Rubric
+from recworld.reportkit.viewer import Column, Viewer, cut
 
-__all__ = ["MAX_CHARS", "MAX_ROWS", "OUTCOMES", "ViewerData", "script_json", "view_key"]
+__all__ = ["COLUMNS", "MAX_CHARS", "MAX_ROWS", "OUTCOMES", "ViewerData", "view_key"]
 
 MAX_CHARS = 3000
 MAX_ROWS = 200
 OUTCOMES = ("judged", "answer failed", "judge error")
-
-
-def script_json(value: Any) -> str:
-    """JSON that is safe as the body of a ``<script>`` element (no ``</script>``, no ``<!--``)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+COLUMNS: tuple[Column, ...] = (
+    ("id", "query", "text"),
+    ("outcome", "outcome", "text"),
+    ("query", "request", "text"),
+    ("rubric", "rubric", "fold"),
+    ("answer", "answer", "text"),
+    ("judgment", "judgment", "text"),
+    ("privacy", "privacy", "text"),
+)
 
 
 def view_key(prefix: str, model: str, context: str) -> str:
@@ -40,9 +41,7 @@ def view_key(prefix: str, model: str, context: str) -> str:
 
 def cap(text: str, where: str) -> str:
     """``text``, cut at :data:`MAX_CHARS` with the file that holds it whole."""
-    if len(text) <= MAX_CHARS:
-        return text
-    return f"{text[:MAX_CHARS]}… [cut: {len(text):,} characters in all; the full text is in {where}]"
+    return cut(text, MAX_CHARS, where)
 
 
 def _rubric(rubric: Rubric | None) -> str:
@@ -84,14 +83,14 @@ class ViewerData:
 
     def __init__(self, root: Path, inputs: Inputs) -> None:
         self.root, self.inputs = root, inputs
-        self.cells: dict[str, dict[str, Any]] = {}
+        self.viewer = Viewer(COLUMNS, OUTCOMES, good=("judged",))
 
     def add(self, key: str, title: str, data: EvalData) -> None:
         where = str(data.folder.relative_to(self.root)) if data.folder.is_relative_to(self.root) else ""
         judged = {j.query_id: j for j in data.judgments}
         privacy: Mapping[str, PrivacyJudgment] = {p.query_id: p for p in data.privacy or []}
         rows = [self._row(a.query_id, a.answer, a.error, judged, privacy, where) for a in data.answers]
-        self.cells[key] = {"title": title, "total": len(rows), "rows": rows[:MAX_ROWS]}
+        self.viewer.add(key, title, rows[:MAX_ROWS], len(rows))
 
     def _row(
         self,
@@ -115,7 +114,4 @@ class ViewerData:
         }
 
     def keys(self) -> Iterable[str]:
-        return self.cells.keys()
-
-    def to_script(self) -> str:
-        return script_json({"cells": self.cells})
+        return self.viewer.cells.keys()
