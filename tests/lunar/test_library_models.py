@@ -75,7 +75,7 @@ def test_a_custom_model_object_is_answered_and_judged_with_no_registry_edit(
     # Asked directly (identical prompts once, through the run's cache); its owner closes it, not LUNAR.
     assert mine.requests and not mine.closed
     assert all(r.counts.answered == 4 and r.counts.answer_errors == 0 for r in runs)
-    answers = (out / "eval" / "mine_tallrec-lora" / "curated" / "answers.jsonl").read_text()
+    answers = (out / "eval" / "mine-tallrec-lora" / "curated" / "answers.jsonl").read_text()
     assert "Based on" in answers and "Based on 0 of" not in answers  # curated showed it records
     judged = [c for c in judge.calls if c.json_schema and c.json_schema["title"] == "PairDraft"]
     assert any("try the noodle bar" in c.messages[-1].content for c in judged)
