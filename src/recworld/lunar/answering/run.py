@@ -43,11 +43,11 @@ from recworld.lunar.judges.personalization import (
 )
 from recworld.lunar.judges.privacy import PrivacyJudge, PrivacyJudgment, failed_answer_privacy
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.queries.rubrics import baseline_note
 from recworld.lunar.schemas import EvalInputs
 from recworld.lunar.store.outputs import AnswerRecord, EvalCounts, EvalRun
 from recworld.paths import slug
+from recworld.runner import BlockingEmbedder
 
 _log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def context_env(
     answer_llm: StructuredLLM,
     judge_llm: StructuredLLM,
     inputs: EvalInputs,
-    embedder: Embedder | None,
+    embedder: BlockingEmbedder | None,
 ) -> ContextEnv:
     return ContextEnv(
         root=config.root,
@@ -139,7 +139,7 @@ async def evaluate_settings(
     answer_llm: StructuredLLM,
     judge_llm: StructuredLLM,
     inputs: EvalInputs,
-    embedder: Embedder | None,
+    embedder: BlockingEmbedder | None,
 ) -> list[EvalRun]:
     """Every configured setting in turn, with the personalisation (and, if on, privacy) judge."""
     if (note := baseline_note(config.answer_max_tokens)) is not None:
