@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import types
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import pytest
 import typer
 from pydantic import BaseModel, Field
-from typer.testing import CliRunner
 
+from helpers.cli import run_recworld
 from recworld.cli import app
 from recworld.console.options import (
     FORCE_HELP,
@@ -159,7 +158,10 @@ def test_force_help_is_one_wording_on_every_command() -> None:
         ["lunar", "annotate", "--help"],
     ],
 )
-def test_generated_help_renders(argv: list[str], tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
-    assert "--force" in result.output and FORCE_HELP.split(" (")[0] in result.output
+def test_generated_help_renders(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    result = run_recworld(capsys, *argv)
+    assert result.returncode == 0, result.stderr
+    assert "--force" in result.stdout and FORCE_HELP.split(" (")[0] in result.stdout

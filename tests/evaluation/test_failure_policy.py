@@ -12,69 +12,27 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers.fake_openai import LoopbackServer
-from helpers.runner_fakes import FakeOpenAI, answer_for, write_suite
+from helpers.runner_fakes import answer_for, write_suite
 from recworld.chat import Request
 from recworld.cli import main
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.models.scripted import ScriptedModel
 from recworld.report import write_report
 from recworld.runner import RunnerConfig
+from recworld.testing.fake_server import FakeOpenAIServer
 
 COUNTS = {"kg_movie_genre": 10, "mem_item_item": 10}
 FAKE_KEY = "sk-test-policy-0123456789"
 
 
-class RejectingServer:
-    """Answers every POST with 401, counts them, and stops itself after ``lifetime_s``."""
-
-    def __init__(self, lifetime_s: float = 30.0) -> None:
-        self.requests = 0
-        self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with owner._lock:
-                    owner.requests += 1
-                body = b'{"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}'
-                try:
-                    self.send_response(401)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:
-                    self.close_connection = True
-
-        self._loopback = LoopbackServer(Handler)
-        self._timer = threading.Timer(lifetime_s, self._loopback.server.shutdown)
-        self._timer.daemon = True
-
-    @property
-    def base_url(self) -> str:
-        return self._loopback.base_url
-
-    def __enter__(self) -> RejectingServer:
-        self._loopback.start()
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-        self._loopback.stop()
+def rejecting_server() -> FakeOpenAIServer:
+    """Answers every POST with 401 and stops itself after 30 s."""
+    return FakeOpenAIServer("status", "401", message="Incorrect API key provided", lifetime_s=30.0)
 
 
 def refused_url() -> str:
@@ -108,14 +66,14 @@ def test_a_rejected_key_stops_the_run_with_exit_3_and_no_score(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    with RejectingServer() as server:
+    with rejecting_server() as server:
         started = time.monotonic()
         code = main(eval_args(suite, server.base_url, out))
         elapsed = time.monotonic() - started
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 3 and elapsed < 10
     assert len(err) == 1 and "401" in err[0] and FAKE_KEY not in err[0]
-    assert server.requests <= 4  # stopped at once: the requests in flight, not all 20
+    assert len(server.requests) <= 4  # stopped at once: the requests in flight, not all 20
     run = read_json(out / "run.json")
     assert run["status"] == "stopped" and "401" in run["reason"]
     metrics = read_json(out / "metrics.json")
@@ -158,7 +116,7 @@ def test_the_fail_on_error_threshold(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], threshold: str, code: int
 ) -> None:
     out = tmp_path / "run"
-    with FakeOpenAI(plan=half_fail) as server:
+    with FakeOpenAIServer("letters", plan=half_fail) as server:
         assert main(eval_args(suite, server.base_url, out, "--fail-on-error", threshold)) == code
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     failed = [s for s in samples if s["error"]]
@@ -171,7 +129,7 @@ def test_the_fail_on_error_threshold(
     if code == 3:
         assert "--fail-on-error 0.05" in capsys.readouterr().err
     # A rerun sends only the failed samples, and succeeds once the server is healthy.
-    with FakeOpenAI() as healthy:
+    with FakeOpenAIServer("letters") as healthy:
         assert main(eval_args(suite, healthy.base_url, out, "--fail-on-error", threshold)) == 0
     assert sum(healthy.counts.values()) == len(failed)
     assert read_json(out / "run.json")["status"] == "finished"

@@ -41,7 +41,6 @@ from helpers.gold_support import (
     plant,
     shop_dataset,
 )
-from helpers.runner_fakes import FakeOpenAI
 from recworld.chat import AnswerMode, Message, Request, Response
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.evaluation.samples import build_request
@@ -51,6 +50,7 @@ from recworld.lrworld.prompts import render_prompt
 from recworld.lrworld.schema import Entry, PublicQuestion, Question, Target
 from recworld.models.base import Model
 from recworld.runner import RunnerConfig
+from recworld.testing.fake_server import FakeOpenAIServer
 
 GOLD_ATTRIBUTES = {"answer_index", "answer", "evidence", "next_item", "next_item_text", "position"}
 
@@ -256,7 +256,7 @@ def test_an_openai_server_receives_the_same_bytes_whatever_the_labels(
 ) -> None:
     bodies = {}
     for name in ("movie", "moved"):
-        with FakeOpenAI() as server:
+        with FakeOpenAIServer("letters") as server:
             seen = received(
                 suites[name],
                 "openai:fake-model",

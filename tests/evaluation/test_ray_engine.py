@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import recworld
-from helpers.runner_fakes import FakeOpenAI, write_suite
+from helpers.runner_fakes import write_suite
 from recworld.chat import AnswerMode, Request
 from recworld.cli import main
 from recworld.errors import ConfigError, RunError
@@ -40,6 +40,7 @@ from recworld.models import ModelConfig
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import Completion, ResponseCache, Runner, RunnerConfig
 from recworld.scoring import score_samples
+from recworld.testing.fake_server import FakeOpenAIServer
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow  # one Ray session for the module: starting Ray alone takes seconds
@@ -361,7 +362,7 @@ def test_a_rejected_key_on_ray_stops_the_run_and_sends_no_second_wave(
     suite: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-ray-rejected-0123456789")
-    with FakeOpenAI(plan=lambda key: ("401",) * 5, barrier=4) as server:
+    with FakeOpenAIServer("letters", plan=lambda key: ("401",) * 5, barrier=4) as server:
         with pytest.raises(RunError, match="rejected the API key"):
             run(
                 suite, "401", model="openai:m", backend=ModelConfig(base_url=server.base_url),

@@ -3,6 +3,11 @@
 :func:`run_in_process` calls ``recworld.cli.main`` (what the installed script calls) with the
 environment of :func:`cli_env`: use it unless the subprocess is the point (a signal, the script
 itself, the environment a child inherits). ``RECWORLD`` is the installed script for those.
+
+Typer's ``CliRunner`` is for a test about a typer app object rather than about ``recworld``: an
+app the test builds around the option generator (``tests/cli/test_generated_options.py``,
+``test_options_overrides.py``, ``tests/lunar/test_embedder_config.py``), or the LUNAR group rebuilt
+after a test registered a context (``tests/lunar/test_context_registry.py``).
 """
 
 from __future__ import annotations

@@ -12,16 +12,13 @@ import asyncio
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from helpers.fake_openai import LoopbackServer
-from recworld.chat import Message, Request
+from recworld.chat import Request
 from recworld.lunar.answering.run import evaluate_settings
 from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.llm import StructuredLLM
@@ -42,6 +39,7 @@ from recworld.lunar.schemas import (
 from recworld.models import EmbedderBase, normalise
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import ResponseCache, Runner, RunnerConfig
+from recworld.testing.fake_server import FakeOpenAIServer
 
 SLOT = {
     "start": "00:00",
@@ -347,121 +345,12 @@ def fake_embedding(text: str) -> list[float]:
     return out
 
 
-class HTTPStatusError(Exception):
-    """Raised by a responder: the server answers with this status and message instead of a reply."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class FakeOpenAIServer:
-    """Chat completions answered by ``respond(Request)``; every request body is kept.
+def lunar_server(respond: Callable[[Request], str]) -> FakeOpenAIServer:
+    """The one fake server in mode ``respond``: chat by ``respond``, embeddings by :func:`fake_embedding`.
 
     A responder that raises :class:`HTTPStatusError` makes the server answer with that status.
     """
-
-    def __init__(self, respond: Callable[[Request], str]) -> None:
-        self.respond = respond
-        self.chat: list[dict[str, Any]] = []
-        self.embeddings: list[dict[str, Any]] = []
-        self.keys: set[str] = set()  # every Authorization header that reached this server
-        # GET /v1/models answers with these entries (vLLM: {"id": ..., "max_model_len": ...}); None: 404.
-        self.models: list[dict[str, Any]] | None = None
-        self.gets: list[str] = []
-        self._lock = threading.Lock()
-        self._loopback = LoopbackServer(self._handler())
-
-    @property
-    def base_url(self) -> str:
-        return self._loopback.base_url
-
-    def __enter__(self) -> FakeOpenAIServer:
-        self._loopback.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loopback.stop()
-
-    def reply_for(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.chat.append(body)
-        fmt = body.get("response_format")
-        schema = fmt["json_schema"]["schema"] if fmt else None
-        request = Request(
-            messages=tuple(Message(m["role"], m["content"]) for m in body["messages"]),
-            max_tokens=int(body.get("max_completion_tokens") or body.get("max_tokens") or 1),
-            json_schema=schema,
-        )
-        text = self.respond(request)
-        return {
-            "id": f"chatcmpl-{len(self.chat)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }
-
-    def embed_for(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.embeddings.append(body)
-        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
-        return {
-            "object": "list",
-            "model": body["model"],
-            "data": [
-                {"object": "embedding", "index": i, "embedding": fake_embedding(t)}
-                for i, t in enumerate(texts)
-            ],
-            "usage": {"prompt_tokens": 1, "total_tokens": 1},
-        }
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                with server._lock:
-                    server.keys.add(self.headers.get("Authorization", ""))
-                if self.path == "/v1/chat/completions":
-                    try:
-                        reply = server.reply_for(body)
-                    except HTTPStatusError as exc:
-                        self._send(exc.status, {"error": {"message": str(exc)}})
-                        return
-                    self._send(200, reply)
-                elif self.path == "/v1/embeddings":
-                    self._send(200, server.embed_for(body))
-                else:
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-            def do_GET(self) -> None:
-                with server._lock:
-                    server.keys.add(self.headers.get("Authorization", ""))
-                    server.gets.append(self.path)
-                if self.path == "/v1/models" and server.models is not None:
-                    self._send(200, {"object": "list", "data": server.models})
-                else:
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-            def _send(self, status: int, obj: dict[str, Any]) -> None:
-                payload = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        return Handler
+    return FakeOpenAIServer("respond", respond=respond, embed=fake_embedding)
 
 
 # -- a small eval of scripted models (judge and report tests) -----------------------------------

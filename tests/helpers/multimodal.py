@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from PIL import Image, ImageDraw
 
-from helpers.fake_openai import LoopbackServer
 from recworld.chat import Request
 from recworld.data.dataset import Dataset
 from recworld.models.scripted import ScriptedModel
@@ -92,45 +86,3 @@ def make_dataset(
 
 
 PNG_PREFIX = "data:image/png;base64,"
-
-
-class FakeVLM:
-    """Answers each chat request with the SHA-256 of the image bytes it received."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.bodies.append(body)
-                parts = body["messages"][0]["content"]
-                urls = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
-                digest = hashlib.sha256(base64.b64decode(urls[0].removeprefix(PNG_PREFIX))).hexdigest()
-                reply = {
-                    "id": "x",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body["model"],
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": f"image {digest}"},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
-                }
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                return None
-
-        self.loopback = LoopbackServer(Handler)
-        self.url = self.loopback.base_url

@@ -1,4 +1,4 @@
-"""Fake OpenAI-compatible servers for the openai backend's tests: an httpx mock and a real loopback server.
+"""Fake OpenAI-compatible endpoints for the openai backend's tests: an httpx mock and the one loopback server.
 
 Both hand every request to the same handler (an ``httpx.Request -> httpx.Response``
 function), so each behaviour test runs on both transports. :func:`echo_handler`
@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from helpers.fake_openai import LoopbackServer
 from recworld.models import ModelConfig
 from recworld.models.openai_compat import OpenAICompatModel
+from recworld.testing.fake_server import FakeOpenAIServer, Received, Response
 
 try:  # the openai SDK ships on httpx2 in recent releases, httpx before
     import httpx2 as httpx
@@ -57,39 +55,28 @@ def default_handler(request: Any) -> Any:
     return httpx.Response(200, json=completion(f"echo:{text[-2:]}"))
 
 
-_SERVERS: list[LoopbackServer] = []
+_SERVERS: list[FakeOpenAIServer] = []
 
 
 def loopback_server(handler: Handler) -> str:
-    """A real HTTP/1.1 keep-alive server on 127.0.0.1 that answers with ``handler``; its base URL."""
+    """The one fake server (mode ``handler``, HTTP/1.1 keep-alive) answering with ``handler``; its base URL.
 
-    class Bridge(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    Each request is handed over as an ``httpx.Request`` and the ``httpx.Response`` sent back, so the
+    same handler serves the mock transport and the socket; ``httpx.ConnectError`` hangs up.
+    """
 
-        def do_POST(self) -> None:
-            content = self.rfile.read(int(self.headers.get("content-length", 0)))
-            request = httpx.Request(
-                "POST",
-                f"http://{self.headers['host']}{self.path}",
-                headers=dict(self.headers),
-                content=content,
-            )
-            try:
-                response = handler(request)
-            except httpx.ConnectError:  # the handler's way to refuse: hang up
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
-                return
-            self.send_response_only(response.status_code)
-            for name, value in response.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(response.content)
+    def bridge(received: Received) -> Response:
+        headers = {k: v for k, v in received.headers.items() if k != "host"}
+        url = f"http://{received.headers.get('host', '127.0.0.1')}{received.path}"
+        request = httpx.Request(received.method, url, headers=headers, content=received.body)
+        try:
+            response = handler(request)
+        except httpx.ConnectError:  # the handler's way to refuse: hang up
+            return Response(hangup=True)
+        kept = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+        return Response(response.status_code, response.content, kept)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
-    server = LoopbackServer(Bridge).start()
+    server = FakeOpenAIServer("handler", handler=bridge).start()
     _SERVERS.append(server)
     return server.base_url
 

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 from filelock import FileLock
 
-from helpers.lunar import FakeOpenAIServer
+from helpers.lunar import lunar_server
 from recworld.chat import Request
 from recworld.data import Dataset
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 def _strip(name: str) -> str:
@@ -88,7 +89,7 @@ def openai_server(
     started: list[FakeOpenAIServer] = []
 
     def start(respond: Callable[[Request], str]) -> FakeOpenAIServer:
-        started.append(FakeOpenAIServer(respond).__enter__())
+        started.append(lunar_server(respond).__enter__())
         return started[-1]
 
     yield start

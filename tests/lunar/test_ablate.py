@@ -10,11 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from helpers.lunar import FakeOpenAIServer, follow_real_days, lunar_responder
+from helpers.cli import run_recworld
+from helpers.lunar import follow_real_days, lunar_responder
 from recworld.chat import Request
-from recworld.cli import app
 from recworld.lunar.answering.ablate import (
     K_SCALING,
     MULTI_FULL,
@@ -34,6 +33,7 @@ from recworld.lunar.schemas import (
     Rubric,
 )
 from recworld.lunar.store import dataset as store
+from recworld.testing.fake_server import FakeOpenAIServer
 
 COUNT = re.compile(r"EVIDENCE-COUNT=(\d)")
 RECORD_LINE = re.compile(r"^\[", flags=re.M)
@@ -132,11 +132,14 @@ def _counting(base: Callable[[Request], str]) -> Callable[[Request], str]:
 
 
 @pytest.fixture
-def ablated(tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]) -> Path:
+def ablated(
+    tmp_path: Path,
+    openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
+    capsys: pytest.CaptureFixture[str],
+) -> Path:
     """The four commands in-process, every model an OpenAI-compatible local server of ``_counting``."""
     url = openai_server(_counting(lunar_responder())).base_url
     out = tmp_path / "run"
-    cli = CliRunner()
     steps = [
         ["synth", "--anchors", "lunar-demo", "--min-domains", "2", "--users", "3", "--weeks", "2"],
         ["queries", str(out), "--model", "openai:g", "--base-url", url, "--per-user", "2"],
@@ -147,8 +150,8 @@ def ablated(tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], 
     steps[0] += ["--model", "openai:g", "--base-url", url, "--out", str(out), "--max-slots", "1"]
     steps[2] += ["--judge-base-url", url]
     for step in steps:
-        r = cli.invoke(app, ["lunar", *step])
-        assert r.exit_code == 0, (step[0], r.output, r.exception)
+        r = run_recworld(capsys, "lunar", *step)
+        assert r.returncode == 0, (step[0], r.stderr)
     return out
 
 

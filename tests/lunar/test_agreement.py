@@ -8,9 +8,9 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from recworld.cli import app, main
+from helpers.cli import run_recworld
+from recworld.cli import main
 from recworld.errors import DataError
 from recworld.lunar.quality.agreement import Rating, agreement_rows, gwet_ac1, pair_agreement, read_ratings
 
@@ -137,7 +137,7 @@ def test_empty_scores_are_skipped_and_all_empty_is_an_error(tmp_path: Path) -> N
         read_ratings(_write(tmp_path / "e.csv", "item_id,rater,dimension,score\na,r,d,\n"))
 
 
-def test_cli_prints_and_writes_the_table(tmp_path: Path) -> None:
+def test_cli_prints_and_writes_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = ["item_id,rater,dimension,score"]
     for item, (x, y, z) in enumerate([(5, 5, 5), (4, 5, 4), (5, 5, 3)]):
         lines += [f"q{item},ann1,realism,{x}", f"q{item},ann2,realism,{y}", f"q{item},gpt,realism,{z}"]
@@ -146,11 +146,9 @@ def test_cli_prints_and_writes_the_table(tmp_path: Path) -> None:
     assert main(["lunar", "agreement", str(path), "--llm-raters", "gpt"]) == 0
     out = tmp_path / "agreement"
     assert (out / "agreement.json").is_file()
-    result = CliRunner().invoke(
-        app, ["lunar", "agreement", str(path), "--llm-raters", "gpt", "--out", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    assert "human-LLM" in result.output and "human-human" in result.output
+    result = run_recworld(capsys, "lunar", "agreement", str(path), "--llm-raters", "gpt", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "human-LLM" in result.stdout and "human-human" in result.stdout
     written = json.loads((out / "agreement.json").read_text())
     hh = next(r for r in written["rows"] if r["kind"] == "human-human")
     assert hh["exact"] == pytest.approx(2 / 3) and hh["within_one"] == 1.0

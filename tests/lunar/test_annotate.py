@@ -9,10 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from helpers.cli import run_recworld
 from helpers.lunar import tiny_run
-from recworld.cli import app
 from recworld.io import atomic_write_jsonl
 from recworld.lunar.quality.agreement import agreement_rows, read_ratings
 from recworld.lunar.quality.annotate import KEY_FILE, export_sheet, read_key
@@ -80,11 +79,11 @@ def test_filled_sheet_feeds_agreement(tmp_path: Path) -> None:
     assert all(r.exact == 0.0 and r.within_one == 1.0 for r in rows)
 
 
-def test_cli_annotate(tmp_path: Path) -> None:
+def test_cli_annotate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _run(tmp_path)
-    result = CliRunner().invoke(app, ["lunar", "annotate", str(root), "--histories", "1", "--queries", "1"])
-    assert result.exit_code == 0, result.output
-    assert "1 histories, 1 queries" in result.output and (root / "annotation" / "form.html").exists()
+    result = run_recworld(capsys, "lunar", "annotate", str(root), "--histories", "1", "--queries", "1")
+    assert result.returncode == 0, result.stderr
+    assert "1 histories, 1 queries" in result.stdout and (root / "annotation" / "form.html").exists()
 
 
 @pytest.mark.browser

@@ -1,6 +1,6 @@
 """The stage commands end to end on real ML-100K anchors, and the library API with model objects.
 
-Command-line runs go in-process (typer's CliRunner) to a local OpenAI-compatible server answering
+Command-line runs go in-process (``helpers.cli.run_recworld``) to a local OpenAI-compatible server answering
 with the scripted LUNAR responder, so the real backend, Runner and cache run; library runs hand
 LUNAR the scripted models as objects. Nothing in recworld is patched.
 """
@@ -13,14 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from helpers.lunar import FakeOpenAIServer, HashEmbedder, lunar_responder, scripted, session
+from helpers.cli import run_recworld
+from helpers.lunar import HashEmbedder, lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import Request
-from recworld.cli import app
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.store.outputs import EvalRun, QueriesRun, SynthManifest
+from recworld.testing.fake_server import FakeOpenAIServer
 
 Server = Callable[[Callable[[Request], str]], FakeOpenAIServer]
 pytestmark = pytest.mark.slow  # each test synthesises and evaluates a folder (several seconds)
@@ -35,18 +35,19 @@ def _synth_and_queries(anchors: Path, out: Path) -> Path:
     return out
 
 
-def test_synth_queries_eval_report(ml100k_saved: Path, tmp_path: Path, openai_server: Server) -> None:
+def test_synth_queries_eval_report(
+    ml100k_saved: Path, tmp_path: Path, openai_server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
     server = openai_server(lunar_responder())
     url = ["--base-url", server.base_url]
     out = tmp_path / "lunar"
-    cli = CliRunner()
     synth = ["lunar", "synth", "--anchors", str(ml100k_saved), "--users", "2", "--weeks", "1"]
-    r = cli.invoke(app, [*synth, "--model", "openai:x", *url, "--out", str(out), "--max-slots", "1"])
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, *synth, "--model", "openai:x", *url, "--out", str(out), "--max-slots", "1")
+    assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["schema"] == "recworld.lunar.manifest/4" and manifest["counts"]["users"] == 2
-    r = cli.invoke(app, ["lunar", "queries", str(out), "--model", "openai:x", *url, "--per-user", "2"])
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, "lunar", "queries", str(out), "--model", "openai:x", *url, "--per-user", "2")
+    assert r.returncode == 0, r.stderr
     queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
     rubrics = [json.loads(x) for x in (out / "rubrics.jsonl").read_text().splitlines()]
     assert len(queries) == 4 and [q["query_id"] for q in queries] == [r["query_id"] for r in rubrics]
@@ -56,16 +57,16 @@ def test_synth_queries_eval_report(ml100k_saved: Path, tmp_path: Path, openai_se
     evaluate = ["lunar", "eval", str(out), "--model", "openai:a", *url, "--judge", "openai:j"]
     evaluate += ["--judge-base-url", server.base_url, "--context", "none,full,curated,rag"]
     evaluate += ["--embedder", "openai:e", "--embed-base-url", server.base_url]
-    r = cli.invoke(app, evaluate)
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, *evaluate)
+    assert r.returncode == 0, r.stderr
     for ctx in ("none", "full", "curated", "rag"):
         judged = [
             json.loads(x)
             for x in (out / "eval" / "openai-a" / ctx / "judgments.jsonl").read_text().splitlines()
         ]
         assert len(judged) == 4 and sum(j["target_first"] for j in judged) == 2
-    r = cli.invoke(app, ["lunar", "report", str(out)])
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, "lunar", "report", str(out))
+    assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader((out / "report.csv").open()))
     assert [(row["model"], row["context"]) for row in rows] == [
         ("openai:a", c) for c in ("none", "full", "curated", "rag")
@@ -80,8 +81,8 @@ def test_synth_queries_eval_report(ml100k_saved: Path, tmp_path: Path, openai_se
     ]
     # Rerunning eval is served from the cache: no new model calls.
     before = len(server.chat)
-    r = cli.invoke(app, [*evaluate[:9], "--judge-base-url", server.base_url, "--context", "full"])
-    assert r.exit_code == 0 and len(server.chat) == before, r.output
+    r = run_recworld(capsys, *evaluate[:9], "--judge-base-url", server.base_url, "--context", "full")
+    assert r.returncode == 0 and len(server.chat) == before, r.stderr
 
 
 def test_bad_anchor_file_exits_2(tmp_path: Path) -> None:
@@ -94,7 +95,11 @@ def test_bad_anchor_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_recorded(
-    ml100k_saved: Path, tmp_path: Path, openai_server: Server, monkeypatch: pytest.MonkeyPatch
+    ml100k_saved: Path,
+    tmp_path: Path,
+    openai_server: Server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Answer model and judge each get their own spec, server, key variable and backend options."""
     out = _synth_and_queries(ml100k_saved, tmp_path / "lunar")
@@ -106,8 +111,8 @@ def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_reco
     args += ["--judge-base-url", judges.base_url, "--judge-api-key-env", "JUDGE_KEY"]
     args += ["--model-option", "max_tokens_param=max_completion_tokens"]
     args += ["--compact", "--max-retries", "2", "--timeout", "7", "--fail-on-error", "0.5", "--seed", "3"]
-    r = CliRunner().invoke(app, args)
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, *args)
+    assert r.returncode == 0, r.stderr
     assert answers.keys == {"Bearer answer-secret"} and judges.keys == {"Bearer judge-secret"}
     assert answers.chat and all("max_completion_tokens" in b and "max_tokens" not in b for b in answers.chat)
     assert judges.chat and all("max_tokens" in b for b in judges.chat)  # the option is --model's only
@@ -135,13 +140,15 @@ def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_reco
     assert "secret" not in (out / "eval" / "openai-a" / "none" / "run.json").read_text()
 
 
-def test_a_bad_backend_option_names_the_option_and_backend(tmp_path: Path, ml100k_saved: Path) -> None:
+def test_a_bad_backend_option_names_the_option_and_backend(
+    tmp_path: Path, ml100k_saved: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = _synth_and_queries(ml100k_saved, tmp_path / "lunar")
     args = ["lunar", "eval", str(out), "--model", "openai:a", "--judge", "openai:j", "--context", "none"]
-    r = CliRunner().invoke(app, [*args, "--model-option", "max_tokens_parm=1"])
-    assert r.exit_code != 0 and "max_tokens_parm" in str(r.exception) and "openai" in str(r.exception)
-    r = CliRunner().invoke(app, [*args, "--model-option", "nokey"])
-    assert "invalid value for --model-option: 'nokey' is not KEY=VALUE" in str(r.exception)
+    r = run_recworld(capsys, *args, "--model-option", "max_tokens_parm=1")
+    assert r.returncode != 0 and "max_tokens_parm" in r.stderr and "openai" in r.stderr
+    r = run_recworld(capsys, *args, "--model-option", "nokey")
+    assert "invalid value for --model-option: 'nokey' is not KEY=VALUE" in r.stderr
 
 
 def test_compact_default_follows_the_model_spec() -> None:

@@ -90,16 +90,17 @@ def test_the_memory_embedder_has_its_own_options_and_gets_shared_runner_settings
     argv += ["--memory-embedder-option", "dimensions=64", "--embedder-option", "dimensions=32"]
     argv += ["--embedder", "openai:r", "--timeout", "9"]
     decorator = {
-        "roles": session_roles(judge=True, memory=True),
+        "roles": session_roles(judge=True),
         "flags": {"contexts": context_flag()},
         "contexts": True,
     }
     config: LunarEvalConfig = _built(LunarEvalConfig, argv, **decorator)
-    assert config.memory_embedder.model == "openai:m"
-    assert config.memory_embedder.backend.options == {"dimensions": "64"}
+    memory_embedder = config.roles["memory_embedder"]
+    assert isinstance(memory_embedder, EmbedderConfig) and memory_embedder.model == "openai:m"
+    assert memory_embedder.backend.options == {"dimensions": "64"}
     assert config.embedder.backend.options == {"dimensions": "32"}
     # --timeout reaches every model and embedder; what was not typed keeps the embedder's defaults.
-    for embedder in (config.embedder, config.memory_embedder):
+    for embedder in (config.embedder, memory_embedder):
         assert embedder.runner.timeout_s == 9
         assert embedder.runner.max_retries == EMBED_RUNNER.max_retries and not embedder.runner.progress
 

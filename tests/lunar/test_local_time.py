@@ -253,10 +253,8 @@ def test_an_eval_shows_every_context_in_each_users_own_zone(tmp_path: Path) -> N
 
 
 def test_sessions_default_memory_is_none() -> None:
-    assert (
-        Sessions(answer=SessionConfig(model="scripted:a"), judge=SessionConfig(model="scripted:j")).memory
-        is None
-    )
+    bare = Sessions(answer=SessionConfig(model="scripted:a"), judge=SessionConfig(model="scripted:j"))
+    assert bare.roles == {} and bare.model("memory") is None
     env = ContextEnv(
         root=Path("."),
         inputs=EvalInputs(pairs=[], users={}),

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from helpers.lunar import FakeOpenAIServer, lunar_responder, scripted, session
+from helpers.lunar import lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import main
@@ -25,6 +25,7 @@ from recworld.lunar.llm import FailureRecord
 from recworld.lunar.llm.policy import summary_lines
 from recworld.lunar.llm.tracking import current, tracking
 from recworld.models.scripted import ScriptedModel
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from helpers.lunar import FakeOpenAIServer, HTTPStatusError, lunar_responder, make_llm, scripted, session
+from helpers.lunar import lunar_responder, make_llm, scripted, session
 from recworld import lunar
 from recworld.chat import Request
 from recworld.cli import main
@@ -24,6 +24,7 @@ from recworld.lunar.store import dataset as lunar_store
 from recworld.lunar.store.outputs import AnswerRecord, EvalRun
 from recworld.lunar.synth.trajectory import WeekDraft
 from recworld.models.base import FatalModelError, TransientModelError
+from recworld.testing.fake_server import FakeOpenAIServer, HTTPStatusError
 
 Responder = Callable[[Request], str]
 
@@ -229,54 +230,40 @@ def _non_loopback_address() -> str | None:
 def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_http(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from http.server import BaseHTTPRequestHandler
-
-    from helpers.fake_openai import LoopbackServer
     from recworld.lunar.llm.config import EmbedderConfig
     from recworld.lunar.llm.embed import open_embedder
 
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("EMBED_KEY", "secret")
-    seen: list[str] = []
 
-    class Refuse(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
+    def refusing(host: str = "127.0.0.1") -> FakeOpenAIServer:
+        return FakeOpenAIServer("status", "401", message="bad key", host=host)
 
-        def do_POST(self) -> None:
-            seen.append(self.headers.get("Authorization", ""))
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            body = b'{"error": {"message": "bad key"}}'
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def seen(server: FakeOpenAIServer) -> list[str]:
+        return [r.headers.get("authorization", "") for r in server.requests]
 
-    loopback = LoopbackServer(Refuse, host="0.0.0.0").start()
-    port = loopback.port
-    try:
-        url = f"http://127.0.0.1:{port}/v1"
-        config = EmbedderConfig(spec="openai:e", base_url=url, api_key_env="EMBED_KEY", max_retries=3)
+    with refusing() as near:
+        config = EmbedderConfig(
+            spec="openai:e", base_url=near.base_url, api_key_env="EMBED_KEY", max_retries=3
+        )
         with open_embedder(config, tmp_path) as embedder, pytest.raises(FatalModelError, match="401"):
             embedder.embed(["hello"])
-        assert seen == ["Bearer secret"]  # the key variable named for this embedder; 401 is not retried
-        # Plain http beyond loopback: the key is withheld (the placeholder goes), the 401 says why.
-        address = _non_loopback_address()
-        if address is not None:
-            far = config.backend.model_copy(update={"base_url": f"http://{address}:{port}/v1"})
+        assert seen(near) == ["Bearer secret"]  # the key variable named for this embedder; 401 is not retried
+    # Plain http beyond loopback: the key is withheld (the placeholder goes), the 401 says why.
+    address = _non_loopback_address()
+    if address is not None:
+        with refusing(address) as far_server:
+            far = config.backend.model_copy(update={"base_url": far_server.base_url})
             remote = config.model_copy(update={"backend": far})
             with (
                 open_embedder(remote, tmp_path) as embedder,
                 pytest.raises(FatalModelError, match="not sent"),
             ):
                 embedder.embed(["hello"])
-            assert seen[1:] == ["Bearer EMPTY"] and "secret" not in seen[1]
+            assert seen(far_server) == ["Bearer EMPTY"]
             insecure = remote.backend.model_copy(update={"allow_insecure_http": True})
             allowed = remote.model_copy(update={"backend": insecure})
             with open_embedder(allowed, tmp_path) as embedder, pytest.raises(FatalModelError):
                 embedder.embed(["hello again"])
-            assert seen[2:] == ["Bearer secret"]  # --allow-insecure-http sends it
-    finally:
-        loopback.stop()
+            assert seen(far_server)[1:] == ["Bearer secret"]  # --allow-insecure-http sends it

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers.lunar import FakeOpenAIServer, lunar_responder
+from helpers.lunar import lunar_responder
 from recworld.chat import Request
 from recworld.cli import main
 from recworld.lunar.cli.progress import BackgroundPlan, CostEstimate, PieceLines
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.llm.tracking import current, tracking
 from recworld.lunar.store.outputs import SynthManifest
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 def _plan(requests: int) -> Callable[[], Mapping[str, PlannedStage]]:

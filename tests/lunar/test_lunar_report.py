@@ -13,11 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from helpers.cli import run_recworld
 from helpers.report_folders import RunSpec, query_id, read_page, write_folder, write_run
 from recworld import lunar
-from recworld.cli import app
 from recworld.lunar.answering.ablate import ABLATE_DIR, ABLATE_RUN, K_SCALING, MULTI_FULL, AblateRun
 from recworld.lunar.report.estimates import MIN_N
 from recworld.lunar.report.viewer import MAX_CHARS
@@ -269,13 +268,12 @@ def test_the_report_is_reproducible(tmp_path: Path) -> None:
     assert {n: (root / n).read_bytes() for n in first} == first
 
 
-def test_cli_prints_the_files_and_json(tmp_path: Path) -> None:
+def test_cli_prints_the_files_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _two_models(tmp_path)
-    cli = CliRunner()
-    r = cli.invoke(app, ["lunar", "report", str(root)])
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, "lunar", "report", str(root))
+    assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == str(root / "report.html") and "# LUNAR report" not in r.stdout
-    r = cli.invoke(app, ["lunar", "report", str(root), "--json"])
+    r = run_recworld(capsys, "lunar", "report", str(root), "--json")
     data = json.loads(r.stdout)
     assert [p["model"] for p in data["privacy_points"]] == ["openai:a", "openai:b", "openai:c"]
     assert len(data["rows"]) == 4

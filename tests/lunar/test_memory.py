@@ -136,13 +136,15 @@ def _env(
         sessions=Sessions(
             answer=SessionConfig(model="scripted:a"),
             judge=SessionConfig(model="scripted:judge"),
-            memory=session(model, runner={"max_retries": 0}, compact=compact),
+            roles={
+                "memory": session(model, runner={"max_retries": 0}, compact=compact),
+                "memory_embedder": EmbedderConfig.of(TopicEmbedder()),
+            },
         ),
         answer_llm=judge,
         judge_llm=judge,
         answer_max_tokens=256,
         embedder=None,
-        memory_embedder=EmbedderConfig.of(TopicEmbedder()),
     )
 
 
@@ -303,7 +305,7 @@ def test_the_dry_run_counts_extractions_exactly_and_decisions_as_a_bound() -> No
     sessions = Sessions(
         answer=SessionConfig(model="scripted:a"),
         judge=SessionConfig(model="scripted:j"),
-        memory=SessionConfig(model="scripted:m"),
+        roles={"memory": SessionConfig(model="scripted:m")},
     )
     plan = MemoryContext(MemoryOptions()).plan(EvalInputs(pairs=[], users=users), sessions)
     extract, decide = plan["memory-extract"], plan["memory-decide"]
@@ -363,6 +365,7 @@ def test_a_run_record_of_the_old_distiller_reads_back_with_it_as_the_memory_mode
         "options": {"memory": {"k": 7, "qdrant_url": None, "distiller": {"model": "openai:d"}}},
     }
     config = LunarEvalConfig.model_validate(old)
-    assert config.memory is not None and config.memory.name == "openai:d"
+    memory = config.roles.get("memory")
+    assert isinstance(memory, SessionConfig) and memory.name == "openai:d"
     assert config.options_of("memory") == MemoryOptions(k=7)
     assert LunarEvalConfig.model_validate_json(config.model_dump_json(by_alias=True)) == config

@@ -7,15 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from helpers.lunar import FakeOpenAIServer, follow_real_days, lunar_responder
+from helpers.cli import run_recworld
+from helpers.lunar import follow_real_days, lunar_responder
 from recworld.chat import Request
-from recworld.cli import app
 from recworld.errors import DataError
 from recworld.lunar.anchors import DEMO, demo_path, load_anchors
 from recworld.lunar.anchors.domains import load_domain_map
 from recworld.lunar.schemas import BehaviourType, Category
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 def test_domain_table_maps_amazon_categories_and_can_be_overridden(tmp_path: Path) -> None:
@@ -67,21 +67,22 @@ def test_sources_are_merged_by_user_id(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_offline_path_on_the_demo_fixture_spans_several_domains(
-    tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
+    tmp_path: Path,
+    openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The fixture knows days, not times: slots follow each day's real events, records their slot.
     model = ["--model", "openai:g", "--base-url", openai_server(follow_real_days(lunar_responder())).base_url]
     out = tmp_path / "run"
-    cli = CliRunner()
     synth = ["lunar", "synth", "--anchors", DEMO, "--min-domains", "2", "--users", "2", "--weeks", "2"]
-    r = cli.invoke(app, [*synth, *model, "--out", str(out), "--max-slots", "1"])
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, *synth, *model, "--out", str(out), "--max-slots", "1")
+    assert r.returncode == 0, r.stderr
     records = [json.loads(x) for x in (out / "dataset" / "records.jsonl").read_text().splitlines()]
     assert len({r["domain"] for r in records}) >= 3
     release = "\n".join(p.read_text() for p in (out / "dataset").iterdir())
     assert "AFIXTURE" not in release and "Northern Lines" not in release
-    r = cli.invoke(app, ["lunar", "queries", str(out), *model, "--per-user", "1"])
-    assert r.exit_code == 0, r.output
+    r = run_recworld(capsys, "lunar", "queries", str(out), *model, "--per-user", "1")
+    assert r.returncode == 0, r.stderr
     queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
     rubrics = {x["query_id"]: x for x in map(json.loads, (out / "rubrics.jsonl").read_text().splitlines())}
     assert queries and any(q["multi_domain"] for q in queries)

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from helpers.lunar import FakeOpenAIServer, lunar_responder
+from helpers.cli import run_recworld
+from helpers.lunar import lunar_responder
 from recworld.chat import Request
-from recworld.cli import app
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 @pytest.fixture
@@ -61,12 +61,13 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_four_commands_against_an_openai_compatible_server(tmp_path: Path, server: FakeOpenAIServer) -> None:
+def test_four_commands_against_an_openai_compatible_server(
+    tmp_path: Path, server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     events = tmp_path / "events.jsonl"
     _write_events(events)
     out = tmp_path / "lunar"
     url = ["--base-url", server.base_url]
-    cli = CliRunner()
     synth = ["synth", "--anchors", str(events), "--users", "2", "--out", str(out), "--max-slots", "1"]
     synth += ["--active-days", "1", "--model", "openai:fake", *url]
     evaluate = ["eval", str(out), "--model", "openai:fake", "--judge", "openai:fake-judge", *url]
@@ -79,8 +80,8 @@ def test_four_commands_against_an_openai_compatible_server(tmp_path: Path, serve
         ["report", str(out)],
     ]
     for step in steps:
-        r = cli.invoke(app, ["lunar", *step])
-        assert r.exit_code == 0, (step[0], r.output, r.exception)
+        r = run_recworld(capsys, "lunar", *step)
+        assert r.returncode == 0, (step[0], r.stderr)
 
     # Every structured call went out as response_format with the full (non-compact) JSON schema.
     structured = [b for b in server.chat if "response_format" in b]

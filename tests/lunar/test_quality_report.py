@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from helpers.lunar import CHICAGO_MONDAY, FakeOpenAIServer, lunar_responder, tiny_run
+from helpers.cli import run_recworld
+from helpers.lunar import CHICAGO_MONDAY, lunar_responder, tiny_run
 from helpers.report_folders import read_page
 from recworld.chat import Request
-from recworld.cli import app
 from recworld.lunar import localtime
 from recworld.lunar.quality.records import (
     AgreementReport,
@@ -27,6 +26,7 @@ from recworld.lunar.report.validation import quality_section
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import StageCounts
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 def _events_like_the_run(path: Path, zone: str) -> Path:
@@ -168,7 +168,10 @@ def test_a_small_n_agreement_is_flagged(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_synth_rate_agreement_report(
-    tmp_path: Path, ml100k_saved: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
+    tmp_path: Path,
+    ml100k_saved: Path,
+    openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """End to end: --timezone, active days, rate, agreement into RUN, report --reference."""
     lunar = lunar_responder()
@@ -196,7 +199,6 @@ def test_cli_synth_rate_agreement_report(
     model = ["--model", "openai:x", "--base-url", openai_server(respond).base_url]
     anchors = ml100k_saved
     out = tmp_path / "lunar"
-    cli = CliRunner()
     synth = [
         "lunar",
         "synth",
@@ -208,26 +210,34 @@ def test_cli_synth_rate_agreement_report(
         "--out",
         str(out),
     ]
-    r = cli.invoke(app, [*synth, "--max-slots", "1", "--active-days", "2", "--timezone", "America/Chicago"])
-    assert r.exit_code == 0, r.output
+    r = run_recworld(
+        capsys, *synth, "--max-slots", "1", "--active-days", "2", "--timezone", "America/Chicago"
+    )
+    assert r.returncode == 0, r.stderr
     (profile,) = store.profiles(out)
     assert profile.demographic.timezone == "America/Chicago"
     real = json.loads((out / "real_stats.json").read_text())
     assert set(real["weekday"]) <= {"0", "1"}  # only the two synthesised days
-    r = cli.invoke(app, ["lunar", "rate", str(out), *model])
-    assert r.exit_code == 0, r.output
-    assert "plausibility 4.67, profile consistency 5.00" in r.output
+    r = run_recworld(capsys, "lunar", "rate", str(out), *model)
+    assert r.returncode == 0, r.stderr
+    assert "plausibility 4.67, profile consistency 5.00" in r.stdout
     sheet = tmp_path / "ratings.csv"
     sheet.write_text(
         "item_id,rater,dimension,score\na,h1,realism,5\na,h2,realism,5\nb,h1,realism,4\nb,h2,realism,5\n"
     )
-    r = cli.invoke(app, ["lunar", "agreement", str(sheet), "--out", str(out)])
-    assert r.exit_code == 0, r.output
-    r = cli.invoke(
-        app,
-        ["lunar", "report", str(out), "--reference", str(anchors), "--reference-timezone", "America/Chicago"],
+    r = run_recworld(capsys, "lunar", "agreement", str(sheet), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    r = run_recworld(
+        capsys,
+        "lunar",
+        "report",
+        str(out),
+        "--reference",
+        str(anchors),
+        "--reference-timezone",
+        "America/Chicago",
     )
-    assert r.exit_code == 0, r.output
+    assert r.returncode == 0, r.stderr
     md = (out / "report.md").read_text()
     assert "**LLM-rated data quality (1–5; rater openai:x)**" in md and "**Rater agreement**" in md
     page = read_page(out / "report.html")

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers.lunar import FakeOpenAIServer, copycat, follow_real_days, lunar_responder
+from helpers.lunar import copycat, follow_real_days, lunar_responder
 from recworld.chat import Request
 from recworld.cli import app
 from recworld.lunar.anchors import load_anchor_files
 from recworld.lunar.leaks import Scanner
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category, Demographic
+from recworld.testing.fake_server import FakeOpenAIServer
 
 SOURCE_IDS = ("SRC-CANARY-USER-7731", "srcuser-beta-9761")
 # 2019-03-04, a Monday, 19:00 UTC (13:00 in Chicago).

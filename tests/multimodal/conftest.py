@@ -1,4 +1,4 @@
-"""The describe-images tests' fake vision server, a fixture for every module here."""
+"""The describe-images tests' fake vision server (the one fake server, mode ``vision``), for all."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from helpers.multimodal import FakeVLM
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 @pytest.fixture
-def fake_vlm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVLM]:
+def fake_vlm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    fake = FakeVLM()
-    with fake.loopback:
+    with FakeOpenAIServer("vision") as fake:  # answers "image SHA256" of the image it was sent
         yield fake

@@ -9,23 +9,26 @@ from typing import Any
 
 import pytest
 
-from helpers.multimodal import PNG_PREFIX, FakeVLM, make_dataset
+from helpers.multimodal import PNG_PREFIX, make_dataset
 from recworld.cli import main
 from recworld.data.dataset import Dataset
+from recworld.testing.fake_server import FakeOpenAIServer
 
 
 def saved_dataset(tmp_path: Path, **kwargs: Any) -> Path:
     return Path(make_dataset(tmp_path, **kwargs).save(tmp_path / "toy"))
 
 
-def test_openai_requests_carry_png_data_urls_and_descriptions_land(tmp_path: Path, fake_vlm: FakeVLM) -> None:
+def test_openai_requests_carry_png_data_urls_and_descriptions_land(
+    tmp_path: Path, fake_vlm: FakeOpenAIServer
+) -> None:
     cache = saved_dataset(tmp_path, n_items=5, n_users=3, urls=1)
     argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test"]
     argv += ["--base-url", fake_vlm.url, "--no-progress", "--concurrency", "2"]
     argv += ["--image-root", str(tmp_path / "posters")]
     assert main(argv) == 0
-    assert len(fake_vlm.bodies) == 4  # the URL-only item is skipped
-    for body in fake_vlm.bodies:
+    assert len(fake_vlm.chat) == 4  # the URL-only item is skipped
+    for body in fake_vlm.chat:
         assert body["temperature"] == 0.0
         (text, image) = body["messages"][0]["content"]
         assert text["type"] == "text" and "poster" in text["text"]
@@ -44,7 +47,7 @@ def test_openai_requests_carry_png_data_urls_and_descriptions_land(tmp_path: Pat
 
     # Same command again: nothing reaches the server.
     assert main(argv) == 0
-    assert len(fake_vlm.bodies) == 4
+    assert len(fake_vlm.chat) == 4
 
 
 def test_in_place_rewrites_the_input_cache(tmp_path: Path) -> None:

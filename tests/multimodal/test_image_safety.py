@@ -18,12 +18,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from helpers.multimodal import PNG_PREFIX, FakeVLM, draw_poster, make_dataset
+from helpers.multimodal import PNG_PREFIX, draw_poster, make_dataset
 from recworld.cli import main
 from recworld.data import image_refs
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError, check_image
 from recworld.data.metadata import apply_metadata
+from recworld.testing.fake_server import FakeOpenAIServer
 
 DEEP_PASSWD = "../" * 30 + "etc/passwd"
 
@@ -88,7 +89,7 @@ def hostile_cache(tmp_path: Path) -> tuple[Path, Path, dict[str, Path]]:
 
 def test_describe_sends_only_the_real_image_inside_the_roots(
     tmp_path: Path,
-    fake_vlm: FakeVLM,
+    fake_vlm: FakeOpenAIServer,
     opened: list[Path],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -100,7 +101,7 @@ def test_describe_sends_only_the_real_image_inside_the_roots(
     assert main([*argv, "--base-url", fake_vlm.url, "--image-root", str(raw)]) == 0
 
     # Exactly one request, carrying exactly the good poster's bytes.
-    (body,) = fake_vlm.bodies
+    (body,) = fake_vlm.chat
     (_, image) = body["messages"][0]["content"]
     sent = base64.b64decode(image["image_url"]["url"].removeprefix(PNG_PREFIX))
     assert sent == files["good"].read_bytes()
@@ -119,14 +120,14 @@ def test_describe_sends_only_the_real_image_inside_the_roots(
 
 def test_without_image_root_nothing_outside_the_dataset_folder_is_read(
     tmp_path: Path,
-    fake_vlm: FakeVLM,
+    fake_vlm: FakeOpenAIServer,
     opened: list[Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     cache, _, _ = hostile_cache(tmp_path)
     argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test", "--no-progress"]
     assert main([*argv, "--base-url", fake_vlm.url]) == 3
-    assert fake_vlm.bodies == [] and opened == []
+    assert fake_vlm.chat == [] and opened == []
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "every local image was refused" in err
     assert not (tmp_path / "cache-described").exists()

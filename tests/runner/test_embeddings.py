@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.runner_fakes import FakeOpenAI, vector_for
+from helpers.runner_fakes import vector_for
 from recworld.chat import EmbeddingRequest, Message, Request
 from recworld.errors import ConfigError, ModelError
 from recworld.models import FatalModelError, ModelConfig, TransientModelError, load_embedder, load_model
 from recworld.models.embedding import EmbedderBase, Vectors
 from recworld.models.scripted import ScriptedEmbedder, bag_of_words
 from recworld.runner import BlockingEmbedder, EmbeddingRunner, ResponseCache, RunnerConfig, cache_key
+from recworld.testing.fake_server import FakeOpenAIServer
 
 FAST = RunnerConfig(progress=False, backoff_base_s=0.0, max_retries=3, timeout_s=10)
 
@@ -154,7 +155,7 @@ def test_blocking_embedder_works_from_plain_code_and_inside_a_loop(tmp_path: Pat
 def test_openai_embeddings_come_back_in_input_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EMBED_KEY", "sk-embed-secret-0123456789")
     texts = ["first text", "second text", "third text"]
-    with FakeOpenAI() as server:
+    with FakeOpenAIServer("letters") as server:
         embedder = load_embedder("openai:e", ModelConfig(base_url=server.base_url, api_key_env="EMBED_KEY"))
         runner = EmbeddingRunner(embedder, FAST)
         vectors = asyncio.run(runner.embed(texts, normalised=False))
@@ -167,7 +168,7 @@ def test_openai_embeddings_come_back_in_input_order(monkeypatch: pytest.MonkeyPa
 
 def test_openai_embeddings_401_is_fatal_and_sent_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-bad-0123456789abcdef")
-    with FakeOpenAI(plan=lambda key: ("401",) * 5) as server:
+    with FakeOpenAIServer("letters", plan=lambda key: ("401",) * 5) as server:
         embedder = load_embedder("openai:e", ModelConfig(base_url=server.base_url))
         with pytest.raises(FatalModelError, match="rejected the API key") as raised:
             asyncio.run(EmbeddingRunner(embedder, FAST).embed(["a"]))
@@ -177,7 +178,7 @@ def test_openai_embeddings_401_is_fatal_and_sent_once(monkeypatch: pytest.Monkey
 
 def test_openai_malformed_embeddings_reply_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-0123456789abcdef")
-    with FakeOpenAI(plan=lambda key: ("malformed", "500")) as server:
+    with FakeOpenAIServer("letters", plan=lambda key: ("malformed", "500")) as server:
         embedder = load_embedder("openai:e", ModelConfig(base_url=server.base_url))
         runner = EmbeddingRunner(embedder, FAST)
         vectors = asyncio.run(runner.embed(["a"]))
@@ -202,8 +203,8 @@ def test_chat_and_embeddings_follow_one_loopback_rule(host: str, monkeypatch: py
     address = host if host != "non-loopback" else _local_address()
     if address is None:
         pytest.skip("this machine has no non-loopback address")
-    with FakeOpenAI(host="0.0.0.0" if host == "non-loopback" else host) as server:
-        url = server.base_url.replace("0.0.0.0", address)
+    with FakeOpenAIServer("letters", host=address) as server:
+        url = server.base_url
         chat = load_model("openai:m", ModelConfig(base_url=url))
         asyncio.run(chat.complete(Request(messages=(Message("user", "hi"),))))
         asyncio.run(chat.aclose())

@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
-from helpers.runner_fakes import FakeOpenAI, answer_for, write_suite
+from helpers.runner_fakes import answer_for, write_suite
 from recworld.chat import Message, Request
 from recworld.errors import RunError
 from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config
 from recworld.models.registry import ModelConfig, load_model
 from recworld.runner import ResponseCache, Runner, RunnerConfig
+from recworld.testing.fake_server import FakeOpenAIServer
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 FAKE_KEY = "sk-test-Zq8vN3madeUpKey-4f1d2c9b"
@@ -40,7 +41,7 @@ def stable(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in s.items() if k not in VOLATILE} for s in samples]
 
 
-def cli(suite: Path, server: FakeOpenAI, out: Path) -> list[str]:
+def cli(suite: Path, server: FakeOpenAIServer, out: Path) -> list[str]:
     return [
         sys.executable, "-m", "recworld.cli", "eval", str(suite),
         "--model", "openai:fake-model", "--base-url", server.base_url, "--out", str(out),
@@ -53,7 +54,7 @@ def child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, "OPENAI_API_KEY": FAKE_KEY}
 
 
-def config(suite: Path, server: FakeOpenAI, out: Path, **kwargs: Any) -> EvalConfig:
+def config(suite: Path, server: FakeOpenAIServer, out: Path, **kwargs: Any) -> EvalConfig:
     engine = {k: kwargs.pop(k) for k in list(kwargs) if k in RunnerConfig.model_fields and k != "seed"}
     return EvalConfig(
         suite_dir=suite, model="openai:fake-model", backend={"base_url": server.base_url}, out_dir=out,
@@ -73,14 +74,14 @@ def test_killed_run_resumes_without_resending(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     suite = write_suite(tmp_path / "suite", COUNTS)
     total = sum(COUNTS.values())
-    with FakeOpenAI() as reference_server:
+    with FakeOpenAIServer("letters") as reference_server:
         reference = evaluate_config(
             config(suite, reference_server, tmp_path / "reference", concurrency=3)
         ).run_dir
 
     run_dir = tmp_path / "interrupted"
     journal = run_dir / JOURNAL_NAME
-    with FakeOpenAI(hold_after=7) as server:
+    with FakeOpenAIServer("letters", hold_after=7) as server:
         child = subprocess.Popen(cli(suite, server, run_dir), env=child_env())
         deadline = time.monotonic() + 60
         while not (journal.exists() and journal.read_text().count("\n") >= 7):
@@ -134,7 +135,10 @@ def test_faulty_server_every_sample_is_accounted_for(tmp_path: Path, monkeypatch
     suite = write_suite(tmp_path / "suite", {"kg_movie_genre": 12, "mem_item_item": 12})
     run_dir = tmp_path / "run"
     # The failures exceed --fail-on-error's 5%: the run writes everything, then fails with exit 3.
-    with FakeOpenAI(plan=plan_of, hang_s=3.0) as server, pytest.raises(RunError, match="samples failed"):
+    with (
+        FakeOpenAIServer("letters", plan=plan_of, hang_s=3.0) as server,
+        pytest.raises(RunError, match="samples failed"),
+    ):
         evaluate_config(
             config(suite, server, run_dir, concurrency=6, timeout_s=0.5, max_retries=3,
                    backoff_base_s=0.01, backoff_max_s=0.05)
@@ -167,7 +171,9 @@ def test_cache_keys_through_the_openai_backend(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     requests = [Request(messages=(Message("user", f"question {i}"),), max_tokens=4) for i in range(4)]
 
-    def sent(server: FakeOpenAI, runner_config: RunnerConfig, reqs: list[Request], name: str = "m") -> int:
+    def sent(
+        server: FakeOpenAIServer, runner_config: RunnerConfig, reqs: list[Request], name: str = "m"
+    ) -> int:
         before = sum(server.counts.values())
         model = load_model(f"openai:{name}", ModelConfig(base_url=server.base_url))
         with ResponseCache(tmp_path / "cache.sqlite") as cache:
@@ -182,7 +188,7 @@ def test_cache_keys_through_the_openai_backend(tmp_path: Path, monkeypatch: pyte
 
     slow = RunnerConfig(concurrency=1, timeout_s=30, progress=False)
     fast = RunnerConfig(concurrency=16, timeout_s=5, max_retries=1, progress=False)
-    with FakeOpenAI() as server, FakeOpenAI() as other:
+    with FakeOpenAIServer("letters") as server, FakeOpenAIServer("letters") as other:
         assert sent(server, slow, requests) == 4
         assert sent(server, fast, requests) == 0  # runner settings are not in the key
         hotter = [Request(messages=r.messages, max_tokens=4, temperature=0.5) for r in requests]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers.runner_fakes import FakeOpenAI
 from recworld.chat import Message, Request, Response
 from recworld.models import FatalModelError, ModelConfig, load_model
 from recworld.models.scripted import ScriptedModel
 from recworld.runner import Runner, RunnerConfig
+from recworld.testing.fake_server import FakeOpenAIServer
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -31,7 +31,7 @@ def requests(n: int) -> list[Request]:
 def test_a_401_lets_no_second_wave_out(concurrency: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-stop-0123456789")
     # Every reply waits until `concurrency` requests are in: the first wave is exactly that many.
-    with FakeOpenAI(plan=lambda key: ("401",) * 10, barrier=concurrency) as server:
+    with FakeOpenAIServer("letters", plan=lambda key: ("401",) * 10, barrier=concurrency) as server:
         model = load_model("openai:m", ModelConfig(base_url=server.base_url))
         runner = Runner(model, RunnerConfig(concurrency=concurrency, progress=False, max_retries=3))
         recorded: list[int] = []
@@ -139,7 +139,7 @@ def test_answer_all_returns_what_stopped_the_run_and_keeps_what_finished(
         last = json.loads(key)["messages"][-1]["content"]
         return plans.get(last, ("401",))
 
-    with FakeOpenAI(plan=plan) as server:
+    with FakeOpenAIServer("letters", plan=plan) as server:
         model = load_model("openai:m", ModelConfig(base_url=server.base_url))
         got: dict[int, object] = {}
         config = RunnerConfig(concurrency=1, progress=False)

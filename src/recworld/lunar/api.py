@@ -111,7 +111,7 @@ def evaluate_contexts(config: LunarEvalConfig) -> list[EvalRun]:
 
 
 def ablate(config: AblateConfig) -> dict[str, EvalRun]:
-    """Evidence ablations (Table 5, Fig. 3): the curated context under each evidence variant, judged."""
+    """Evidence ablations (Table 5, Fig. 3): the rubric's evidence records under each variant, judged."""
     return asyncio.run(ablate_async(config))
 
 
@@ -258,7 +258,7 @@ async def evaluate_contexts_async(config: LunarEvalConfig) -> list[EvalRun]:
         raise DataError(
             "no queries with rubrics to evaluate (rerun lunar queries)", path=root / "queries.jsonl"
         )
-    check_settings(config)  # a setting's missing model (--memory-model) fails before any call
+    check_settings(config)  # a setting's missing model (its role's flag) fails before any call
     needs = any(context_setting(name).needs_embedder for name in config.contexts)
     with log_to_file(root), _embedder(config.embedder if needs else None, root) as emb:
         async with open_llm(config.answer, root) as answer_llm, open_llm(config.judge, root) as judge_llm:

@@ -18,15 +18,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from recworld.console.options import Flag, Force, comma_list
 from recworld.lunar.contexts.base import (
     ASSISTANT_PROMPTS,
     DEFAULT_ASSISTANT_PROMPT,
     AssistantPrompt,
+    RoleModel,
     context_setting,
     default_contexts,
+    registered,
+    setting_roles,
 )
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.records import MAX_INT, MAX_TOKENS, FrozenRecord, Record, Seed, Settings
@@ -149,6 +160,21 @@ def _options_of(name: str, value: Any) -> Record:
         raise ValueError(f"{where}: {first['msg']}") from None
 
 
+def _role_model(role: str, value: Any) -> RoleModel:
+    """The model of a setting's declared ``role``, validated as its kind (a chat model or an embedder)."""
+    roles = setting_roles()
+    spec = roles.get(role)
+    if spec is None:
+        declared = ", ".join(roles) or "no role"
+        raise ValueError(f"unknown role {role!r}; the registered settings declare: {declared}")
+    kind = SessionConfig if spec.kind == "model" else EmbedderConfig
+    try:
+        return value if isinstance(value, kind) else kind.model_validate(value)
+    except ValidationError as exc:  # name the role: "ROLE.backend.base_url: ..."
+        first = exc.errors()[0]
+        raise ValueError(f"{'.'.join([role, *(str(p) for p in first['loc'])])}: {first['msg']}") from None
+
+
 class LunarEvalConfig(FrozenRecord, Settings):
     """``recworld.lunar.evaluate_contexts``: answer every query under each context, judge each answer.
 
@@ -156,6 +182,12 @@ class LunarEvalConfig(FrozenRecord, Settings):
     ``options`` holds each setting's own options record by name (for example
     ``{"rag": RagOptions(k=10)}``, or the plain dict ``{"rag": {"k": 10}}``), and is
     filled with the defaults of every context run, so ``run.json`` says them all.
+
+    ``roles`` holds the models the settings declare (:attr:`ContextSetting.roles
+    <recworld.lunar.contexts.ContextSetting.roles>`), by role name. Each role is also
+    a keyword and a key of its own: ``LunarEvalConfig(..., ROLE=SessionConfig(...))``
+    is ``roles={"ROLE": ...}``, and ``run.json`` writes each role beside ``answer`` and
+    ``judge``. A role with a default is filled in for every context run.
     """
 
     root: Path
@@ -195,32 +227,36 @@ class LunarEvalConfig(FrozenRecord, Settings):
         Flag("--assistant-prompt"),
     ] = DEFAULT_ASSISTANT_PROMPT
     timezone: UserZone = None
-    # The model that manages the memory context (extracts facts, decides ADD/UPDATE/DELETE/NONE);
-    # its own model, never the judge. Needed only when the memory context runs.
-    memory: SessionConfig | None = None
-    # The memory context's own embedder, separate from RAG's --embedder (the paper: bge-m3).
-    memory_embedder: EmbedderConfig = EmbedderConfig()
+    # The settings' own models by role name; written (and read) flat, each role a key beside answer.
+    roles: Annotated[dict[str, RoleModel], Flag(cli=False)] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
     def _read(cls, data: Any) -> Any:
-        """Each setting's options typed by its registry entry; older runs' flat knobs moved into them."""
+        """Each setting's options and models typed by its registry entry; older runs' forms read into them."""
         if not isinstance(data, Mapping):
             return data
         data = dict(data)
+        for setting in registered():  # what older runs wrote elsewhere (ContextSetting.read_old)
+            data = setting.read_old(data)
         options = dict(data.get("options") or {})
-        old_memory = dict(options.get("memory") or {})
-        if "distiller" in old_memory:  # eval/3 before the memory loop: the distiller was a memory option
-            distiller = old_memory.pop("distiller")
-            options["memory"] = old_memory
-            if distiller is not None and data.get("memory") is None:
-                data["memory"] = distiller
-        for flat, name, key in _FLAT_KNOBS:  # run.json written before recworld.lunar.eval/3
-            if flat in data:
-                value = data.pop(flat)
-                options[name] = {**dict(options.get(name) or {}), key: value}
         data["options"] = {name: _options_of(name, value) for name, value in options.items()}
+        roles = dict(data.get("roles") or {})
+        for role in setting_roles():
+            if role in cls.model_fields:
+                raise TypeError(f"a context setting's role {role!r} is a LunarEvalConfig field; rename it")
+            if role in data:
+                roles[role] = data.pop(role)
+        data["roles"] = {role: _role_model(role, value) for role, value in roles.items() if value is not None}
         return data
+
+    @model_serializer(mode="wrap")
+    def _flat_roles(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Each role's model written as a key of its own, as it is given."""
+        out = handler(self)
+        if isinstance(out, dict):
+            out.update(out.pop("roles", None) or {})
+        return out
 
     @field_validator("contexts", "privacy_contexts")
     @classmethod
@@ -243,19 +279,18 @@ class LunarEvalConfig(FrozenRecord, Settings):
         for name in self.contexts:
             if name not in self.options:
                 self.options[name] = context_setting(name).options_type()
+        for role, spec in setting_roles(self.contexts).items():
+            if role not in self.roles and spec.default is not None:
+                self.roles[role] = spec.default
         return self
 
     def options_of(self, name: str) -> Record:
         """The options record of the context setting ``name``."""
         return self.options.get(name) or context_setting(name).options_type()
 
-
-_FLAT_KNOBS = (
-    ("budget_tokens", "full", "budget_tokens"),
-    ("rag_k", "rag", "k"),
-    ("memory_k", "memory", "k"),
-    ("qdrant_url", "memory", "qdrant_url"),
-)
+    def role_models(self) -> list[RoleModel]:
+        """The models of the roles the settings run declare, given or defaulted."""
+        return [m for role in setting_roles(self.contexts) if (m := self.roles.get(role)) is not None]
 
 
 class AblateConfig(FrozenRecord, Settings):

@@ -16,8 +16,13 @@ Importing this package needs neither pytest plugins nor heavy libraries:
 pytest is imported only inside the tests (as ``lenskit.testing`` ships its
 component tests). RecWorld's own backends are checked by these same classes
 (``tests/models/test_model_contract.py``).
+
+:class:`FakeOpenAIServer` (:mod:`recworld.testing.fake_server`) is the fake OpenAI-compatible
+server RecWorld's own tests run against: one server on 127.0.0.1 whose reply is a named mode
+(:data:`MODES`), for a backend that talks to such a server.
 """
 
 from recworld.testing._contract import PROMPT, SECRET, EmbedderContract, ModelContract
+from recworld.testing.fake_server import MODES, FakeOpenAIServer
 
-__all__ = ["PROMPT", "SECRET", "EmbedderContract", "ModelContract"]
+__all__ = ["MODES", "PROMPT", "SECRET", "EmbedderContract", "FakeOpenAIServer", "ModelContract"]

@@ -19,10 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.lunar import FakeOpenAIServer, lunar_responder
+from helpers.lunar import lunar_responder
+from helpers.lunar import lunar_server as respond_server
 from helpers.multimodal import make_dataset
 from helpers.security.worlds import write_ml_latest_small
 from recworld.cli import main
+from recworld.testing.fake_server import FakeOpenAIServer
 
 USER_FILE = "notes-of-the-user.txt"
 EVIL_RATER = '=HYPERLINK("http://evil.example","bob")'
@@ -294,4 +296,4 @@ def prepare(writer: Writer, world: World, work: Path, *, with_previous: bool = T
 
 
 def lunar_server() -> FakeOpenAIServer:
-    return FakeOpenAIServer(lunar_responder())
+    return respond_server(lunar_responder())

@@ -1,11 +1,12 @@
-"""A loopback fake of an OpenAI-compatible server that misbehaves on purpose: the review's modes, rebuilt.
+"""The hostile modes of the one fake server: an OpenAI-compatible server that misbehaves on purpose.
 
-Each server binds 127.0.0.1 on a free port, serves from daemon threads and
-writes raw bytes, so a mode can send what no well-behaved framework would: a
-gzip bomb, an endless chunked body, a header holding a control byte, a reply
-that echoes the bearer token it was sent. Every request is logged as a
-:class:`Seen` (never the key itself: only whether it came and whether it equals
-the key the test expects), like the review's ``logs/srv-PORT.jsonl``.
+:class:`FakeServer` is :class:`recworld.testing.fake_server.FakeOpenAIServer` (127.0.0.1, a free
+port, daemon threads, the one handler) with :data:`MODES`: the shipped modes plus the review's
+hostile ones. A hostile mode returns raw bytes, so it can send what no well-behaved framework
+would: a gzip bomb, an endless chunked body, a header holding a control byte, a reply that
+echoes the bearer token it was sent. Every request is seen as a :class:`Seen` (never the key
+itself: only whether it came and whether it equals the key the test expects), like the review's
+``logs/srv-PORT.jsonl``.
 
 Modes (``mode``, ``arg``) as the review named them:
 
@@ -13,8 +14,8 @@ Modes (``mode``, ``arg``) as the review named them:
   token logprobs when asked; ``content`` and ``xss`` are the same (X1/X2 pass a
   hostile reply as ``arg``); ``huge_ok``: a valid reply of ``arg`` MiB (E13);
   ``slow_ok``: ``"A"`` after ``arg`` seconds (the K cases' slow server);
-* ``lunar``: every LUNAR schema answered by the project's own test responder
-  (``helpers.lunar.lunar_responder``; see ``commands.lunar_server``);
+* (every LUNAR schema, answered by ``helpers.lunar.lunar_responder``, is the shipped mode
+  ``respond``: see ``commands.lunar_server``);
 * ``echo_key_error``: HTTP 400 whose ``error.message`` is ``arg`` × ``x`` and then
   the token received; ``echo_key_text``: the same as a plain-text body, padded
   with ``arg`` spaces; ``echo_key_200``: HTTP 200 whose reply holds the
@@ -43,19 +44,18 @@ Modes (``mode``, ``arg``) as the review named them:
 from __future__ import annotations
 
 import base64
-import contextlib
 import gzip
 import hashlib
 import json
-import socket
-import socketserver
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+from recworld.testing.fake_server import MODES as BASE_MODES
+from recworld.testing.fake_server import FakeOpenAIServer, Mode, Received, Response
 
 MiB = 1 << 20
 
@@ -76,25 +76,6 @@ class Seen:
     def secret(self) -> bool:
         """Whether an image it was sent holds the review's ``SECRETMARKER`` (a file that must never leave)."""
         return any(b"SECRETMARKER" in image for image in self.images)
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def token(self) -> str:
-        return self.headers.get("authorization", "").removeprefix("Bearer ")
-
-    def json(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.body or b"{}")
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
 
 
 # What a mode returns: the raw bytes to send, in pieces (a generator may sleep or run on).
@@ -169,78 +150,165 @@ PROTOCOL_ERRORS = {
 }
 
 
-def mode_reply(mode: str, arg: str, request: Request) -> Reply:
-    token = request.token
-    wants_logprobs = bool(request.json().get("logprobs"))
-    if mode in ("ok", "content", "xss"):
-        return json_reply(200, completion(arg or "A", logprobs=wants_logprobs))
-    if mode == "slow_ok":  # K5-K7: a valid "A" after ``arg`` seconds
-        time.sleep(float(arg or 0.15))
-        return json_reply(200, completion("A", logprobs=wants_logprobs))
-    if mode == "huge_ok":  # E13: a valid reply of ``arg`` MiB, under the cap
-        return json_reply(200, completion("A " + "x" * (int(float(arg or 15) * MiB) - 64)))
-    if mode == "echo_key_error":
-        return json_reply(400, {"error": {"message": "x" * int(arg or 0) + token, "type": "invalid_request"}})
-    if mode == "echo_key_text":
-        return iter([response(400, (" " * int(arg or 0) + token + " was refused").encode(), {})])
-    if mode == "echo_key_200":
-        return json_reply(200, completion(f"Authorization: Bearer {token} ... A", logprobs=wants_logprobs))
-    if mode == "echo_key_header":
-        return json_reply(429, {"error": {"message": "slow down"}}, {"Retry-After": token, "X-Echo": token})
-    if mode == "proto_key":
-        return iter([PROTOCOL_ERRORS[arg].format(token=token).encode("latin-1")])
-    if mode == "gzip_bomb":
-        body = gzip_bomb_bytes(int(arg or 1024))
-        return iter([response(200, body, {"Content-Type": "application/json", "Content-Encoding": "gzip"})])
-    if mode == "gzip_bomb_chunked":
-        body = gzip_bomb_bytes(int(arg or 1024))
-        head = _head(200, {"Content-Encoding": "gzip", "Transfer-Encoding": "chunked"})
-        return iter([head, *_chunked(iter([body[i : i + 65536] for i in range(0, len(body), 65536)]))])
-    if mode == "deep_json":
-        return raw_json("[" * int(arg or 100_000))
-    if mode == "usage_inf":
-        text = json.dumps(completion("A")).replace('"prompt_tokens": 7', '"prompt_tokens": 1e400')
-        return raw_json(text)
-    if mode == "huge_int":
-        return raw_json(
-            json.dumps(completion("A")).replace('"prompt_tokens": 7', '"prompt_tokens": ' + "9" * 5000)
-        )
-    if mode == "wrong_types":
-        return json_reply(200, {"choices": {"0": 1}, "usage": "x"})
-    if mode == "wrong_types_inner":
-        return json_reply(
-            200, {"choices": [{"message": {"content": ["A"]}}], "usage": {"prompt_tokens": "x"}}
-        )
-    if mode == "offsets_inf":
-        choice = {"text": "", "logprobs": {"text_offset": [0, "1e400"], "token_logprobs": [None, -1.0]}}
-        return raw_json(json.dumps({"choices": [choice]}).replace('"1e400"', "1e400"))
-    if mode == "invalid_json":
-        return raw_json("{not json")
-    if mode == "error_no_choices":
-        return json_reply(200, {"error": {"message": "no"}})
-    if mode == "content_null":
-        return json_reply(200, completion(None))
-    if mode == "redirect":
-        location = f"http://127.0.0.1:{arg}/v1/chat/completions"
-        return iter([response(307, b"", {"Location": location})])
-    if mode == "lone_surrogate":
-        text = json.dumps(completion("Answer: A PLACEHOLDER tail", logprobs=wants_logprobs))
-        return raw_json(text.replace("PLACEHOLDER", "\\ud800"))
-    if mode == "lone_surrogate_error":
-        return raw_json_status(400, '{"error":{"message":"bad \\udfff thing","type":"x"}}')
-    if mode == "retry_after":
-        return json_reply(429, {"error": {"message": "wait"}}, {"Retry-After": arg})
-    if mode == "infinite_chunked":
-        head = _head(200, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
-        return iter([head, *_chunked(iter([b" " * 65536] * (1024 * 4)))])  # 256 MiB at most
-    if mode == "big_cl":
-        size = int(arg or 100) * MiB
-        return iter([_head(200, {"Content-Length": str(size)}), b" " * (2 * MiB)])
-    if mode == "big_nocl":
-        return iter([_head(200, {}), *([b" " * MiB] * int(arg or 100))])
-    if mode == "slowloris":
-        return _slow(int(arg or 30))
-    raise ValueError(f"unknown fake-server mode {mode!r}")
+def _ok(arg: str, request: Received) -> Reply:
+    return json_reply(200, completion(arg or "A", logprobs=_wants_logprobs(request)))
+
+
+def _slow_ok(arg: str, request: Received) -> Reply:
+    # K5-K7: a valid "A" after ``arg`` seconds
+    time.sleep(float(arg or 0.15))
+    return json_reply(200, completion("A", logprobs=_wants_logprobs(request)))
+
+
+def _huge_ok(arg: str, request: Received) -> Reply:
+    # E13: a valid reply of ``arg`` MiB, under the cap
+    return json_reply(200, completion("A " + "x" * (int(float(arg or 15) * MiB) - 64)))
+
+
+def _echo_key_error(arg: str, request: Received) -> Reply:
+    return json_reply(
+        400, {"error": {"message": "x" * int(arg or 0) + request.token, "type": "invalid_request"}}
+    )
+
+
+def _echo_key_text(arg: str, request: Received) -> Reply:
+    return iter([response(400, (" " * int(arg or 0) + request.token + " was refused").encode(), {})])
+
+
+def _echo_key_200(arg: str, request: Received) -> Reply:
+    return json_reply(
+        200, completion(f"Authorization: Bearer {request.token} ... A", logprobs=_wants_logprobs(request))
+    )
+
+
+def _echo_key_header(arg: str, request: Received) -> Reply:
+    return json_reply(
+        429, {"error": {"message": "slow down"}}, {"Retry-After": request.token, "X-Echo": request.token}
+    )
+
+
+def _proto_key(arg: str, request: Received) -> Reply:
+    return iter([PROTOCOL_ERRORS[arg].format(token=request.token).encode("latin-1")])
+
+
+def _gzip_bomb(arg: str, request: Received) -> Reply:
+    body = gzip_bomb_bytes(int(arg or 1024))
+    return iter([response(200, body, {"Content-Type": "application/json", "Content-Encoding": "gzip"})])
+
+
+def _gzip_bomb_chunked(arg: str, request: Received) -> Reply:
+    body = gzip_bomb_bytes(int(arg or 1024))
+    head = _head(200, {"Content-Encoding": "gzip", "Transfer-Encoding": "chunked"})
+    return iter([head, *_chunked(iter([body[i : i + 65536] for i in range(0, len(body), 65536)]))])
+
+
+def _deep_json(arg: str, request: Received) -> Reply:
+    return raw_json("[" * int(arg or 100_000))
+
+
+def _usage_inf(arg: str, request: Received) -> Reply:
+    text = json.dumps(completion("A")).replace('"prompt_tokens": 7', '"prompt_tokens": 1e400')
+    return raw_json(text)
+
+
+def _huge_int(arg: str, request: Received) -> Reply:
+    return raw_json(
+        json.dumps(completion("A")).replace('"prompt_tokens": 7', '"prompt_tokens": ' + "9" * 5000)
+    )
+
+
+def _wrong_types(arg: str, request: Received) -> Reply:
+    return json_reply(200, {"choices": {"0": 1}, "usage": "x"})
+
+
+def _wrong_types_inner(arg: str, request: Received) -> Reply:
+    return json_reply(200, {"choices": [{"message": {"content": ["A"]}}], "usage": {"prompt_tokens": "x"}})
+
+
+def _offsets_inf(arg: str, request: Received) -> Reply:
+    choice = {"text": "", "logprobs": {"text_offset": [0, "1e400"], "token_logprobs": [None, -1.0]}}
+    return raw_json(json.dumps({"choices": [choice]}).replace('"1e400"', "1e400"))
+
+
+def _invalid_json(arg: str, request: Received) -> Reply:
+    return raw_json("{not json")
+
+
+def _error_no_choices(arg: str, request: Received) -> Reply:
+    return json_reply(200, {"error": {"message": "no"}})
+
+
+def _content_null(arg: str, request: Received) -> Reply:
+    return json_reply(200, completion(None))
+
+
+def _redirect(arg: str, request: Received) -> Reply:
+    location = f"http://127.0.0.1:{arg}/v1/chat/completions"
+    return iter([response(307, b"", {"Location": location})])
+
+
+def _lone_surrogate(arg: str, request: Received) -> Reply:
+    text = json.dumps(completion("Answer: A PLACEHOLDER tail", logprobs=_wants_logprobs(request)))
+    return raw_json(text.replace("PLACEHOLDER", "\\ud800"))
+
+
+def _lone_surrogate_error(arg: str, request: Received) -> Reply:
+    return raw_json_status(400, '{"error":{"message":"bad \\udfff thing","type":"x"}}')
+
+
+def _retry_after(arg: str, request: Received) -> Reply:
+    return json_reply(429, {"error": {"message": "wait"}}, {"Retry-After": arg})
+
+
+def _infinite_chunked(arg: str, request: Received) -> Reply:
+    head = _head(200, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+    return iter([head, *_chunked(iter([b" " * 65536] * (1024 * 4)))])  # 256 MiB at most
+
+
+def _big_cl(arg: str, request: Received) -> Reply:
+    size = int(arg or 100) * MiB
+    return iter([_head(200, {"Content-Length": str(size)}), b" " * (2 * MiB)])
+
+
+def _big_nocl(arg: str, request: Received) -> Reply:
+    return iter([_head(200, {}), *([b" " * MiB] * int(arg or 100))])
+
+
+def _slowloris(arg: str, request: Received) -> Reply:
+    return _slow(int(arg or 30))
+
+
+HOSTILE: dict[str, Callable[[str, Received], Reply]] = {
+    "ok": _ok,
+    "content": _ok,
+    "xss": _ok,
+    "slow_ok": _slow_ok,
+    "huge_ok": _huge_ok,
+    "echo_key_error": _echo_key_error,
+    "echo_key_text": _echo_key_text,
+    "echo_key_200": _echo_key_200,
+    "echo_key_header": _echo_key_header,
+    "proto_key": _proto_key,
+    "gzip_bomb": _gzip_bomb,
+    "gzip_bomb_chunked": _gzip_bomb_chunked,
+    "deep_json": _deep_json,
+    "usage_inf": _usage_inf,
+    "huge_int": _huge_int,
+    "wrong_types": _wrong_types,
+    "wrong_types_inner": _wrong_types_inner,
+    "offsets_inf": _offsets_inf,
+    "invalid_json": _invalid_json,
+    "error_no_choices": _error_no_choices,
+    "content_null": _content_null,
+    "redirect": _redirect,
+    "lone_surrogate": _lone_surrogate,
+    "lone_surrogate_error": _lone_surrogate_error,
+    "retry_after": _retry_after,
+    "infinite_chunked": _infinite_chunked,
+    "big_cl": _big_cl,
+    "big_nocl": _big_nocl,
+    "slowloris": _slowloris,
+}
 
 
 def _slow(seconds: int) -> Reply:
@@ -250,75 +318,34 @@ def _slow(seconds: int) -> Reply:
         yield b" "
 
 
-@dataclass
-class FakeServer:
-    """``mode`` served on 127.0.0.1; ``url`` is the base URL (``.../v1``), ``seen`` the request log."""
+def _wants_logprobs(request: Received) -> bool:
+    return bool(request.json().get("logprobs"))
 
-    mode: str
-    arg: str = ""
-    expect_key: str = ""
-    seen: list[Seen] = field(default_factory=list)
-    status: int = 200  # mode raw_body: what every request gets
-    body: bytes = b"{}"
-    _server: socketserver.ThreadingTCPServer | None = None
+
+def _as_mode(reply: Callable[[str, Received], Reply]) -> Mode:
+    return lambda server, received: Response(raw=reply(server.arg, received))
+
+
+MODES: dict[str, Mode] = {**BASE_MODES, **{name: _as_mode(reply) for name, reply in HOSTILE.items()}}
+"""The one fake server's modes plus the hostile ones (``raw_body`` is the server's own)."""
+
+
+class FakeServer(FakeOpenAIServer):
+    """The one fake server in a hostile mode, which answers every request whatever its path or method.
+
+    :attr:`seen` is the request log without the key itself.
+    """
+
+    def __init__(self, mode: str, arg: str = "", expect_key: str = "") -> None:
+        super().__init__(mode, arg, modes=MODES)
+        self.expect_key = expect_key
 
     @property
-    def port(self) -> int:
-        assert self._server is not None
-        return int(self._server.server_address[1])
+    def seen(self) -> list[Seen]:
+        with self._lock:
+            return [self._log(r) for r in self.requests]
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> FakeServer:
-        owner = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                owner._serve(self.request)
-
-        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
-        server.daemon_threads = True
-        server.allow_reuse_address = True
-        server.server_bind()
-        server.server_activate()
-        # serve_forever's default poll_interval (0.5 s) is how long shutdown() waits: poll faster.
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-        self._server = server
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeServer:
-        return self.start()
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def _serve(self, conn: socket.socket) -> None:
-        conn.settimeout(30)
-        try:
-            request = _read_request(conn)
-            if request is None:
-                return
-            self.seen.append(self._log(request))
-            if self.mode == "raw_body":
-                conn.sendall(response(self.status, self.body, {"Content-Type": "application/json"}))
-                return
-            for piece in mode_reply(self.mode, self.arg, request):
-                conn.sendall(piece)
-        except OSError:
-            return  # the client hung up: what a capped read does
-        finally:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-
-    def _log(self, request: Request) -> Seen:
+    def _log(self, request: Received) -> Seen:
         auth = request.headers.get("authorization")
         return Seen(
             method=request.method,
@@ -340,36 +367,11 @@ def _images(body: dict[str, Any]) -> Iterator[bytes]:
                 yield base64.b64decode(url.split(",", 1)[1])
 
 
-def _read_request(conn: socket.socket) -> Request | None:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    method, path, _version = [*lines[0].split(" ", 2), "", ""][:3]
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    length = int(headers.get("content-length", "0") or 0)
-    while len(body) < length:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    return Request(method, path, headers, body)
-
-
 def serve(mode: str, arg: str = "", expect_key: str = "") -> FakeServer:
     """A started :class:`FakeServer` (stop it, or use it as a context manager)."""
-    return FakeServer(mode, arg, expect_key).start()
+    server = FakeServer(mode, arg, expect_key)
+    return server.start()
 
 
 def gunzip_size(data: bytes) -> int:
     return len(gzip.decompress(data))
-
-
-Mode = Callable[[str, str, Request], Reply]

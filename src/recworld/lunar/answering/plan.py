@@ -2,9 +2,9 @@
 
 The answers of ``none`` are rendered exactly (their prompts are the requests alone);
 the other answers are counted exactly but built at run time. Each setting says what
-its own preparation asks (:meth:`~recworld.lunar.contexts.ContextSetting.plan`: the
-memory context's distillation batches, for example), so a new setting is counted
-without a change here.
+its own preparation asks (:meth:`~recworld.lunar.contexts.ContextSetting.plan`:
+batches its own model distils, for example), and the model of every role the chosen
+settings declare is checked, so a new setting is counted without a change here.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from recworld.lunar.answering.run import open_settings, sessions_of
 from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.contexts import NoContext
 from recworld.lunar.contexts.base import answer_prompt
+from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.plan import PlannedStage, check_spec, planned
 from recworld.lunar.store.dataset import load_eval_inputs
 
 
 def plan_eval(config: LunarEvalConfig) -> dict[str, PlannedStage]:
     """Requests per eval stage: each setting's build-up, an answer, a judgment (and privacy) per query."""
-    check_spec(config.answer, config.judge)
-    if config.memory is not None:
-        check_spec(config.memory)
+    own = [m for m in config.role_models() if isinstance(m, SessionConfig)]  # the settings' declared models
+    check_spec(config.answer, config.judge, *own)
     inputs = load_eval_inputs(config.root, config.timezone)
     pairs = inputs.pairs
     sessions = sessions_of(config)

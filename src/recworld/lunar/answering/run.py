@@ -13,7 +13,7 @@ score). A failed judgment is written with its error. All are counted in ``run.js
 and shown in the report.
 
 A setting is a registered :class:`~recworld.lunar.contexts.ContextSetting`: it is
-prepared once (its build-up step, such as memory's distillation, counted with the
+prepared once (its build-up step, such as distilling facts with a model of its own, counted with the
 setting), builds each query's context, reports what it dropped (``coverage``), and is
 closed at the end whatever happened.
 
@@ -99,7 +99,8 @@ def earlier_series(config: LunarEvalConfig) -> str | None:
 
 
 def sessions_of(config: LunarEvalConfig) -> Sessions:
-    return Sessions(answer=config.answer, judge=config.judge, memory=config.memory)
+    """The eval's models: answer, judge, and each setting's declared roles by name."""
+    return Sessions(answer=config.answer, judge=config.judge, roles=dict(config.roles))
 
 
 def check_settings(config: LunarEvalConfig) -> None:
@@ -125,7 +126,6 @@ def context_env(
         answer_max_tokens=config.answer_max_tokens,
         embedder=embedder,
         system=config.system_prompt,
-        memory_embedder=config.memory_embedder,
     )
 
 

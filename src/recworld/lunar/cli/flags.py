@@ -1,11 +1,13 @@
 """How the models of a LUNAR command show on the command line: declared once, for every command.
 
-* :data:`MODEL` and :data:`JUDGE` (and :data:`MEMORY`): the flags of one model's own
-  settings (spec, server, key variable, window, backend options), ``--model``,
-  ``--judge``, ``--memory-model``;
+* :data:`MODEL` and :data:`JUDGE`: the flags of one model's own settings (spec,
+  server, key variable, window, backend options), ``--model``, ``--judge``;
+* :func:`role_flags`: the same flags for a model a context setting declares
+  (:class:`~recworld.lunar.contexts.RoleSpec`), named after its own flag
+  (``--X-model``, ``--X-base-url``, ...), so no setting is named here;
 * :data:`SHARED`: the settings every model of a command shares (``--concurrency``,
   ``--timeout``, ``--attempts``, ...), typed once and applied to each model;
-* :data:`EMBEDDER` and :data:`MEMORY_EMBEDDER`: the embedders' flags;
+* :data:`EMBEDDER`: the eval's embedder's flags;
 * :class:`RunOptions`: ``--dry-run``, ``--prices``, ``--progress``, ``--json``, ``--smoke``.
 
 :mod:`recworld.lunar.cli.options` turns these into each command's options.
@@ -19,7 +21,8 @@ from typing import Annotated
 from pydantic import Field
 
 from recworld.console.options import AsJson, Flag, key_values
-from recworld.lunar.llm.config import LUNAR_RUNNER
+from recworld.lunar.contexts.base import RoleSpec
+from recworld.lunar.llm.config import LUNAR_RUNNER, EmbedderConfig
 from recworld.records import FrozenRecord, Settings
 
 SPECS = "openai:NAME, llamacpp:NAME, vllm:NAME, hf:ORG/NAME or scripted:FILE.json"
@@ -48,23 +51,6 @@ JUDGE: dict[str, Flag] = {
     "backend.api_key_env": Flag("--judge-api-key-env", help="Name of the env var holding --judge's API key."),
     "backend.options": _key_values("--judge-model-option", "A backend option of --judge (repeatable)."),
 }
-# The memory context's own model (lunar eval): optional, given only when the memory context runs.
-MEMORY: dict[str, Flag] = {
-    "model": Flag(
-        "--memory-model",
-        metavar="SPEC",
-        help="Model that manages the memory context (extracts facts; decides ADD/UPDATE/DELETE/NONE).",
-    ),
-    "backend.base_url": Flag("--memory-base-url", help="Server URL of --memory-model."),
-    "backend.api_key_env": Flag(
-        "--memory-api-key-env", help="Name of the env var holding --memory-model's API key."
-    ),
-    "backend.options": _key_values(
-        "--memory-model-option", "A backend option of --memory-model (repeatable)."
-    ),
-}
-# Optional models: a role here is left out of the config unless its model was given.
-OPTIONAL_ROLES = frozenset({"memory"})
 # Settings every model of a command shares: typed once (on the first model's paths), applied to each
 # model, and to each embedder whose config has the same path (backend.allow_insecure_http, the runner's
 # timeout, retries and concurrency). A runner setting's default is LUNAR's (LUNAR_RUNNER), not the
@@ -99,22 +85,30 @@ EMBEDDER: dict[str, Flag] = {
         "--embedder-option", "A backend option of --embedder, e.g. device=cpu or dimensions=256 (repeatable)."
     ),
 }
-MEMORY_EMBEDDER: dict[str, Flag] = {
-    "memory_embedder.model": Flag(
-        "--memory-embedder",
-        help="Embedder of the memory context, separate from --embedder (minilm, st:NAME...).",
-    ),
-    "memory_embedder.backend.base_url": Flag(
-        "--memory-embed-base-url", help="Server URL of --memory-embedder."
-    ),
-    "memory_embedder.backend.api_key_env": Flag(
-        "--memory-embed-api-key-env", help="Name of the env var holding --memory-embedder's API key."
-    ),
-    "memory_embedder.backend.options": _key_values(
-        "--memory-embedder-option", "A backend option of --memory-embedder (repeatable)."
-    ),
-}
-EMBEDDERS = ("embedder", "memory_embedder")
+
+
+def role_flags(spec: RoleSpec) -> dict[str, Flag]:
+    """The flags of a context setting's declared model, by path inside its config, named after ``spec.flag``.
+
+    A chat model's ``--X-model`` gives ``--X-base-url``, ``--X-api-key-env`` and
+    ``--X-model-option``; an embedder's ``--X-embedder`` gives ``--X-embed-base-url``,
+    ``--X-embed-api-key-env`` and ``--X-embedder-option``.
+    """
+    flag = spec.flag
+    help = spec.why[:1].upper() + spec.why[1:] + ("" if spec.why.endswith(".") else ".")
+    stem = flag.removesuffix("-model") if spec.kind == "model" else flag.removesuffix("-embedder") + "-embed"
+    default = spec.default.spec if isinstance(spec.default, EmbedderConfig) else None
+    own = Flag(flag, metavar="SPEC", help=help) if spec.kind == "model" else Flag(flag, help=help)
+    if default is not None:
+        own = Flag(flag, help=help, default_help=default)
+    return {
+        "model": own,
+        "backend.base_url": Flag(f"{stem}-base-url", help=f"Server URL of {flag}."),
+        "backend.api_key_env": Flag(
+            f"{stem}-api-key-env", help=f"Name of the env var holding {flag}'s API key."
+        ),
+        "backend.options": _key_values(f"{flag}-option", f"A backend option of {flag} (repeatable)."),
+    }
 
 
 class RunOptions(FrozenRecord, Settings):
@@ -136,16 +130,16 @@ class RunOptions(FrozenRecord, Settings):
     as_json: AsJson = False
     smoke: Annotated[
         bool,
-        Field(description="A tiny preset (1 user, 1 week, 1 record, 1 query, the full context); flags win."),
+        Field(description="A tiny preset (1 user, 1 week, 1 record, 1 query, one context); flags win."),
         Flag("--smoke"),
     ] = False
 
 
-def session_roles(*, judge: bool, memory: bool = False) -> dict[str, dict[str, Flag]]:
+def session_roles(*, judge: bool) -> dict[str, dict[str, Flag]]:
     """``{"answer": MODEL, "judge": JUDGE}`` for a command with a judge; ``{"llm": MODEL}`` otherwise.
 
-    ``memory`` adds the optional memory model (``--memory-model``, ``lunar eval``).
+    The models context settings declare are added by ``lunar_options(..., contexts=True)``.
     """
     if not judge:
         return {"llm": MODEL}
-    return {"answer": MODEL, "judge": JUDGE, **({"memory": MEMORY} if memory else {})}
+    return {"answer": MODEL, "judge": JUDGE}

@@ -3,8 +3,11 @@
 A setting's type, bounds, default and help live on its config field (the stage
 configs of :mod:`recworld.lunar.config`, :class:`~recworld.lunar.llm.config.SessionConfig`,
 a context setting's options). How the models of a command show on the command line
-is declared once in :mod:`recworld.lunar.cli.flags` (``MODEL``, ``JUDGE``, ``MEMORY``,
-``SHARED``, the embedders, :class:`~recworld.lunar.cli.flags.RunOptions`).
+is declared once in :mod:`recworld.lunar.cli.flags` (``MODEL``, ``JUDGE``, ``SHARED``,
+the embedder, :class:`~recworld.lunar.cli.flags.RunOptions`). The models a context
+setting declares (its ``roles``) get their flags from
+:func:`~recworld.lunar.cli.flags.role_flags`, read from the registry when the app is
+built, as each setting's own options are.
 
 :func:`lunar_options` generates a command's options from its stage config with
 :func:`recworld.console.options.with_options` and hands the command a
@@ -18,7 +21,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, Union, get_args, get_origin
 
 import typer
@@ -34,16 +37,10 @@ from recworld.console.options import (
     with_options,
 )
 from recworld.errors import ConfigError
-from recworld.lunar.cli.flags import (
-    EMBEDDER,
-    EMBEDDERS,
-    MEMORY_EMBEDDER,
-    OPTIONAL_ROLES,
-    SESSION_SEED,
-    SHARED,
-    RunOptions,
-)
-from recworld.lunar.contexts import context_setting, default_contexts, registered
+from recworld.lunar.cli.flags import EMBEDDER, SESSION_SEED, SHARED, RunOptions, role_flags
+from recworld.lunar.contexts import RoleSpec, context_setting, default_contexts, registered
+from recworld.lunar.contexts.base import setting_roles
+from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.records import Settings
 
 C = TypeVar("C", bound=BaseModel)
@@ -72,31 +69,71 @@ def _has(config: type[BaseModel], name: str) -> bool:
 
 @dataclass(frozen=True)
 class Layout:
-    """Where a command's models sit in its stage config, and the flags and hidden paths that follow."""
+    """Where a command's models sit in its stage config, and the flags and hidden paths that follow.
+
+    ``settings``: the models context settings declare (``lunar eval``), by role name.
+    On the command line each is a field of its own beside the stage's models
+    (:attr:`options_config`); the stage config keeps them in ``roles``.
+    """
 
     config: type[BaseModel]
     roles: Mapping[str, Mapping[str, Flag]]  # stage field of each model -> its own flags (first: primary)
+    settings: Mapping[str, RoleSpec] = field(default_factory=dict)
+    options_config: type[BaseModel] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options_config", _with_roles(self.config, self.settings))
 
     @property
     def primary(self) -> str:
         return next(iter(self.roles))
 
+    @property
+    def models(self) -> dict[str, Mapping[str, Flag]]:
+        """Every chat model's field and its own flags: the stage's, then the settings' roles."""
+        declared = {r: role_flags(s) for r, s in self.settings.items() if s.kind == "model"}
+        return {**self.roles, **declared}
+
+    @property
+    def embedders(self) -> list[str]:
+        """Every embedder's field: the stage's ``embedder``, then the settings' embedder roles."""
+        own = ["embedder"] if _has(self.config, "embedder") else []
+        return own + [r for r, s in self.settings.items() if s.kind == "embedder"]
+
+    def optional(self, role: str) -> bool:
+        """A setting's model without a default: left out of the config unless its model was given."""
+        spec = self.settings.get(role)
+        return spec is not None and spec.default is None
+
     def flags(self, extra: Mapping[str, Flag]) -> dict[str, Flag]:
         out: dict[str, Flag] = {}
         shared = SHARED | ({} if _has(self.config, "seed") else SESSION_SEED)
-        for role, own in self.roles.items():
+        for role, own in self.models.items():
             out |= {f"{role}.{path}": flag for path, flag in own.items()}
         out |= {f"{self.primary}.{path}": flag for path, flag in shared.items()}
         if _has(self.config, "embedder"):
             out |= EMBEDDER
-        if _has(self.config, "memory_embedder"):
-            out |= MEMORY_EMBEDDER
+        for role, spec in self.settings.items():
+            if spec.kind == "embedder":
+                out |= {f"{role}.{path}": flag for path, flag in role_flags(spec).items()}
         return out | dict(extra)
 
     def hidden(self, flags: Mapping[str, Flag]) -> list[str]:
         """Model and embedder settings without a flag here: not on this command line."""
-        roots = {*self.roles, *EMBEDDERS}
-        return [".".join(p) for p in leaf_paths(self.config) if p[0] in roots and ".".join(p) not in flags]
+        roots = {*self.models, *self.embedders}
+        paths = leaf_paths(self.options_config)
+        return [".".join(p) for p in paths if p[0] in roots and ".".join(p) not in flags]
+
+
+def _with_roles(config: type[BaseModel], settings: Mapping[str, RoleSpec]) -> type[BaseModel]:
+    """``config`` with each declared role as a field of its own, for its options (``--X-model``)."""
+    if not settings:
+        return config
+    fields: dict[str, Any] = {}
+    for role, spec in settings.items():
+        kind = SessionConfig if spec.kind == "model" else EmbedderConfig
+        fields[role] = (kind | None, None) if spec.default is None else (kind, spec.default)
+    return create_model(f"{config.__name__}Options", __base__=config, **fields)
 
 
 @dataclass(frozen=True)
@@ -120,6 +157,17 @@ class LunarCommand(Generic[C]):
         if self.run.smoke:
             values = layered(values, self._smoke(config))
         self._share(values)
+        for role, spec in self.layout.settings.items():  # each declared model alone: errors name its flag
+            if role not in values:
+                continue
+            kind = SessionConfig if spec.kind == "model" else EmbedderConfig
+            raw = values[role]
+            if spec.default is not None:
+                raw = layered(raw, spec.default.model_dump())
+            try:
+                values[role] = kind.model_validate(raw)
+            except ValidationError as exc:
+                raise self._named(exc, (role,)) from None
         if self.contexts is not None:  # each setting's options on their own, so an error has its flag
             values["options"] = {}
             for name, raw in self.contexts.nested().items():
@@ -146,9 +194,9 @@ class LunarCommand(Generic[C]):
         """``invalid value for --flag: ...``; a setting copied to another model is named by its own flag."""
         first = exc.errors()[0]
         loc = (*prefix, *(str(p) for p in first.get("loc", ())))
-        if loc and loc[0] in self.layout.roles and ".".join(loc[1:]) in SHARED:
+        if loc and loc[0] in self.layout.models and ".".join(loc[1:]) in SHARED:
             loc = (self.layout.primary, *loc[1:])
-        shown = option_fields(self.layout.config, flags=self.flags, exclude=self.hidden)
+        shown = option_fields(self.layout.options_config, flags=self.flags, exclude=self.hidden)
         flags = {".".join(o.path): o.flag for o in shown}
         flags |= {f"options.{k}": f for k, f in _context_flags().items()}
         dotted = [".".join(loc[:n]) for n in range(len(loc), 0, -1)]
@@ -164,8 +212,8 @@ class LunarCommand(Generic[C]):
         typed = {path[1:]: v for path, v in self.stage.values.items() if path[0] == primary}
         shared = {p: typed[p] for p in (tuple(k.split(".")) for k in SHARED) if p in typed}
         seed = values.get("seed") if _has(layout.config, "seed") else typed.get(("backend", "seed"))
-        for role in layout.roles:
-            if role in OPTIONAL_ROLES and (role, "model") not in self.stage.values:
+        for role in layout.models:
+            if layout.optional(role) and (role, "model") not in self.stage.values:
                 given = sorted(
                     str(f.name)
                     for p, f in self.flags.items()
@@ -181,16 +229,17 @@ class LunarCommand(Generic[C]):
             if seed is not None:
                 _put(node, ("backend", "seed"), seed)
                 _put(node, ("runner", "seed"), seed)
-        embedder = layout.config.model_fields.get("embedder")
+        fields = layout.options_config.model_fields
+        embedder = fields.get("embedder")
         if (
             embedder is not None
             and embedder.default is None
             and ("embedder", "model") not in self.stage.values
         ):
             values.pop("embedder", None)  # --embed-base-url alone does not turn an optional embedder on
-        for name in EMBEDDERS:  # a shared setting reaches every embedder that has it, as every model
-            kind = _nested(layout.config.model_fields[name].annotation) if _has(layout.config, name) else None
-            if kind is None or (name not in values and layout.config.model_fields[name].default is None):
+        for name in layout.embedders:  # a shared setting reaches every embedder that has it, as every model
+            kind = _nested(fields[name].annotation)
+            if kind is None or (name not in values and fields[name].default is None):
                 continue
             own = set(leaf_paths(kind))
             for path, value in shared.items():
@@ -205,10 +254,10 @@ def _put(node: dict[str, Any], path: Path_, value: Any) -> None:
 
 
 def context_options() -> tuple[type[BaseModel], list[str]]:
-    """One nested config of every registered setting's options (their flags: ``--rag-k``, ...).
+    """One nested config of every registered setting's options (each with the flag it declares).
 
     Also the paths to leave off the command line: options that are nested configs marked
-    ``Flag(cli=False)`` (the memory context's distiller, a model object from Python).
+    ``Flag(cli=False)`` (a model object only Python can give).
     """
     fields: dict[str, Any] = {}
     hidden: list[str] = []
@@ -252,9 +301,10 @@ def lunar_options(
     """A typer command decorator: ``config``'s options (its models laid out by ``roles``) and the run options.
 
     The command keeps its own parameters (``ROOT``) and gets ``given``: a :class:`LunarCommand`.
-    ``contexts`` adds every registered context setting's options (``lunar eval``).
+    ``contexts`` adds every registered context setting's options and the flags of the
+    models they declare (their ``roles``; ``lunar eval``).
     """
-    layout = Layout(config, roles)
+    layout = Layout(config, roles, setting_roles() if contexts else {})
     table = layout.flags(flags or {})
     hidden = [*exclude, *layout.hidden(table)]
 
@@ -273,7 +323,7 @@ def lunar_options(
             [*own, *(inspect.Parameter(n, kw, annotation=Given) for n in extra)]
         )
         inner.__name__, inner.__doc__ = command.__name__, command.__doc__
-        wrapped = with_options(config, exclude=hidden, flags=table, given="_stage")(inner)
+        wrapped = with_options(layout.options_config, exclude=hidden, flags=table, given="_stage")(inner)
         run_exclude = () if dry_run else ("dry_run", "prices")
         wrapped = with_options(RunOptions, exclude=run_exclude, given="_run")(wrapped)
         if contexts:

@@ -10,8 +10,8 @@ command    preset                                                 requests
 synth      1 user, 1 week, 1 active day, 1 slot, 1 record,        5 (profile, week,
            no re-plans, no week validation                        days, slots, records)
 queries    1 query per user                                       about 5
-eval       the full context only, answers capped at 96 tokens     3 per query (answer,
-                                                                  judgment, privacy)
+eval       the smoke context only (``ContextSetting.smoke``: the  3 per query (answer,
+           profile and all records), answers capped at 96 tokens  judgment, privacy)
 ablate     k_max = 1, answers capped at 96 tokens                 2 per variant query
 rate       20 records shown per user                              2 per user + queries
 =========  =====================================================  ======================
@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from recworld.console.options import Flag, option_fields
 from recworld.lunar.config import AblateConfig, LunarEvalConfig, QueriesConfig, RateConfig, SynthConfig
+from recworld.lunar.contexts.base import smoke_contexts
 
 __all__ = ["SMOKE", "described", "preset"]
 
@@ -43,10 +44,15 @@ SMOKE: dict[type[BaseModel], dict[str, Any]] = {
         "options.validate_weeks": False,
     },
     QueriesConfig: {"per_user": 1},
-    LunarEvalConfig: {"contexts": ("full",), "answer_max_tokens": 96},
+    # The settings that declare themselves the smoke preset's (read when the preset is applied).
+    LunarEvalConfig: {"contexts": smoke_contexts, "answer_max_tokens": 96},
     AblateConfig: {"k_max": 1, "answer_max_tokens": 96},
     RateConfig: {"max_records": 20},
 }
+
+
+def _value(value: Any) -> Any:
+    return value() if callable(value) else value
 
 
 def preset(config: type[BaseModel], typed: Mapping[tuple[str, ...], Any]) -> dict[str, Any]:
@@ -59,7 +65,7 @@ def preset(config: type[BaseModel], typed: Mapping[tuple[str, ...], Any]) -> dic
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})
-        node[path[-1]] = value
+        node[path[-1]] = _value(value)
     return out
 
 
@@ -86,5 +92,6 @@ def described(
         if tuple(dotted.split(".")) in typed:
             continue
         option = fields.get(dotted)
+        value = _value(value)
         parts.append(_shown(option.flag, option.negative, value) if option else f"{dotted}={value}")
     return " ".join(parts)

@@ -24,7 +24,7 @@ Root = Annotated[Path, typer.Argument(metavar="ROOT", help="LUNAR folder (writte
 SYNTH_EMBEDDER = {"embedder.model": Flag("--embedder", help="Add an embedding cosine to the backward check.")}
 CONTEXT_WINDOW = Flag(
     "--context-window",
-    help="Context window of --model in tokens, when its backend cannot say (the Full context's budget).",
+    help="Context window of --model in tokens, when its backend cannot say (a truncating context's budget).",
     default_help="what the model or its server reports, else the known-model table, else --n-ctx",
 )
 QUERIES_EMBEDDER = {
@@ -78,7 +78,7 @@ def add_eval(app: typer.Typer) -> None:
     @app.command("eval")
     @lunar_options(
         LunarEvalConfig,
-        roles=session_roles(judge=True, memory=True),
+        roles=session_roles(judge=True),
         flags={"contexts": context_flag(), "answer.context_window": CONTEXT_WINDOW},
         exclude=["root"],
         dry_run=True,

@@ -8,32 +8,38 @@ to know about settings reads the registered class instead of a list of names:
 who reads it                       what it reads
 =================================  ==================================================
 ``lunar eval --context``           :attr:`~ContextSetting.name`, ``summary``, ``default``
-its own options (``--rag-k``)      :attr:`~ContextSetting.options_type` (Flag metadata)
+``lunar eval --smoke``             :attr:`~ContextSetting.smoke`
+its own options (``--NAME-k``)     :attr:`~ContextSetting.options_type` (Flag metadata)
 ``LunarEvalConfig``                the names and options types, to validate and store
-the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build-up step
-                                   such as memory's distillation), ``build``,
+its own models                     :attr:`~ContextSetting.roles`: one :class:`RoleSpec`
+                                   per model it needs beside the answer and judge
+                                   models; the flags (``--ROLE-model``, its server and
+                                   key flags), the config key (the role's name) and
+                                   the library keyword are generated from it
+the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build-up
+                                   step, such as distilling facts), ``build``,
                                    ``coverage`` (what a truncating setting dropped),
                                    ``close``
-the eval, before any call          :attr:`~ContextSetting.roles` (:meth:`~ContextSetting.check`:
-                                   a required model missing is one error naming its flag)
+the eval, before any call          :meth:`~ContextSetting.check`: a required model
+                                   missing is one error naming its flag
 ``--dry-run``                      :meth:`~ContextSetting.plan`: the requests
-                                   ``prepare`` would send
+                                   ``prepare`` would send; each role's model spec checked
 the report                         ``order`` (row order), ``coverage`` rows
 =================================  ==================================================
 
-Adding a setting is one module (a subclass) and one :func:`register_context` call;
-:func:`missing_parts` says what a class still lacks, and registration refuses an
-incomplete one.
+Adding a setting is one module (a subclass) and one :func:`register_context` call,
+whether or not it needs models of its own; :func:`missing_parts` says what a class
+still lacks, and registration refuses an incomplete one.
 """
 
 from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, cast
 
 from recworld.errors import ConfigError
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
@@ -87,36 +93,82 @@ class Coverage:
         return self.total - self.shown
 
 
+RoleKind = Literal["model", "embedder"]
+# A role's model as configured: a chat model (SessionConfig) or an embedder (EmbedderConfig).
+RoleModel: TypeAlias = SessionConfig | EmbedderConfig
+# The suffix a role's flag ends with, by kind: the other flags of the role are named from its stem.
+ROLE_FLAG_SUFFIX: dict[RoleKind, str] = {"model": "-model", "embedder": "-embedder"}
+
+
 @dataclass(frozen=True)
 class RoleSpec:
     """A model a context setting needs beside the answer and judge models, as it declares it.
 
-    ``flag`` is the option that names the model (``--memory-model``); ``why`` says
-    what the model does, for the one error a run without it gets before any call.
+    The role's name (its key in :attr:`ContextSetting.roles`) is its config key and its
+    library keyword (``LunarEvalConfig(NAME=SessionConfig(...))``); it is unique among
+    the registered settings. ``flag`` is the option that names the model: it ends in
+    ``-model`` for a chat model (``kind="model"``: a
+    :class:`~recworld.lunar.llm.config.SessionConfig`) and in ``-embedder`` for an
+    embedder (``kind="embedder"``: an :class:`~recworld.lunar.llm.config.EmbedderConfig`);
+    the server, key-variable and backend-option flags are named after it
+    (``--X-model``: ``--X-base-url``, ``--X-api-key-env``, ``--X-model-option``;
+    ``--X-embedder``: ``--X-embed-base-url``, ``--X-embed-api-key-env``,
+    ``--X-embedder-option``). ``why`` says what the model does: the flag's help, and
+    the one error a run without a required model gets before any call. ``default``
+    is used when none is given (a role with a default is never missing).
     """
 
     flag: str
     why: str
     required: bool = True
+    kind: RoleKind = "model"
+    default: RoleModel | None = None
+
+    def problems(self) -> list[str]:
+        """What is wrong with this declaration (empty when it is complete)."""
+        out = []
+        suffix = ROLE_FLAG_SUFFIX.get(self.kind)
+        if suffix is None:
+            out.append(f"kind: one of {', '.join(ROLE_FLAG_SUFFIX)} (got {self.kind!r})")
+        elif not (self.flag.startswith("--") and self.flag.endswith(suffix) and self.flag != f"--{suffix}"):
+            out.append(f"flag: --NAME{suffix} for a {self.kind} role (got {self.flag!r})")
+        if not self.why:
+            out.append("why: what the model does")
+        expected = SessionConfig if self.kind == "model" else EmbedderConfig
+        if self.default is not None and not isinstance(self.default, expected):
+            out.append(f"default: a {expected.__name__}")
+        return out
 
 
 @dataclass(frozen=True)
 class Sessions:
-    """The models of one eval as configured (a dry run has no model open)."""
+    """The models of one eval as configured (a dry run has no model open).
+
+    ``roles``: the models of the settings' declared roles, by role name.
+    """
 
     answer: SessionConfig
     judge: SessionConfig
-    memory: SessionConfig | None = None  # --memory-model: the model that manages the memory context
+    roles: Mapping[str, RoleModel] = field(default_factory=dict)
 
     def model(self, role: str) -> SessionConfig | None:
-        """The model configured for a setting's declared ``role`` (None: not given)."""
-        found = getattr(self, role, None) if role not in ("answer", "judge") else None
+        """The chat model configured for a setting's declared ``role`` (None: not given)."""
+        found = self.roles.get(role)
         return found if isinstance(found, SessionConfig) else None
+
+    def embedder(self, role: str) -> EmbedderConfig | None:
+        """The embedder configured for a setting's declared ``role`` (None: not given)."""
+        found = self.roles.get(role)
+        return found if isinstance(found, EmbedderConfig) else None
 
 
 @dataclass(frozen=True)
 class ContextEnv:
-    """What a setting may use to prepare: the run folder, the inputs, the open models, the embedder."""
+    """What a setting may use to prepare: the run folder, the inputs, the open models, the embedder.
+
+    A setting's own models (its :attr:`~ContextSetting.roles`) are in ``sessions``, by
+    role name; it opens them itself.
+    """
 
     root: Path
     inputs: EvalInputs
@@ -124,10 +176,8 @@ class ContextEnv:
     answer_llm: StructuredLLM
     judge_llm: StructuredLLM
     answer_max_tokens: int
-    embedder: BlockingEmbedder | None  # RAG's --embedder, opened when a setting needs_embedder
+    embedder: BlockingEmbedder | None  # the eval's --embedder, opened when a setting needs_embedder
     system: str = ASSISTANT_SYSTEM  # the answering model's system prompt (--assistant-prompt)
-    # --memory-embedder: the memory setting opens it itself
-    memory_embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
 
 
 @dataclass(frozen=True)
@@ -159,8 +209,13 @@ class ContextSetting(ABC, Generic[OptionsT]):
     default: ClassVar[bool]  # part of the default --context list
     needs_embedder: ClassVar[bool]  # the eval opens --embedder for it
     options_type: ClassVar[type[Record]]  # its knobs: CLI options from Flag metadata, stored in run.json
-    # The models it needs beside the answer and judge models, by role (checked by check()).
+    # The models it needs beside the answer and judge models, by role name (checked by check()):
+    # their flags, config keys and library keywords are generated from these.
     roles: ClassVar[Mapping[str, RoleSpec]] = {}
+    # Part of the --smoke preset's --context (the one cheap setting that shows every stage).
+    smoke: ClassVar[bool] = False
+    # Keys older run records (run.json) wrote flat beside answer that are now its options: key -> option.
+    old_keys: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, options: OptionsT) -> None:
         self.options = options
@@ -176,20 +231,49 @@ class ContextSetting(ABC, Generic[OptionsT]):
         return cls(cast(Any, typed))
 
     @classmethod
+    def read_old(cls, stored: dict[str, Any]) -> dict[str, Any]:
+        """A stored eval config of an older form with what was this setting's moved to its place now.
+
+        Moves :attr:`old_keys` into ``options[name]``; a setting with more to move overrides it.
+        """
+        moved = {option: stored.pop(key) for key, option in cls.old_keys.items() if key in stored}
+        if moved:
+            options = dict(stored.get("options") or {})
+            options[cls.name] = {**dict(options.get(cls.name) or {}), **moved}
+            stored["options"] = options
+        return stored
+
+    @classmethod
     def check(cls, sessions: Sessions) -> None:
         """Refuse, before any call, a run without a model for one of the required :attr:`roles`."""
         for role, spec in cls.roles.items():
-            if spec.required and sessions.model(role) is None:
+            if spec.required and spec.default is None and sessions.roles.get(role) is None:
                 raise ConfigError(f"the {cls.name} context needs {spec.flag}: {spec.why}")
 
     @classmethod
     def session(cls, sessions: Sessions, role: str) -> SessionConfig:
-        """The model of the declared ``role``; the :meth:`check` error when it was not given."""
-        cls.check(sessions)
-        found = sessions.model(role)
-        if found is None:
-            raise ConfigError(f"the {cls.name} context has no model for its role {role!r}")
+        """The chat model of the declared ``role`` (else its default); the :meth:`check` error when none."""
+        found = cls._role(sessions, role)
+        if not isinstance(found, SessionConfig):
+            raise ConfigError(f"the {cls.name} context has no chat model for its role {role!r}")
         return found
+
+    @classmethod
+    def role_embedder(cls, sessions: Sessions, role: str) -> EmbedderConfig:
+        """The embedder of the declared ``role`` (else its default); the :meth:`check` error when none."""
+        found = cls._role(sessions, role)
+        if not isinstance(found, EmbedderConfig):
+            raise ConfigError(f"the {cls.name} context has no embedder for its role {role!r}")
+        return found
+
+    @classmethod
+    def _role(cls, sessions: Sessions, role: str) -> RoleModel | None:
+        spec = cls.roles.get(role)
+        if spec is None:
+            raise ConfigError(f"the {cls.name} context declares no role {role!r}")
+        cls.check(sessions)
+        given = sessions.roles.get(role)
+        return given if given is not None else spec.default
 
     @abstractmethod
     def plan(self, inputs: EvalInputs, sessions: Sessions) -> dict[str, PlannedStage]:
@@ -218,6 +302,7 @@ _DECLARED: dict[str, type] = {
     "order": int,
     "default": bool,
     "needs_embedder": bool,
+    "smoke": bool,
 }
 _REGISTRY: dict[str, type[ContextSetting[Any]]] = {}
 
@@ -237,6 +322,18 @@ def missing_parts(cls: type) -> list[str]:
     options = getattr(cls, "options_type", None)
     if not (isinstance(options, type) and issubclass(options, Record)):
         missing.append("options_type: a Record subclass")
+    roles = getattr(cls, "roles", None)
+    if not isinstance(roles, Mapping):
+        missing.append("roles: a mapping of role name to RoleSpec")
+    else:
+        for role, spec in roles.items():
+            named = isinstance(role, str) and role.isidentifier() and role.isascii()
+            if not (named and role == role.lower()):
+                missing.append(f"roles: lower-case identifier names (got {role!r})")
+            elif not isinstance(spec, RoleSpec):
+                missing.append(f"roles[{role!r}]: a RoleSpec")
+            else:
+                missing += [f"roles[{role!r}].{p}" for p in spec.problems()]
     if inspect.isabstract(cls):
         missing += [f"{m}()" for m in sorted(getattr(cls, "__abstractmethods__", ()))]
     name = getattr(cls, "name", "")
@@ -253,6 +350,16 @@ def register_context(cls: type[ContextSetting[Any]]) -> type[ContextSetting[Any]
     taken = _REGISTRY.get(cls.name)
     if taken is not None and taken is not cls:
         raise TypeError(f"context setting {cls.name!r} is already {taken.__module__}.{taken.__name__}")
+    for other in _REGISTRY.values():
+        if other is cls:
+            continue
+        shared = sorted(set(other.roles) & set(cls.roles))
+        flags = sorted({s.flag for s in other.roles.values()} & {s.flag for s in cls.roles.values()})
+        if shared or flags:
+            raise TypeError(
+                f"context setting {cls.name!r} declares the role {(shared or flags)[0]!r} "
+                f"of context setting {other.name!r}"
+            )
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -282,6 +389,17 @@ def context_setting(name: str) -> type[ContextSetting[Any]]:
 def default_contexts() -> tuple[str, ...]:
     """The settings ``lunar eval`` runs when ``--context`` is not given."""
     return tuple(c.name for c in registered() if c.default)
+
+
+def smoke_contexts() -> tuple[str, ...]:
+    """The settings the ``--smoke`` preset runs."""
+    return tuple(c.name for c in registered() if c.smoke)
+
+
+def setting_roles(names: Sequence[str] | None = None) -> dict[str, RoleSpec]:
+    """The declared roles of the settings ``names`` (None: every registered one), by role name."""
+    settings = registered() if names is None else [context_setting(n) for n in names]
+    return {role: spec for s in settings for role, spec in s.roles.items()}
 
 
 def report_order(name: str) -> tuple[int, str]:

@@ -13,7 +13,8 @@ shown in the user's local time.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -55,6 +56,8 @@ class FullContext(ContextSetting[FullOptions]):
     default = True
     needs_embedder = False
     options_type = FullOptions
+    old_keys: ClassVar[Mapping[str, str]] = {"budget_tokens": "budget_tokens"}  # run.json before eval/3
+    smoke = True  # the --smoke preset's one context: it shows every stage with the fewest calls
 
     def __init__(self, options: FullOptions) -> None:
         super().__init__(options)

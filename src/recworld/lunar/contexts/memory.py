@@ -44,7 +44,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -74,7 +74,7 @@ from recworld.lunar.contexts.memory_loop import (
     extract_prompt,
     record_text,
 )
-from recworld.lunar.llm.config import SessionConfig
+from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.llm.embed import EMBEDDINGS_FILE, identity_name
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.llm.session import open_llm
@@ -153,12 +153,37 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         self._queries: dict[str, np.ndarray] = {}  # query text -> its vector (embedded in prepare)
         self.run_record: MemoryRun | None = None
 
+    # Its two models, declared here only: the flags (--memory-model, --memory-base-url, ...,
+    # --memory-embedder, --memory-embed-base-url, ...), the config keys and the library
+    # keywords (memory=, memory_embedder=) are generated from these.
     roles: ClassVar[Mapping[str, RoleSpec]] = {
         "memory": RoleSpec(
             "--memory-model",
-            "the model that manages the memory (its own model, never the judge; the paper used Ling-2.6-1T)",
-        )
+            "the model that manages the memory: extracts facts, decides ADD/UPDATE/DELETE/NONE "
+            "(its own model, never the judge; the paper used Ling-2.6-1T)",
+        ),
+        "memory_embedder": RoleSpec(
+            "--memory-embedder",
+            "the embedder of the memory context, separate from --embedder (minilm, st:NAME...; "
+            "the paper used bge-m3)",
+            kind="embedder",
+            default=EmbedderConfig(),
+        ),
     }
+
+    old_keys: ClassVar[Mapping[str, str]] = {"memory_k": "k", "qdrant_url": "qdrant_url"}  # before eval/3
+
+    @classmethod
+    def read_old(cls, stored: dict[str, Any]) -> dict[str, Any]:
+        """Also eval/3 before the memory loop: the distiller was a memory option, now the ``memory`` role."""
+        options = dict(stored.get("options") or {})
+        old = dict(options.get(cls.name) or {})
+        if "distiller" in old:
+            distiller = old.pop("distiller")
+            stored["options"] = {**options, cls.name: old}
+            if distiller is not None and stored.get("memory") is None:
+                stored["memory"] = distiller
+        return super().read_old(stored)
 
     @classmethod
     def memory_model(cls, sessions: Sessions) -> SessionConfig:
@@ -180,7 +205,7 @@ class MemoryContext(ContextSetting[MemoryOptions]):
     async def prepare(self, env: ContextEnv) -> Preparation:
         """Run the memory loop for every user (cached by the Runner), embed the requests; what it asked."""
         model = self.memory_model(env.sessions)
-        config = env.memory_embedder
+        config = self.role_embedder(env.sessions, "memory_embedder")
         embedder, owned = resolve_embedder(config.model, config.backend)  # an object stays the caller's
         async with open_embedding_runner(
             embedder, config.runner, env.root / EMBEDDINGS_FILE, owned=owned

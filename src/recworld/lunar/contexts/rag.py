@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, tzinfo
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -30,6 +30,7 @@ class RagContext(ContextSetting[RagOptions]):
     default = True
     needs_embedder = True
     options_type = RagOptions
+    old_keys: ClassVar[Mapping[str, str]] = {"rag_k": "k"}  # run.json before recworld.lunar.eval/3
 
     def __init__(self, options: RagOptions, embedder: BlockingEmbedder | None = None) -> None:
         super().__init__(options)

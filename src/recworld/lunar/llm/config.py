@@ -4,7 +4,7 @@ Both nest the same two configs, so a chat model and an embedder take the same
 settings in the same places (``backend.options``, ``runner.timeout_s``).
 
 A :class:`SessionConfig` is built once per model a stage asks (the generator, the
-answering model, the judge, the memory distiller). It does not re-declare what the
+answering model, the judge, a context setting's own model). It does not re-declare what the
 backend and the Runner already declare: ``backend`` *is* the backend's
 :class:`~recworld.models.ModelConfig` (server, key variable, window, backend
 options) and ``runner`` *is* the :class:`~recworld.runner.RunnerConfig`

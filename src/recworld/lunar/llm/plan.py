@@ -1,7 +1,7 @@
 """What a ``--dry-run`` reports per stage: requests, whether the count is exact, the first prompt, the price.
 
 Nothing is sent and nothing is written. A stage whose prompts come from the inputs
-alone (profiles, queries, the ``none`` answer, memory's distillation batches) is
+alone (profiles, queries, the answer without context, a setting's distillation batches) is
 counted exactly and its first prompt shown; a stage whose prompts are built from
 earlier replies (weeks, records, rubrics, judgments) is counted as an upper bound
 (retries excluded). Prompt tokens are estimated at 4 characters per token
