@@ -40,9 +40,9 @@ from typing import Any
 
 def _fetched_ml100k() -> Path:
     """The RecBole atomic files that `recworld data fetch ml-100k` keeps (fetched on first use)."""
-    from recworld.data.fetch import fetch_dataset
+    from recworld.data.fetch import fetch
 
-    return Path(fetch_dataset("ml-100k").path) / "raw"
+    return Path(fetch("ml-100k").path) / "raw"
 
 
 ML25M_SHAPE = {"users": 162_541, "items": 62_423, "interactions": 25_000_095}

@@ -49,9 +49,9 @@ def main() -> None:
     args = parser.parse_args()
 
     if args.inter is None:
-        from recworld.data.fetch import fetch_dataset
+        from recworld.data.fetch import fetch
 
-        args.inter = fetch_dataset("ml-100k").path / "raw" / "ml-100k.inter"
+        args.inter = fetch("ml-100k").path / "raw" / "ml-100k.inter"
     frame = pd.read_csv(args.inter, sep="\t")
     frame.columns = [c.split(":")[0] for c in frame.columns]
     m = InteractionMatrix.from_interactions(frame)

@@ -72,13 +72,13 @@ def ml100k_fetched() -> Path:
     same way a user fetches it. A failed fetch fails the tests that need it: it
     is never a silent skip.
     """
-    from recworld.data.fetch import fetch_dataset
+    from recworld.data.fetch import fetch
 
     home = TEST_DATA / "home"
     home.mkdir(parents=True, exist_ok=True)
     # Parallel workers (and concurrent runs) fetch one at a time; the later ones find it there.
     with FileLock(str(TEST_DATA / "home.lock"), timeout=900), _recworld_home(home):
-        return fetch_dataset("ml-100k").path
+        return fetch("ml-100k").path
 
 
 @pytest.fixture(scope="session")

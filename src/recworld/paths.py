@@ -1,9 +1,13 @@
-"""Where RecWorld keeps fetched datasets and caches."""
+"""Where RecWorld keeps fetched datasets and caches, and how a name becomes a folder name."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
+
+_SLUG_MAX = 120  # a run folder adds the mode, variant and a hash: all under a 255-byte name
 
 
 def home() -> Path:
@@ -20,3 +24,18 @@ def datasets_dir() -> Path:
 def models_dir() -> Path:
     """Where assembled model files (such as the Gemma GGUF) are kept."""
     return home() / "models"
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a name, such as a model spec: ``openai:gpt-4o`` -> ``openai-gpt-4o``.
+
+    Both suites name a model's folders with it (LRWorld's ``runs/<slug>__…``,
+    LUNAR's ``eval/<slug>/…``). A slug over 120 characters keeps its first 100
+    and a hash of the whole name, so a 300-character model name still names one
+    folder, and two long names that share a prefix still name two.
+    """
+    short = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
+    if len(short) <= _SLUG_MAX:
+        return short
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{short[:100].rstrip('-.')}-{digest}"

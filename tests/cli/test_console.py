@@ -7,10 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel, Field, ValidationError
 
 from recworld.console import LOG_FILE, configure_logging, did_you_mean, log_to_file, suggestion
-from recworld.console.app import option_error
 from recworld.console.output import natural_width, plain_table
 from recworld.errors import ConfigError
 from recworld.models.registry import BACKENDS, ModelSpec
@@ -42,21 +40,6 @@ def test_model_specs_get_did_you_mean(spec: str, hint: str) -> None:
 def test_known_specs_still_parse() -> None:
     assert str(ModelSpec.parse("popularity")) == "popularity"
     assert str(ModelSpec.parse("openai:gpt-4o-mini")) == "openai:gpt-4o-mini"
-
-
-class _Options(BaseModel):
-    timeout_s: float = Field(gt=0)
-    max_retries: int = Field(0, ge=0)
-
-
-def test_option_error_names_the_flag() -> None:
-    with pytest.raises(ValidationError) as caught:
-        _Options(timeout_s=0)
-    message = str(option_error(caught.value, {"timeout_s": "--timeout"}))
-    assert message == "invalid value for --timeout: Input should be greater than 0"
-    with pytest.raises(ValidationError) as caught:
-        _Options(timeout_s=1, max_retries=-1)
-    assert str(option_error(caught.value)).startswith("invalid value for --max-retries:")
 
 
 def test_log_to_file_keeps_info_while_stderr_shows_warnings(

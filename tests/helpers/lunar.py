@@ -311,7 +311,7 @@ def follow_real_days(base: Callable[[Request], str]) -> Callable[[Request], str]
 
 
 def scripted(responder: Callable[[Request], str] | None = None, name: str = "x") -> ScriptedModel:
-    """A scripted model named ``scripted:NAME`` in run records (folder ``scripted_NAME``)."""
+    """A scripted model named ``scripted:NAME`` in run records (folder ``scripted-NAME``)."""
     return ScriptedModel(responder or lunar_responder(), name=name)
 
 

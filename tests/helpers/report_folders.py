@@ -28,6 +28,7 @@ from recworld.lunar.store.outputs import (
     SynthCounts,
     SynthManifest,
 )
+from recworld.paths import slug
 
 # One answer: (pc, pd) judged; "failed": the answer failed (floor row); "judge-error": the judge failed.
 Answer = tuple[int, int] | str
@@ -139,7 +140,7 @@ def _privacy(spec: RunSpec, i: int, answer: Answer) -> PrivacyJudgment:
 
 def write_run(base: Path, spec: RunSpec, *, privacy_on: bool = True) -> Path:
     """``base/eval/<model>/<context>/`` as ``lunar eval`` writes it."""
-    folder = base / "eval" / store.slug(spec.model) / spec.context
+    folder = base / "eval" / slug(spec.model) / spec.context
     answers = [
         AnswerRecord(
             query_id=query_id(i),

@@ -160,11 +160,11 @@ def test_ablate_command_scores_variants_and_reports_them(ablated: Path) -> None:
     cells = load_ablation(ablated).cells(seed=0)["openai:a"]
     # Scores follow the evidence shown: 1 + k (at most 5), so the curve rises by one per record.
     assert [cells[f"k{k}"].mean for k in range(7)] == [1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 5.0]
-    k_queries = ablated / "ablate" / "k0" / "eval" / "openai_a" / "curated" / "answers.jsonl"
+    k_queries = ablated / "ablate" / "k0" / "eval" / "openai-a" / "curated" / "answers.jsonl"
     assert len(k_queries.read_text().splitlines()) == 4  # the four with exactly 6, not the two with 8
     full, single = cells[MULTI_FULL].mean, cells[MULTI_SINGLE].mean
     assert full is not None and single is not None and full > single
-    answers = ablated / "ablate" / "k2" / "eval" / "openai_a" / "curated" / "answers.jsonl"
+    answers = ablated / "ablate" / "k2" / "eval" / "openai-a" / "curated" / "answers.jsonl"
     assert all("EVIDENCE-COUNT=2" in json.loads(x)["answer"] for x in answers.read_text().splitlines())
     md = (ablated / "report.md").read_text()
     assert "## Evidence ablations" in md and "k0=1.00 k1=2.00 k2=3.00 k3=4.00 k4=5.00 k5=5.00 k6=5.00" in md

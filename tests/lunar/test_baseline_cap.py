@@ -38,7 +38,7 @@ def test_the_generic_answer_is_written_under_its_cap() -> None:
 @pytest.mark.parametrize("cap", [96, GENERIC_TOKENS])
 def test_the_runs_row_of_a_capped_eval_says_so(tmp_path: Path, cap: int) -> None:
     root = write_folder(tmp_path, [RunSpec("openai:a", "full", [(3, 3)] * 3, privacy=[4, 4, 4])])
-    path = root / "eval" / "openai_a" / "full" / "run.json"
+    path = root / "eval" / "openai-a" / "full" / "run.json"
     run = EvalRun.read(path)
     EvalRun.model_validate(
         {**run.to_json(), "config": {**run.config.to_json(), "answer_max_tokens": cap}}

@@ -62,7 +62,7 @@ def test_synth_queries_eval_report(
     for ctx in ("none", "full", "curated", "rag"):
         judged = [
             json.loads(x)
-            for x in (out / "eval" / "openai_a" / ctx / "judgments.jsonl").read_text().splitlines()
+            for x in (out / "eval" / "openai-a" / ctx / "judgments.jsonl").read_text().splitlines()
         ]
         assert len(judged) == 4 and sum(j["target_first"] for j in judged) == 2
     r = run_recworld(capsys, "lunar", "report", str(out))
@@ -116,7 +116,7 @@ def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_reco
     assert answers.keys == {"Bearer answer-secret"} and judges.keys == {"Bearer judge-secret"}
     assert answers.chat and all("max_completion_tokens" in b and "max_tokens" not in b for b in answers.chat)
     assert judges.chat and all("max_tokens" in b for b in judges.chat)  # the option is --model's only
-    run = EvalRun.read(out / "eval" / "openai_a" / "none" / "run.json")
+    run = EvalRun.read(out / "eval" / "openai-a" / "none" / "run.json")
     answer, judge = run.config.answer, run.config.judge
     assert (answer.model, answer.backend.api_key_env, answer.backend.base_url) == (
         "openai:a",
@@ -137,7 +137,7 @@ def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_reco
         assert s.compact and (s.runner.max_retries, s.runner.timeout_s, s.runner.concurrency) == (2, 7, 4)
         assert (s.backend.seed, s.runner.seed) == (3, 3)
     assert run.config.fail_on_error == 0.5 and run.config.seed == 3 and run.counts.judged == 4
-    assert "secret" not in (out / "eval" / "openai_a" / "none" / "run.json").read_text()
+    assert "secret" not in (out / "eval" / "openai-a" / "none" / "run.json").read_text()
 
 
 def test_a_bad_backend_option_names_the_option_and_backend(
@@ -182,7 +182,7 @@ def test_library_api_with_model_objects_writes_configs_into_the_run(
     assert answer.calls and all(c.json_schema is None for c in answer.calls)
     # Privacy is judged on Full-context answers only (none of these contexts): no PrivacyDraft.
     assert {c.json_schema["title"] for c in judge.calls if c.json_schema} == {"PairDraft"}
-    written = EvalRun.read(out / "eval" / "scripted_a" / "rag" / "run.json")
+    written = EvalRun.read(out / "eval" / "scripted-a" / "rag" / "run.json")
     assert written.config.answer.model == "scripted:a" and written.config.embedder.spec == "test:hash"
     result = lunar.write_lunar_report(lunar.ReportConfig(root=out))
     assert [(row.context, row.judged) for row in result.rows] == [("none", 4), ("curated", 4), ("rag", 4)]

@@ -27,6 +27,7 @@ from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.store.outputs import AnswerRecord
 from recworld.models import ModelConfig, load_model
 from recworld.models.windows import ServedWindow, known_context_window, served_window
+from recworld.paths import slug
 from recworld.testing.fake_server import FakeOpenAIServer
 
 Server = Callable[[Callable[[Request], str]], FakeOpenAIServer]
@@ -51,7 +52,7 @@ def _eval(capsys: pytest.CaptureFixture[str], root: Path, model: str, url: str, 
     args += ["--judge-base-url", url, "--context", "full", "--no-privacy", "--timezone", "UTC", *extra]
     result = run_recworld(capsys, *args)
     assert result.returncode == 0, result.stderr
-    (line,) = (root / "eval" / model.replace(":", "_") / "full" / "answers.jsonl").read_text().splitlines()
+    (line,) = (root / "eval" / slug(model) / "full" / "answers.jsonl").read_text().splitlines()
     return AnswerRecord.model_validate_json(line)
 
 
@@ -133,7 +134,7 @@ def test_answers_record_the_window_in_their_file(
     server.models = [{"id": "big", "max_model_len": 65536}]
     root = _folder(tmp_path / "run", n=50)
     _eval(capsys, root, "openai:big", server.base_url)
-    row = json.loads((root / "eval/openai_big/full/answers.jsonl").read_text())
+    row = json.loads((root / "eval/openai-big/full/answers.jsonl").read_text())
     assert row["context_window"] == 65536 and row["token_counter"] == "estimate:chars/4"
 
 

@@ -13,9 +13,9 @@ from recworld.chat import Request
 from recworld.lunar.anchors import load_anchor_files
 from recworld.lunar.config import SynthConfig, SynthOptions
 from recworld.lunar.llm.config import SessionConfig
+from recworld.lunar.localtime import WEEK_S
 from recworld.lunar.synth.pipeline import synthesize, write_dataset
 from recworld.lunar.synth.release import RELEASED
-from recworld.lunar.timeutil import WEEK_S
 
 SOURCE_IDS = ("srcuser-alpha-41", "srcuser-beta-97")
 TITLES = ("Zorblax Returns", "The Quiet Lantern")

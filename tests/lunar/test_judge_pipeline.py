@@ -45,16 +45,16 @@ def test_failed_answer_scores_the_floor_and_privacy_reports_it_apart(tmp_path: P
         tmp_path, respond, contexts=("none",), privacy_contexts=("none",), fail_on_error=1.0
     )
     judged = {
-        j["query_id"]: j for j in map(json.loads, (root / "eval/scripted_a/none/judgments.jsonl").open())
+        j["query_id"]: j for j in map(json.loads, (root / "eval/scripted-a/none/judgments.jsonl").open())
     }
     assert judged["u/q1"]["answer_failed"] and (judged["u/q1"]["pc"], judged["u/q1"]["pd"]) == (1, 1)
     assert not judged["u/q0"]["answer_failed"] and judged["u/q0"]["pc"] in (2, 4)
     privacy = {
-        p["query_id"]: p for p in map(json.loads, (root / "eval/scripted_a/none/privacy.jsonl").open())
+        p["query_id"]: p for p in map(json.loads, (root / "eval/scripted-a/none/privacy.jsonl").open())
     }
     assert privacy["u/q1"]["answer_failed"] and privacy["u/q1"]["score"] is None
     assert privacy["u/q0"]["score"] == 5
-    run = json.loads((root / "eval/scripted_a/none/run.json").read_text())
+    run = json.loads((root / "eval/scripted-a/none/run.json").read_text())
     assert run["counts"]["privacy_judged"] == 1 and run["counts"]["privacy_errors"] == 0
 
 
@@ -92,7 +92,7 @@ def test_full_budget_uses_the_models_tokenizer_and_window_and_records_truncation
     assert full.budget_tokens == 700 - 256 - words - TEMPLATE_MARGIN
     assert full.counter.identity == "tokenizer:scripted:a"
     asyncio.run(evaluate_settings(config, answer_llm, judge_llm, inputs, None))
-    (row,) = map(json.loads, (tmp_path / "eval/scripted_a/full/answers.jsonl").open())
+    (row,) = map(json.loads, (tmp_path / "eval/scripted-a/full/answers.jsonl").open())
     assert row["context_total"] == 400 and 0 < row["context_shown"] < 400
     assert (
         row["context_budget_tokens"] == full.budget_tokens and row["token_counter"] == "tokenizer:scripted:a"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers.lunar import lunar_responder, scripted, session
+from helpers.lunar import HashEmbedder, lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import AnswerMode, Request, Response, Usage
+from recworld.evaluation.api import make_config
 from recworld.lunar.config import LunarEvalConfig, QueriesConfig, SynthConfig
 from recworld.lunar.contexts.rag import RagOptions
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
@@ -22,7 +23,7 @@ from recworld.lunar.store.outputs import (
     SynthCounts,
     SynthManifest,
 )
-from recworld.models import Model, ModelConfig
+from recworld.models import Model, ModelConfig, object_name
 from recworld.runner import RunnerConfig
 
 
@@ -75,7 +76,7 @@ def test_a_custom_model_object_is_answered_and_judged_with_no_registry_edit(
     # Asked directly (identical prompts once, through the run's cache); its owner closes it, not LUNAR.
     assert mine.requests and not mine.closed
     assert all(r.counts.answered == 4 and r.counts.answer_errors == 0 for r in runs)
-    answers = (out / "eval" / "mine_tallrec-lora" / "curated" / "answers.jsonl").read_text()
+    answers = (out / "eval" / "mine-tallrec-lora" / "curated" / "answers.jsonl").read_text()
     assert "Based on" in answers and "Based on 0 of" not in answers  # curated showed it records
     judged = [c for c in judge.calls if c.json_schema and c.json_schema["title"] == "PairDraft"]
     assert any("try the noodle bar" in c.messages[-1].content for c in judged)
@@ -144,6 +145,23 @@ def test_a_model_object_is_recorded_by_its_identity(tmp_path: Path) -> None:
     assert QueriesConfig.model_validate(written).llm.model == "mine:tallrec-lora"
     with pytest.raises(ValueError, match="expected a model spec string or an object"):
         SessionConfig(model=42)  # type: ignore[arg-type]
+
+
+class Checkpoint(MyRecommender):
+    """A model object whose identity names no backend: its checkpoint is part of its name."""
+
+    @property
+    def identity(self) -> Mapping[str, str]:
+        return {"model": "tallrec", "checkpoint": "lora-7"}
+
+
+def test_a_model_object_has_one_name_in_both_suites(tmp_path: Path) -> None:
+    """LRWorld used to call this object ``tallrec`` and LUNAR ``tallrec:lora-7``: now both say the latter."""
+    obj = Checkpoint()
+    lrworld, _ = make_config(tmp_path, obj, {})
+    assert object_name(obj) == lrworld.model == SessionConfig(model=obj).name == "tallrec:lora-7"
+    assert object_name(MyRecommender()) == "mine:tallrec-lora"
+    assert EmbedderConfig(model=HashEmbedder()).spec == object_name(HashEmbedder()) == "test:hash"
 
 
 def test_runs_written_before_the_nested_session_configs_read_back_migrated(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from recworld.lunar.contexts.full import FullOptions
 from recworld.lunar.contexts.memory_loop import extract_prompt
 from recworld.lunar.contexts.rag import RagOptions
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
-from recworld.lunar.localtime import profile_zone_name, user_zones
+from recworld.lunar.localtime import user_zones
 from recworld.lunar.queries.evidence import relevance
 from recworld.lunar.queries.rubrics import build_rubric
 from recworld.lunar.schemas import (
@@ -189,7 +189,7 @@ def test_the_relevance_ranking_reads_local_weekdays() -> None:
 
 def test_zones_come_from_the_profile_then_the_fallback(caplog: pytest.LogCaptureFixture) -> None:
     chicago, bare = _user().profile, _user(zone=None).profile
-    assert profile_zone_name(chicago) == "America/Chicago" and profile_zone_name(bare) is None
+    assert chicago.zone_name() == "America/Chicago" and bare.zone_name() is None
     zones = user_zones([chicago, bare.model_copy(update={"user_id": "b"})], "Asia/Tokyo")
     assert zones == {"u": CHICAGO, "b": ZoneInfo("Asia/Tokyo")}
     with caplog.at_level(logging.WARNING, logger="recworld.lunar"):

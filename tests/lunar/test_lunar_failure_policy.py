@@ -89,7 +89,7 @@ def test_failed_answers_are_counted_shown_and_never_scored(folder: Path) -> None
     )
     assert run.failures[0].kind == "request" and "503" in run.failures[0].error
     answers = [
-        AnswerRecord.model_validate_json(x) for x in (folder / "eval/scripted_a/none/answers.jsonl").open()
+        AnswerRecord.model_validate_json(x) for x in (folder / "eval/scripted-a/none/answers.jsonl").open()
     ]
     failed = [a for a in answers if a.answer is None]
     assert len(failed) == 1 and failed[0].error is not None and "503" in failed[0].error
@@ -97,7 +97,7 @@ def test_failed_answers_are_counted_shown_and_never_scored(folder: Path) -> None
     # The failed answer is scored at the floor (1), never dropped from the mean.
     assert (row.n, row.judged, row.answer_errors, row.judge_errors) == (4, 4, 1, 0)
     judged = [
-        Judgment.model_validate_json(x) for x in (folder / "eval/scripted_a/none/judgments.jsonl").open()
+        Judgment.model_validate_json(x) for x in (folder / "eval/scripted-a/none/judgments.jsonl").open()
     ]
     floor = [j for j in judged if j.answer_failed]
     assert len(floor) == 1 and (floor[0].pc, floor[0].pd, floor[0].avg) == (1, 1, 1.0)
@@ -116,7 +116,7 @@ def test_too_many_errors_write_what_finished_then_exit_3(folder: Path) -> None:
         RunError, match=r"lunar eval 2 of 6 pieces failed \(33\.3%\), more than --fail-on-error"
     ):
         lunar.evaluate_contexts(_eval_config(folder, _failing_on(ids, ModelError("content filter"))))
-    run = EvalRun.model_validate_json((folder / "eval/scripted_a/none/run.json").read_text())
+    run = EvalRun.model_validate_json((folder / "eval/scripted-a/none/run.json").read_text())
     assert run.counts.answer_errors == 2 and run.counts.judged == 2
 
 
@@ -124,7 +124,7 @@ def test_a_failed_judgment_is_an_error_row_not_a_drop(folder: Path) -> None:
     # Nothing judged: the stage writes its run, then exits 3 whatever --fail-on-error allows.
     with pytest.raises(RunError, match="produced no judgments"):
         lunar.evaluate_contexts(_eval_config(folder, judge=lambda request: "not json", fail_on_error=1.0))
-    run = EvalRun.model_validate_json((folder / "eval" / "scripted_a" / "none" / "run.json").read_text())
+    run = EvalRun.model_validate_json((folder / "eval" / "scripted-a" / "none" / "run.json").read_text())
     assert (run.counts.answered, run.counts.judged, run.counts.judge_errors) == (4, 0, 4)
     assert {f.kind for f in run.failures} == {"invalid"}
     assert {f.reply for f in run.failures} == {"not json"}  # the rejected reply is kept
@@ -148,7 +148,7 @@ def test_auth_failure_stops_the_stage_with_exit_3(
     assert code == 3
     assert "401" in capsys.readouterr().err
     # The first setting's judge fails at once and stops everything: no other setting ran.
-    assert not (folder / "eval" / "openai_a" / "none" / "run.json").exists()
+    assert not (folder / "eval" / "openai-a" / "none" / "run.json").exists()
     assert len(judges.chat) <= 4  # at most the judge requests already in flight (concurrency 4), no retries
 
 

@@ -113,7 +113,7 @@ def test_four_commands_against_an_openai_compatible_server(
     assert all(r["evidence"]["record_ids"] for r in rubrics)
     assert _lines(out / "query_failures.jsonl") == []
     for ctx in ("none", "full", "curated", "rag"):
-        folder = out / "eval" / "openai_fake" / ctx
+        folder = out / "eval" / "openai-fake" / ctx
         answers, judged = _lines(folder / "answers.jsonl"), _lines(folder / "judgments.jsonl")
         assert len(answers) == 4 and all(a["answer"] and a["error"] is None for a in answers)
         assert len(judged) == 4 and all(j["error"] is None for j in judged)

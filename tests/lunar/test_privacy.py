@@ -102,7 +102,7 @@ def test_privacy_judge_refuses_a_sampling_llm() -> None:
 
 
 def test_eval_writes_privacy_records_per_answer(lunar_eval_folder: Path) -> None:
-    rows = [json.loads(x) for x in (lunar_eval_folder / "eval/scripted_a/full/privacy.jsonl").open()]
+    rows = [json.loads(x) for x in (lunar_eval_folder / "eval/scripted-a/full/privacy.jsonl").open()]
     assert rows and all(r["schema"] == "recworld.lunar.privacy/1" and r["score"] == 5 for r in rows)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from helpers.lunar import eval_config, eval_pair, eval_user, make_llm
 from recworld.chat import Request
-from recworld.lunar.answering.run import evaluate_settings
+from recworld.lunar.answering.run import evaluate_settings, series_dir
 from recworld.lunar.contexts.base import ASSISTANT_PROMPTS
 from recworld.lunar.judges.tradeoff import (
     PRIVACY_FIGURE_FILE,
@@ -92,14 +92,29 @@ def test_the_discreet_prompt_is_its_own_series_the_report_can_compare(tmp_path: 
     _run(tmp_path, "a")
     _run(tmp_path, "a", assistant_prompt="discreet")
     _run(tmp_path, "b")
-    plain = EvalRun.read(tmp_path / "eval" / "scripted_a" / "full" / "run.json")
-    discreet = EvalRun.read(tmp_path / "eval" / "scripted_a@discreet" / "full" / "run.json")
+    plain = EvalRun.read(tmp_path / "eval" / "scripted-a" / "full" / "run.json")
+    discreet = EvalRun.read(tmp_path / "eval" / "scripted-a@discreet" / "full" / "run.json")
     assert (plain.assistant_prompt, discreet.assistant_prompt) == ("plain", "discreet")
     figure = privacy_figure(tmp_path)
     series = {(p.model, p.assistant_prompt) for p in figure.points}
     assert series == {("scripted:a", "plain"), ("scripted:a", "discreet"), ("scripted:b", "plain")}
     # The front is taken within a prompt variant: the discreet a has no rival and is on its own front.
     assert all(p.on_front for p in figure.points if p.assistant_prompt == "discreet")
+
+
+def test_a_rerun_keeps_the_folder_an_earlier_slug_named(tmp_path: Path) -> None:
+    _run(tmp_path, "a")
+    earlier = tmp_path / "eval" / "scripted_a"  # LUNAR's own slug, before the suites shared one
+    (tmp_path / "eval" / "scripted-a").rename(earlier)
+    (earlier / "full" / "run.json").write_text("{}")  # stale: the rerun must write over it
+    config = eval_config(tmp_path, answer=SessionConfig(model="scripted:a"))
+    assert series_dir(config) == "scripted_a"
+    assert series_dir(config.model_copy(update={"assistant_prompt": "discreet"})) == "scripted-a@discreet"
+    _run(tmp_path, "a")
+    assert not (tmp_path / "eval" / "scripted-a").exists()
+    assert EvalRun.read(earlier / "full" / "run.json").model == "scripted:a"
+    _run(tmp_path, "b")
+    assert (tmp_path / "eval" / "scripted-b" / "full" / "run.json").exists()  # a new series: today's slug
 
 
 def test_the_default_answer_prompt_carries_no_privacy_instruction(tmp_path: Path) -> None:
@@ -121,7 +136,7 @@ def test_privacy_is_judged_on_full_answers_by_default(tmp_path: Path) -> None:
     judge_llm, judge = make_llm(_judge)
     inputs = EvalInputs(pairs=[eval_pair(0), eval_pair(1)], users={"u": eval_user()})
     asyncio.run(evaluate_settings(eval_config(tmp_path), answer_llm, judge_llm, inputs, None))
-    assert (tmp_path / "eval/scripted_a/full/privacy.jsonl").exists()
-    assert not (tmp_path / "eval/scripted_a/none/privacy.jsonl").exists()
+    assert (tmp_path / "eval/scripted-a/full/privacy.jsonl").exists()
+    assert not (tmp_path / "eval/scripted-a/none/privacy.jsonl").exists()
     privacy_calls = [c for c in judge.calls if c.json_schema and c.json_schema["title"] == "PrivacyDraft"]
     assert len(privacy_calls) == 2 and all("ANSWER-a-full" in c.messages[-1].content for c in privacy_calls)

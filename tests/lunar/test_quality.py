@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from recworld.lunar.localtime import WEEK_S
 from recworld.lunar.quality.stats import (
     affinity_entropy,
     cross_week_cosine,
@@ -15,7 +16,6 @@ from recworld.lunar.quality.stats import (
     normalised_entropy,
 )
 from recworld.lunar.schemas import Affinity, BehaviourRecord, Category, Demographic, Lifestyle, Profile
-from recworld.lunar.timeutil import WEEK_S
 
 
 def _rec(user: str, ts: int, kind: str) -> BehaviourRecord:

@@ -13,7 +13,7 @@ from helpers.cli import run_recworld
 from helpers.lunar import CHICAGO_MONDAY, lunar_responder, tiny_run
 from helpers.report_folders import read_page
 from recworld.chat import Request
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.quality.records import (
     AgreementReport,
     PairAgreement,
@@ -81,7 +81,7 @@ def test_external_jsd_leaves_out_the_dimensions_a_reference_lacks(tmp_path: Path
 def test_real_reference_keeps_only_synthesised_days(tmp_path: Path) -> None:
     root = tiny_run(tmp_path, users=1, active_days=2)
     (plan,) = store.trajectories(root)
-    tz = timeutil.zone("America/Chicago")
+    tz = localtime.zone("America/Chicago")
     real = [
         BehaviourRecord(
             record_id=f"a{d}",

@@ -6,6 +6,7 @@ from collections import Counter
 from datetime import UTC, date, datetime
 
 from recworld.lunar.anchors import AnchorUser
+from recworld.lunar.localtime import WEEK_S
 from recworld.lunar.schemas import (
     Affinity,
     BehaviourRecord,
@@ -22,7 +23,6 @@ from recworld.lunar.schemas import (
 from recworld.lunar.synth.allowlist import ALLOWLIST, project
 from recworld.lunar.synth.release import release, release_offset
 from recworld.lunar.synth.result import SynthResult, UserResult
-from recworld.lunar.timeutil import WEEK_S
 
 # Monday 2024-03-04 00:00 UTC: real data already in the release year.
 MONDAY = int(datetime(2024, 3, 4, tzinfo=UTC).timestamp())

@@ -10,11 +10,11 @@ from helpers.lunar import lunar_responder, make_llm
 from recworld.lunar.anchors import load_anchors
 from recworld.lunar.config import SynthConfig, SynthOptions
 from recworld.lunar.llm.config import SessionConfig
+from recworld.lunar.localtime import WEEK_S
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category, Provenance
 from recworld.lunar.synth.pipeline import synthesize, write_dataset
 from recworld.lunar.synth.records import remove_anchors
 from recworld.lunar.synth.validate import combine
-from recworld.lunar.timeutil import WEEK_S
 
 
 def _anchor(ts: int, title: str = "Heat") -> BehaviourRecord:

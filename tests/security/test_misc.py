@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from helpers.security.common import run
-from recworld.evaluation.config import EvalConfig, default_run_dir, run_slug
+from recworld import paths
+from recworld.evaluation.config import EvalConfig, default_run_dir
 
 
 @pytest.mark.parametrize(
     "spec", ["openai:../../../etc/x", "openai:..", "hf:/abs/path", "openai:a\nb", "openai:.", "x:" + "/" * 40]
 )
 def test_m1_a_model_spec_makes_one_safe_path_component(spec: str, tmp_path: Path) -> None:
-    slug = run_slug(spec)
+    slug = paths.slug(spec)
     assert slug and "/" not in slug and "\n" not in slug and slug not in (".", "..")
     run_dir = default_run_dir(EvalConfig(suite_dir=tmp_path / "suite", model=spec))
     assert run_dir.parent == tmp_path / "suite" / "runs"

@@ -16,8 +16,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from recworld import paths
 from recworld.errors import ConfigError, DataError
-from recworld.evaluation.config import run_slug
 from recworld.io import atomic_write_text, output_directory
 from recworld.io.proof import hidden, short_name
 
@@ -72,10 +72,10 @@ def test_hidden_names_always_fit_and_are_text(name: str) -> None:
 @given(spec=st.text(max_size=400))
 def test_a_model_slug_is_a_short_safe_file_name(spec: str) -> None:
     RAN["slugs"] += 1
-    slug = run_slug(spec)
+    slug = paths.slug(spec)
     assert 0 < len(slug) <= 120 and slug.isascii() and "/" not in slug and slug not in {".", ".."}
     if len(spec) > 200:  # two long names sharing a prefix still name two folders
-        assert run_slug(spec) != run_slug(spec[:150] + "x" * (len(spec) - 150)) or spec[150:] == "x" * (
+        assert paths.slug(spec) != paths.slug(spec[:150] + "x" * (len(spec) - 150)) or spec[150:] == "x" * (
             len(spec) - 150
         )
 

@@ -18,7 +18,7 @@ import logging
 import sys
 import traceback
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -183,18 +183,3 @@ def _run(app: typer.Typer, argv: list[str] | None, prog_name: str) -> int:
     if code == INTERRUPTED:
         typer.echo(f"recworld: {interrupt_message()}", err=True)
     return code if isinstance(code, int) else 0
-
-
-def option_error(exc: Exception, flags: Mapping[str, str] | None = None) -> ConfigError:
-    """A pydantic ``ValidationError`` on command options as a ConfigError naming the flag.
-
-    Config fields are not flags (``timeout_s`` is ``--timeout``): ``flags`` maps
-    the exceptions; any other field ``a_b`` is shown as ``--a-b``.
-    """
-    errors = getattr(exc, "errors", None)
-    first: dict[str, object] = errors()[0] if callable(errors) and errors() else {}
-    loc = first.get("loc") or ()
-    field = str(loc[0]) if isinstance(loc, tuple | list) and loc else ""
-    flag = (flags or {}).get(field) or (f"--{field.replace('_', '-')}" if field else "")
-    message = str(first.get("msg") or exc).removeprefix("Value error, ")
-    return ConfigError(f"invalid value for {flag}: {message}" if flag else message)

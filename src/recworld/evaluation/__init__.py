@@ -6,7 +6,7 @@ This package sits above the engine (:mod:`recworld.runner`), scoring and
 """
 
 from recworld.evaluation.api import evaluate, evaluate_async
-from recworld.evaluation.config import EvalConfig, default_run_dir, run_slug
+from recworld.evaluation.config import EvalConfig, default_run_dir
 from recworld.evaluation.questions import load_questions
 from recworld.evaluation.records import RUN_SCHEMA, EvalResult, RunCounts, RunHeader, read_run_header
 from recworld.evaluation.run import (
@@ -39,5 +39,4 @@ __all__ = [
     "load_questions",
     "parse_answer",
     "read_run_header",
-    "run_slug",
 ]

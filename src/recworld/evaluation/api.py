@@ -34,10 +34,10 @@ from typing import Any, Unpack
 
 from recworld.console.options import build, from_file, layered
 from recworld.evaluation.config import EvalConfig
-from recworld.evaluation.plan import object_name
 from recworld.evaluation.records import EvalResult
 from recworld.evaluation.run import evaluate_config, evaluate_config_async
 from recworld.evaluation.settings import EvalSettings
+from recworld.models import object_name
 from recworld.models.base import Model
 from recworld.models.registry import ModelLike, ModelSpec, resolve_model
 

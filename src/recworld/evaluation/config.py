@@ -18,7 +18,6 @@ reuses an answer made without it.
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
@@ -29,10 +28,11 @@ from recworld.console.options import Flag, Force, Nested, Operational, comma_lis
 from recworld.errors import ConfigError
 from recworld.io import dumps_canonical
 from recworld.models.registry import ModelConfig, ServerURL
+from recworld.paths import slug
 from recworld.records import MAX_INT, MAX_TOKENS, Record, Seed, Settings
 from recworld.runner import RunnerConfig
 
-__all__ = ["NAMED", "EvalConfig", "default_run_dir", "run_slug"]
+__all__ = ["NAMED", "EvalConfig", "default_run_dir"]
 
 # Settings the run folder's name already shows (model__mode__variant__oN): not hashed again.
 NAMED = frozenset({"suite_dir", "model", "mode", "variant", "orders"})
@@ -188,23 +188,6 @@ class EvalConfig(Record, Settings):
         return {k: v for k, v in self.identity().items() if k not in NAMED and v != default.get(k)}
 
 
-_SLUG_MAX = 120  # the run folder adds the mode, variant and a hash: all under a 255-byte name
-
-
-def run_slug(spec: str) -> str:
-    """A file-name-safe form of a model spec: ``openai:gpt-4o`` -> ``openai-gpt-4o``.
-
-    A slug over 120 characters keeps its first 100 and a hash of the whole
-    spec, so a 300-character model name still names one folder, and two long
-    names that share a prefix still name two.
-    """
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-.") or "model"
-    if len(slug) <= _SLUG_MAX:
-        return slug
-    digest = hashlib.sha256(spec.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{slug[:100].rstrip('-.')}-{digest}"
-
-
 def settings_hash(differing: dict[str, Any]) -> str:
     """Eight hex digits naming a set of non-default settings; empty for none."""
     if not differing:
@@ -226,5 +209,5 @@ def default_run_dir(config: EvalConfig, extra: dict[str, Any] | None = None) -> 
     """
     orders = f"__o{config.orders}" if config.orders > 1 else ""
     digest = settings_hash({**config.differing(), **(extra or {})})
-    name = f"{run_slug(config.model)}__{config.mode.value}__{config.variant}{orders}"
+    name = f"{slug(config.model)}__{config.mode.value}__{config.variant}{orders}"
     return config.suite_dir / "runs" / (f"{name}__{digest}" if digest else name)

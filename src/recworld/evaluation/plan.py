@@ -23,13 +23,13 @@ from recworld.evaluation.records import RUN_KIND, RunHeader, read_run_header
 from recworld.evaluation.samples import with_system
 from recworld.evaluation.variants import Asked, prepare
 from recworld.io import check_output_dir, normal
-from recworld.models.registry import ModelConfig
+from recworld.models.registry import ModelConfig, object_name
 
 if TYPE_CHECKING:
     from recworld.lrworld.prompts import RenderedPrompt
     from recworld.models.base import Model
 
-__all__ = ["RunPlan", "check_model", "now_iso", "object_name", "plan_run", "render_all"]
+__all__ = ["RunPlan", "check_model", "now_iso", "plan_run", "render_all"]
 
 
 @dataclass
@@ -60,15 +60,6 @@ def check_model(spec: str, options: dict[str, object]) -> str:
     parsed = ModelSpec.parse(spec)
     parse_options(backend_of(parsed).options, options, parsed.backend)
     return str(parsed)
-
-
-def object_name(model: Model) -> str:
-    """The name a model object's run goes by: ``backend:model`` from its identity, else its class."""
-    identity = dict(model.identity)
-    backend, name = identity.get("backend"), identity.get("model")
-    if backend and name:
-        return f"{backend}:{name}"
-    return str(name or backend or type(model).__name__)
 
 
 def plan_run(config: EvalConfig, model: Model | None = None) -> RunPlan:

@@ -47,7 +47,7 @@ from recworld.models.base import (
     max_concurrency,
 )
 from recworld.models.options import parse_options
-from recworld.models.registry import resolve_model
+from recworld.models.registry import object_name, resolve_model
 from recworld.runner import Completion, answer_all
 
 __all__ = [
@@ -81,7 +81,7 @@ class ReplicaJob:
 
     @property
     def name(self) -> str:
-        return self.model if isinstance(self.model, str) else type(self.model).__name__
+        return self.model if isinstance(self.model, str) else object_name(self.model)
 
     def resources(self) -> dict[str, float]:
         gpu = isinstance(self.model, str) and backend_of(self.model).needs_gpu

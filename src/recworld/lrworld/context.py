@@ -92,16 +92,6 @@ class Sequences:
         return Sequences(ptr, self.items[mask], self.times[mask])
 
 
-def time_order(interactions: pd.DataFrame) -> pd.DataFrame:
-    """Interactions in the order every builder (and the oracle) walks: user, time, then item id.
-
-    The item id breaks same-time ties, so the order never depends on the source file's row order.
-    """
-    frame = interactions.assign(_item=interactions["item_id"].astype(str))
-    ordered = frame.sort_values(["user_id", "timestamp", "_item"], kind="stable")
-    return ordered.drop(columns="_item").reset_index(drop=True)
-
-
 @dataclass
 class MeasureFilter:
     """What one measure's builder left out: tied windows (pool-level) and visited targets, by reason."""
@@ -247,7 +237,7 @@ class BuildContext:
         items = _positions(self.matrix.item_ids, inter["item_id"])
         times = inter["timestamp"].to_numpy(dtype=np.int64)
         # (user row, time, item column): item columns follow ids sorted as strings, so same-time
-        # ties are broken by id, never by file order (:func:`time_order` is the same order).
+        # ties are broken by id, never by file order.
         order = _time_item_order(users, times, items, self.n_items)
         counts = np.bincount(users, minlength=self.n_users)
         ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)

@@ -61,7 +61,7 @@ from recworld.lunar.judges.tradeoff import PRIVACY_FIGURE_FILE, write_privacy_fi
 from recworld.lunar.leaks import masking_logs
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
 from recworld.lunar.llm.config import EmbedderConfig
-from recworld.lunar.llm.embed import Embedder, open_embedder
+from recworld.lunar.llm.embed import open_embedder
 from recworld.lunar.llm.policy import check_failures
 from recworld.lunar.llm.session import open_llm
 from recworld.lunar.localtime import user_zones
@@ -76,6 +76,7 @@ from recworld.lunar.schemas import BehaviourRecord, Profile, Query, Rubric
 from recworld.lunar.store import dataset as store
 from recworld.lunar.store.outputs import EvalRun, QueriesCounts, QueriesRun, SynthManifest
 from recworld.lunar.synth import pipeline
+from recworld.runner import BlockingEmbedder
 
 __all__ = [
     "ablate",
@@ -278,7 +279,7 @@ async def evaluate_contexts_async(config: LunarEvalConfig) -> list[EvalRun]:
 
 
 @contextmanager
-def _embedder(config: EmbedderConfig | None, root: Path) -> Iterator[Embedder | None]:
+def _embedder(config: EmbedderConfig | None, root: Path) -> Iterator[BlockingEmbedder | None]:
     """The embedder of ``config`` (None: none), opened for one stage and closed after it."""
     if config is None:
         yield None

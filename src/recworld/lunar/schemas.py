@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from recworld.lunar.timeutil import stamp
+from recworld.lunar.localtime import stamp
 from recworld.records import Record
 
 
@@ -150,6 +150,11 @@ class Profile(Record):
         if len(set(seen)) != len(seen):
             raise ValueError("each category may appear once")
         return value
+
+    def zone_name(self) -> str | None:
+        """The IANA zone this profile records for its user (``demographic.timezone``), or None."""
+        name = self.demographic.timezone
+        return name.strip() if name and name.strip() else None
 
     def describe(self) -> str:
         lines = [f"Demographics: {self.demographic.describe()}"]

@@ -35,6 +35,7 @@ from recworld.models.registry import (
     backend_of,
     load_embedder,
     load_model,
+    object_name,
     resolve_embedder,
     resolve_model,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "load_model",
     "max_concurrency",
     "normalise",
+    "object_name",
     "refresh_plugins",
     "resolve_embedder",
     "resolve_model",

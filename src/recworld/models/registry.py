@@ -251,6 +251,19 @@ ModelLike = str | ModelSpec | Model
 """What a library call accepts wherever it needs a model: a spec string, a parsed spec, or a model object."""
 
 
+def object_name(obj: Model | Embedder) -> str:
+    """The one name a model or embedder object goes by in both suites' run records and folders.
+
+    ``backend:model`` of its identity; else the identity's values joined by ``:``
+    (``{"model": "tallrec", "checkpoint": "lora-7"}`` is ``tallrec:lora-7``, so two
+    checkpoints are two names); else its class name.
+    """
+    identity = obj.identity
+    if identity.get("backend") and identity.get("model"):
+        return f"{identity['backend']}:{identity['model']}"
+    return ":".join(str(v) for v in identity.values() if v) or type(obj).__name__
+
+
 def resolve_model(model: ModelLike, config: ModelConfig | None = None) -> tuple[Model, bool]:
     """The model a library call should ask, and whether the call owns it (and must close it).
 

@@ -20,7 +20,7 @@ from recworld.capped import read_capped
 from recworld.data.dataset import MAX_TIMESTAMP, MIN_TIMESTAMP
 from recworld.errors import ConfigError, DataError
 from recworld.io import iter_json_lines
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.anchors.user import AnchorUser, utc_day
 from recworld.lunar.schemas import (
     BehaviourRecord,
@@ -231,7 +231,7 @@ def _parse_zone(value: Any, path: Path, line: int) -> str | None:
     if value is None:
         return None
     try:
-        timeutil.zone(str(value))
+        localtime.zone(str(value))
     except ConfigError as exc:
         raise DataError(str(exc), path=path, line=line, field="timezone") from None
     return str(value).strip()

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, tzinfo
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.deid import prompt_demographic
+from recworld.lunar.localtime import DAY_S
 from recworld.lunar.schemas import BehaviourRecord, Demographic
-from recworld.lunar.timeutil import DAY_S
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,13 @@ class AnchorUser:
     @property
     def zone(self) -> tzinfo:
         """The user's local time zone (``demographic.timezone``; UTC when unknown)."""
-        return timeutil.zone(self.demographic.timezone)
+        return localtime.zone(self.demographic.timezone)
 
     def start_ts(self) -> int:
         """Monday 00:00 local time of the week of the first real record (week 0 of the trajectory)."""
         if not self.records:
             return 0
-        return timeutil.week_start(min(r.timestamp for r in self.records), self.zone)
+        return localtime.week_start(min(r.timestamp for r in self.records), self.zone)
 
     def within(self, start: int, end: int) -> list[BehaviourRecord]:
         """The real records in ``[start, end)`` (day-only records by the day they fall on)."""
@@ -84,7 +84,7 @@ def local_noon(day: str, tz: tzinfo) -> int:
 
 def utc_day(ts: int) -> str:
     """The calendar date a day-granular source means by ``ts`` (its date at 00:00 UTC)."""
-    return timeutil.iso_date(ts, UTC)
+    return localtime.iso_date(ts, UTC)
 
 
 def is_day_granular(timestamps: Sequence[int]) -> bool:
@@ -97,7 +97,7 @@ def with_default_zone(users: Sequence[AnchorUser], name: str | None) -> list[Anc
     bare = [u for u in users if u.demographic.timezone is None]
     if not bare:
         return list(users)
-    fallback = timeutil.default_zone(name)
+    fallback = localtime.default_zone(name)
     return [
         u
         if u.demographic.timezone is not None

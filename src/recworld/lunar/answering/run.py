@@ -29,7 +29,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from recworld.io import atomic_write_jsonl
+from recworld.errors import DataError
+from recworld.io import atomic_write_jsonl, read_json_object
 from recworld.lunar.config import LunarEvalConfig
 from recworld.lunar.contexts import ContextEnv, Preparation, Sessions, context_setting
 from recworld.lunar.contexts.base import DEFAULT_ASSISTANT_PROMPT, AnySetting, answer_prompt
@@ -42,11 +43,11 @@ from recworld.lunar.judges.personalization import (
 )
 from recworld.lunar.judges.privacy import PrivacyJudge, PrivacyJudgment, failed_answer_privacy
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.queries.rubrics import baseline_note
 from recworld.lunar.schemas import EvalInputs
-from recworld.lunar.store.dataset import slug
 from recworld.lunar.store.outputs import AnswerRecord, EvalCounts, EvalRun
+from recworld.paths import slug
+from recworld.runner import BlockingEmbedder
 
 _log = logging.getLogger(__name__)
 
@@ -65,11 +66,36 @@ class Judges:
 
 
 def series_dir(config: LunarEvalConfig) -> str:
-    """The model folder under ``eval/``: the model's slug, and ``@<prompt>`` for a non-default prompt."""
+    """The model folder under ``eval/``: the model's slug, and ``@<prompt>`` for a non-default prompt.
+
+    A folder an earlier version named for the same series is kept (:func:`earlier_series`).
+    """
     model = slug(config.answer.name)
-    return (
+    name = (
         model if config.assistant_prompt == DEFAULT_ASSISTANT_PROMPT else f"{model}@{config.assistant_prompt}"
     )
+    if (config.root / "eval" / name).exists():
+        return name
+    return earlier_series(config) or name
+
+
+def earlier_series(config: LunarEvalConfig) -> str | None:
+    """The folder of this model and prompt's runs when it is not named by today's slug, else None.
+
+    Before the suites shared :func:`recworld.paths.slug`, LUNAR wrote ``openai_gpt-4o``
+    where it now writes ``openai-gpt-4o``. A rerun finds that folder by what its
+    ``run.json`` records, so it replaces those results rather than standing beside them,
+    and its judge tags, which name the folder, keep their answer order.
+    """
+    for path in sorted((config.root / "eval").glob("*/*/run.json")):
+        try:
+            run = read_json_object(path)
+        except DataError:
+            continue  # an unreadable run names no series; the report says why
+        prompt = run.get("assistant_prompt", DEFAULT_ASSISTANT_PROMPT)
+        if run.get("model") == config.answer.name and prompt == config.assistant_prompt:
+            return path.parent.parent.name
+    return None
 
 
 def sessions_of(config: LunarEvalConfig) -> Sessions:
@@ -89,7 +115,7 @@ def context_env(
     answer_llm: StructuredLLM,
     judge_llm: StructuredLLM,
     inputs: EvalInputs,
-    embedder: Embedder | None,
+    embedder: BlockingEmbedder | None,
 ) -> ContextEnv:
     return ContextEnv(
         root=config.root,
@@ -113,7 +139,7 @@ async def evaluate_settings(
     answer_llm: StructuredLLM,
     judge_llm: StructuredLLM,
     inputs: EvalInputs,
-    embedder: Embedder | None,
+    embedder: BlockingEmbedder | None,
 ) -> list[EvalRun]:
     """Every configured setting in turn, with the personalisation (and, if on, privacy) judge."""
     if (note := baseline_note(config.answer_max_tokens)) is not None:

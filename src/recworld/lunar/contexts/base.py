@@ -43,11 +43,11 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, cast
 
 from recworld.errors import ConfigError
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.llm.structured import FailureRecord, StructuredLLM
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 from recworld.records import FrozenRecord, Record, Settings
+from recworld.runner import BlockingEmbedder
 
 # The answering model's system prompt, by name (``--assistant-prompt``). The default carries no
 # privacy instruction: the privacy x personalisation trade-off is what the privacy judge measures,
@@ -176,7 +176,7 @@ class ContextEnv:
     answer_llm: StructuredLLM
     judge_llm: StructuredLLM
     answer_max_tokens: int
-    embedder: Embedder | None  # the eval's --embedder, opened when a setting needs_embedder
+    embedder: BlockingEmbedder | None  # the eval's --embedder, opened when a setting needs_embedder
     system: str = ASSISTANT_SYSTEM  # the answering model's system prompt (--assistant-prompt)
 
 

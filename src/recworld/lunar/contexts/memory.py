@@ -79,8 +79,7 @@ from recworld.lunar.llm.embed import EMBEDDINGS_FILE, identity_name
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.llm.session import open_llm
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
-from recworld.models import Embedder as ModelsEmbedder
-from recworld.models import resolve_embedder
+from recworld.models import Embedder, resolve_embedder
 from recworld.models.registry import ServerURL
 from recworld.records import MAX_INT, FrozenRecord, Record, Settings
 from recworld.runner import open_embedding_runner
@@ -229,7 +228,7 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         return Preparation(asked=asked, failures=failures, calls=calls)
 
     def _write(
-        self, out: Path, name: str, model: SessionConfig, embedder: ModelsEmbedder, users: Sequence[UserLoop]
+        self, out: Path, name: str, model: SessionConfig, embedder: Embedder, users: Sequence[UserLoop]
     ) -> MemoryRun:
         events = [e for u in users for e in u.events]
         memories = [m for u in users for m in u.memories.values()]

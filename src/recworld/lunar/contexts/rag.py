@@ -11,10 +11,10 @@ from pydantic import Field
 from recworld.console.options import Flag
 from recworld.errors import ConfigError
 from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation, Sessions
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData, records_block
 from recworld.records import MAX_INT, FrozenRecord, Settings
+from recworld.runner import BlockingEmbedder
 
 
 class RagOptions(FrozenRecord, Settings):
@@ -32,7 +32,7 @@ class RagContext(ContextSetting[RagOptions]):
     options_type = RagOptions
     old_keys: ClassVar[Mapping[str, str]] = {"rag_k": "k"}  # run.json before recworld.lunar.eval/3
 
-    def __init__(self, options: RagOptions, embedder: Embedder | None = None) -> None:
+    def __init__(self, options: RagOptions, embedder: BlockingEmbedder | None = None) -> None:
         super().__init__(options)
         self.embedder = embedder
 

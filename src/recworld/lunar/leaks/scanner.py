@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.datetext import find_dates
 from recworld.lunar.leaks.kinds import (
     CUES,
@@ -84,7 +84,7 @@ class Scanner:
         for user_id, demo, records in users:
             secrets += string_secrets("id", user_id)
             add_numbers(numbers, "id", user_id)
-            zone = timeutil.zone(demo.timezone)
+            zone = localtime.zone(demo.timezone)
             if demo.location:
                 secrets += string_secrets("place", demo.location)
                 add_numbers(numbers, "place", demo.location)
@@ -95,8 +95,8 @@ class Scanner:
                 add_numbers(numbers, kind, value)
                 add_dates(dates, "birthdate" if kind == "birthdate" else "date", value)
             for r in records:
-                dates.setdefault(timeutil.local(r.timestamp, zone).date(), "date")
-                dates.setdefault(timeutil.local(r.timestamp, UTC).date(), "date")
+                dates.setdefault(localtime.local(r.timestamp, zone).date(), "date")
+                dates.setdefault(localtime.local(r.timestamp, UTC).date(), "date")
                 numbers.setdefault(str(r.timestamp), "date")
                 numbers.setdefault(str(r.timestamp - r.timestamp % 86400), "date")  # a day-only source's own
                 values = {k: v for k, v in r.fields.items() if isinstance(v, str) and v.strip()}

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 from recworld.errors import ConfigError
-from recworld.models import Embedder, Model, ModelConfig, backend_of
+from recworld.models import Embedder, Model, ModelConfig, backend_of, object_name
 from recworld.records import MAX_TOKENS, FrozenRecord, Settings
 from recworld.runner import RunnerConfig
 
@@ -37,18 +37,11 @@ from recworld.runner import RunnerConfig
 LUNAR_RUNNER = RunnerConfig(concurrency=4, timeout_s=900.0, max_retries=6, progress=False)
 
 
-def identity_spec(identity: Mapping[str, str], fallback: str) -> str:
-    """``backend:model`` of an object's identity (else its values joined), or ``fallback``."""
-    if "backend" in identity and "model" in identity:
-        return f"{identity['backend']}:{identity['model']}"
-    return ":".join(str(v) for v in identity.values()) or fallback
-
-
 def model_name(model: str | Model) -> str:
-    """The spec a run records for ``model``: the string itself, or ``backend:model`` of an object."""
+    """The spec a run records for ``model``: the string itself, or :func:`~recworld.models.object_name`."""
     if isinstance(model, str):
         return model
-    return identity_spec(model.identity, type(model).__name__)
+    return object_name(model)
 
 
 def _model_ref(value: Any) -> str | Model:
@@ -169,10 +162,10 @@ class SessionConfig(FrozenRecord, Settings):
 
 
 def embedder_name(embedder: str | Embedder) -> str:
-    """The spec a run records for ``embedder``: the string itself, or ``backend:model`` of an object."""
+    """The spec a run records for ``embedder``: the string itself, or :func:`~recworld.models.object_name`."""
     if isinstance(embedder, str):
         return embedder
-    return identity_spec(embedder.identity, type(embedder).__name__)
+    return object_name(embedder)
 
 
 def _embedder_ref(value: Any) -> str | Embedder:

@@ -22,15 +22,12 @@ coroutines can ``await embedder.runner.embed(texts)``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from recworld.models import Embedder as ModelsEmbedder
-from recworld.models import normalise, resolve_embedder
+from recworld.models import Embedder, normalise, resolve_embedder
 from recworld.runner import BlockingEmbedder, open_blocking_embedder
 
 if TYPE_CHECKING:
@@ -42,25 +39,13 @@ EMBEDDINGS_FILE = "embeddings.sqlite"
 __all__ = [
     "DEFAULT_EMBEDDER",
     "EMBEDDINGS_FILE",
-    "Embedder",
     "identity_name",
     "normalise",
     "open_embedder",
 ]
 
 
-class Embedder(Protocol):
-    """What LUNAR's synchronous code asks of an embedder (a :class:`~recworld.runner.BlockingEmbedder`)."""
-
-    @property
-    def identity(self) -> Mapping[str, str]: ...
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), d) float32, rows L2-normalised."""
-        ...
-
-
-def identity_name(embedder: Embedder | ModelsEmbedder) -> str:
+def identity_name(embedder: BlockingEmbedder | Embedder) -> str:
     """A stable one-line name of an embedder's identity (collection names, run records)."""
     return json.dumps(dict(embedder.identity), sort_keys=True, separators=(",", ":"))
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.schemas import BehaviourRecord
 
 if TYPE_CHECKING:
@@ -111,8 +111,8 @@ def frame(records: Sequence[BehaviourRecord], zones: dict[str, tzinfo]) -> pd.Da
         {
             "domain": r.domain.value,
             "type": r.type.value,
-            "weekday": str(timeutil.weekday(r.timestamp, zones.get(r.user_id, timeutil.zone(None)))),
-            "hour": str(timeutil.hour(r.timestamp, zones.get(r.user_id, timeutil.zone(None)))),
+            "weekday": str(localtime.weekday(r.timestamp, zones.get(r.user_id, localtime.zone(None)))),
+            "hour": str(localtime.hour(r.timestamp, zones.get(r.user_id, localtime.zone(None)))),
         }
         for r in records
     ]

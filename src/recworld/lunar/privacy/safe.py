@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta, tzinfo
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.anchors.user import pseudonym_prefix
 from recworld.lunar.deid import age_band, coarse_text, region
@@ -97,12 +97,12 @@ def reported(key: str) -> str:
 
 def shift(ts: int, weeks: int, tz: tzinfo) -> int:
     """``ts`` moved ``weeks`` weeks on the local wall clock of ``tz`` (weekday and hour kept)."""
-    wall = timeutil.local(ts, tz).replace(tzinfo=None) + timedelta(weeks=weeks)
+    wall = localtime.local(ts, tz).replace(tzinfo=None) + timedelta(weeks=weeks)
     return int(wall.replace(tzinfo=tz).timestamp())
 
 
 def real_days(users: Sequence[AnchorUser]) -> set[date]:
-    days = {timeutil.local(r.timestamp, u.zone).date() for u in users for r in u.records}
+    days = {localtime.local(r.timestamp, u.zone).date() for u in users for r in u.records}
     return days | {date.fromisoformat(d) for u in users for d in u.day_only.values()}
 
 

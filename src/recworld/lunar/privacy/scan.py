@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.privacy import forms
 
@@ -194,8 +194,8 @@ def anchors_of(users: Iterable[AnchorUser]) -> Anchors:
         for r in u.records:
             out.add_number(str(r.timestamp), "timestamp")
             out.add_number(str(r.timestamp * 1000), "timestamp")
-            out.days.add(timeutil.local(r.timestamp, zone).date())
-            out.days.add(timeutil.local(r.timestamp, UTC).date())
+            out.days.add(localtime.local(r.timestamp, zone).date())
+            out.days.add(localtime.local(r.timestamp, UTC).date())
             for name, field_value in r.fields.items():
                 _add_value(out, name, field_value)
         out.days |= {date.fromisoformat(d) for d in u.day_only.values()}

@@ -14,8 +14,7 @@ from datetime import tzinfo
 
 import numpy as np
 
-from recworld.lunar import timeutil
-from recworld.lunar.localtime import profile_zone_name
+from recworld.lunar import localtime
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory
 
 
@@ -23,7 +22,7 @@ def week_summaries(trajectory: Trajectory, records: Sequence[BehaviourRecord]) -
     """One line per week: theme, rhythm and what was actually logged."""
     by_week: dict[int, Counter[str]] = {}
     for r in records:
-        week = (r.timestamp - trajectory.start_ts) // timeutil.WEEK_S
+        week = (r.timestamp - trajectory.start_ts) // localtime.WEEK_S
         by_week.setdefault(int(week), Counter())[f"{r.domain.value}/{r.type.value}"] += 1
     lines = []
     for w in trajectory.weeks:
@@ -46,7 +45,7 @@ def record_line(record: BehaviourRecord, tz: tzinfo) -> str:
     """A record without its id: ids name the user, and the blind sheet must not."""
     fields = "; ".join(f"{k}={v}" for k, v in sorted(record.fields.items()))
     return (
-        f"{timeutil.stamp(record.timestamp, tz)} {record.domain.value}/{record.type.value} {fields}".rstrip()
+        f"{localtime.stamp(record.timestamp, tz)} {record.domain.value}/{record.type.value} {fields}".rstrip()
     )
 
 
@@ -62,7 +61,7 @@ def history_text(
 
     ``tz`` is the user's zone (:func:`recworld.lunar.localtime.user_zones`); None reads the profile's.
     """
-    tz = tz if tz is not None else timeutil.zone(profile_zone_name(profile))
+    tz = tz if tz is not None else localtime.zone(profile.zone_name())
     parts = [
         f"Profile:\n{profile.describe()}",
         "Weekly summaries:\n" + "\n".join(week_summaries(trajectory, records)),

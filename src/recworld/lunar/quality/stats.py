@@ -11,7 +11,7 @@
   entry); the average over categories weighted by their distinct-entry counts.
 * Fidelity: Jensen–Shannon divergence (base 2, so in [0, 1]) between the
   synthetic and the real distribution of behaviour type, hour of day and weekday.
-  Hours and weekdays are local to each user (:mod:`recworld.lunar.timeutil`), and the
+  Hours and weekdays are local to each user (:mod:`recworld.lunar.localtime`), and the
   real side keeps only the days that were synthesised (days with slot plans): real
   events on days the synthesis skipped (``--active-days`` < 7) would otherwise inflate
   the weekday JSD by construction.
@@ -27,9 +27,9 @@ from itertools import combinations
 
 import numpy as np
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
+from recworld.lunar.localtime import WEEK_S
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory
-from recworld.lunar.timeutil import WEEK_S
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -134,7 +134,7 @@ def distribution_counts(
     hours: Counter[str] = Counter()
     weekdays: Counter[str] = Counter()
     for r in records:
-        moment = timeutil.local(r.timestamp, zones.get(r.user_id, UTC))
+        moment = localtime.local(r.timestamp, zones.get(r.user_id, UTC))
         hours[str(moment.hour)] += 1
         weekdays[str(moment.weekday())] += 1
     return {
@@ -153,8 +153,8 @@ def synthesised_days(trajectory: Trajectory, tz: tzinfo = UTC) -> list[tuple[int
                 n = week.index * 7 + d
                 out.append(
                     (
-                        timeutil.day_start(trajectory.start_ts, n, tz),
-                        timeutil.day_start(trajectory.start_ts, n + 1, tz),
+                        localtime.day_start(trajectory.start_ts, n, tz),
+                        localtime.day_start(trajectory.start_ts, n + 1, tz),
                     )
                 )
     return out

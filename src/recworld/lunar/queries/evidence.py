@@ -20,8 +20,8 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, tzinfo
 
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.schemas import BehaviourRecord, Category, Query, Rubric
+from recworld.runner import BlockingEmbedder
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -72,7 +72,10 @@ def _words(text: str) -> set[str]:
 
 
 def relevance(
-    query: str, records: Sequence[BehaviourRecord], embedder: Embedder | None = None, zone: tzinfo = UTC
+    query: str,
+    records: Sequence[BehaviourRecord],
+    embedder: BlockingEmbedder | None = None,
+    zone: tzinfo = UTC,
 ) -> list[float]:
     """A relevance score per record (its line in the user's ``zone``): cosine with the query, or overlap."""
     if not records:

@@ -18,7 +18,6 @@ from pydantic import Field
 
 from recworld.lunar.llm import StructuredLLM, gather_or_cancel
 from recworld.lunar.llm.decoding import room
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.queries.evidence import candidates, fair_cap, relevance
 from recworld.lunar.schemas import (
     BehaviourRecord,
@@ -31,6 +30,7 @@ from recworld.lunar.schemas import (
     records_block,
 )
 from recworld.records import Draft
+from recworld.runner import BlockingEmbedder
 
 GENERIC_SYSTEM = "You are a helpful assistant. You know nothing about the user beyond the request."
 
@@ -128,7 +128,7 @@ async def build_rubric(
     *,
     per_domain: int = 20,
     max_evidence: int = 8,
-    embedder: Embedder | None = None,
+    embedder: BlockingEmbedder | None = None,
     zone: tzinfo = UTC,
 ) -> Rubric | None:
     """The rubric of one query from the user's records; None if the generic answer cannot be had.

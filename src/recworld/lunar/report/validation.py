@@ -21,7 +21,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.anchors import (
     is_file_source,
     load_anchor_files,
@@ -102,12 +102,12 @@ def reference_counts(
         users = with_default_zone(load_anchor_files(path), zone_name)
         zones = {u.user_id: u.zone for u in users}
         return distribution_counts([r for u in users for r in u.records], zones)
-    zone = timeutil.zone(timeutil.default_zone(zone_name))
+    zone = localtime.zone(localtime.default_zone(zone_name))
     return _dataset_counts(spec, zone)
 
 
 def synthetic_counts(root: Path) -> dict[str, dict[str, int]]:
-    zones = {p.user_id: timeutil.zone(p.demographic.timezone) for p in store.profiles(root)}
+    zones = {p.user_id: localtime.zone(p.demographic.timezone) for p in store.profiles(root)}
     return distribution_counts(store.records(root), zones)
 
 

@@ -6,7 +6,6 @@ and rubrics, and what every context setting answers from (:func:`load_eval_input
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -59,11 +58,6 @@ def queries(root: Path) -> list[Query]:
 
 def rubrics(root: Path) -> list[Rubric]:
     return read_jsonl(root / "rubrics.jsonl", Rubric)
-
-
-def slug(spec: str) -> str:
-    """A folder name for a model spec (``llamacpp:/x/m.gguf`` → ``llamacpp_x_m.gguf``)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_") or "model"
 
 
 def records_by_user(records: Sequence[BehaviourRecord]) -> dict[str, list[BehaviourRecord]]:

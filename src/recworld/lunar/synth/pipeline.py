@@ -28,12 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from recworld.io import atomic_write_jsonl, atomic_write_text
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.anchors import AnchorUser
 from recworld.lunar.config import SynthConfig, SynthOptions
 from recworld.lunar.leaks import Scanner
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.privacy import SafeUser, publish, run_key, sanitise
 from recworld.lunar.privacy.publish import CARD_FILE
 from recworld.lunar.quality.stats import distribution_counts, on_synthesised_days
@@ -53,6 +52,7 @@ from recworld.lunar.synth.release import Release, release
 from recworld.lunar.synth.result import SynthResult, UserResult
 from recworld.lunar.synth.trajectory import plan_week
 from recworld.lunar.synth.validate import review_week
+from recworld.runner import BlockingEmbedder
 
 
 async def _plan_validated_week(
@@ -63,7 +63,7 @@ async def _plan_validated_week(
     start_ts: int,
     previous: Sequence[str],
     config: SynthOptions,
-    embedder: Embedder | None,
+    embedder: BlockingEmbedder | None,
 ) -> WeekPlan | None:
     """Plan a week; regenerate (bounded) while its combined consistency is below threshold.
 
@@ -106,7 +106,7 @@ async def _plan_validated_week(
 
 
 async def synthesize_user(
-    llm: StructuredLLM, user: SafeUser, config: SynthOptions, embedder: Embedder | None = None
+    llm: StructuredLLM, user: SafeUser, config: SynthOptions, embedder: BlockingEmbedder | None = None
 ) -> UserResult | None:
     profile = await expand_profile(llm, user, use_anchors=config.use_anchors)
     if profile is None:
@@ -130,7 +130,7 @@ async def synthesize_user(
             use_anchors=config.use_anchors,
             max_records=config.max_records_per_slot,
         )
-    span = user.within(start_ts, timeutil.day_start(start_ts, config.weeks * 7, user.zone))
+    span = user.within(start_ts, localtime.day_start(start_ts, config.weeks * 7, user.zone))
     copies: list[tuple[BehaviourRecord, str]] = []
     kept = remove_anchors(records, user.records, copies)
     trajectory = Trajectory(user_id=profile.user_id, start_ts=start_ts, weeks=weeks)
@@ -147,7 +147,7 @@ async def synthesize(
     llm: StructuredLLM,
     anchors: Sequence[AnchorUser],
     config: SynthOptions,
-    embedder: Embedder | None = None,
+    embedder: BlockingEmbedder | None = None,
     scanner: Scanner | None = None,
     key: bytes | None = None,
 ) -> SynthResult:
@@ -170,7 +170,7 @@ async def synthesize(
 
 def real_reference(result: SynthResult) -> tuple[list[BehaviourRecord], dict[str, tzinfo]]:
     """The real records on the days that were synthesised, and each user's zone."""
-    zones = {u.profile.user_id: timeutil.zone(u.profile.demographic.timezone) for u in result.users}
+    zones = {u.profile.user_id: localtime.zone(u.profile.demographic.timezone) for u in result.users}
     kept = [
         r
         for u in result.users

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.llm.decoding import room
 from recworld.lunar.privacy.safe import SafeUser
@@ -84,8 +84,8 @@ def records_summary(user: SafeUser) -> str:
     if not records:
         return "no real records"
     zone = user.zone
-    days = {timeutil.iso_date(r.timestamp, zone) for r in records}
-    weeks = (max(r.timestamp for r in records) - min(r.timestamp for r in records)) // timeutil.WEEK_S + 1
+    days = {localtime.iso_date(r.timestamp, zone) for r in records}
+    weeks = (max(r.timestamp for r in records) - min(r.timestamp for r in records)) // localtime.WEEK_S + 1
     lines = [f"{len(records)} real records on {len(days)} days over {weeks} weeks."]
     for domain in sorted({r.domain for r in records}, key=lambda d: d.value):
         mine = [r for r in records if r.domain is domain]
@@ -98,11 +98,11 @@ def records_summary(user: SafeUser) -> str:
         if amounts := _numbers(mine, ("amount", "price", "total", "cost")):
             parts.append(f"spent {sum(amounts):.2f} in total, {mean(amounts):.2f} on average")
         lines.append("- " + "; ".join(parts))
-    weekdays = Counter(WEEKDAYS[timeutil.weekday(r.timestamp, zone)] for r in records)
+    weekdays = Counter(WEEKDAYS[localtime.weekday(r.timestamp, zone)] for r in records)
     lines.append("Busiest weekdays: " + ", ".join(f"{d} {n}" for d, n in weekdays.most_common(3)) + ".")
     timed = user.timed()
     if timed:
-        hours = Counter(_part(timeutil.hour(r.timestamp, zone)) for r in timed)
+        hours = Counter(_part(localtime.hour(r.timestamp, zone)) for r in timed)
         lines.append("Time of day: " + ", ".join(f"{p} {n}" for p, n in hours.most_common()) + ".")
     if len(timed) < len(records):
         lines.append(

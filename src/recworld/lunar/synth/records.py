@@ -17,7 +17,7 @@ from datetime import tzinfo
 
 from pydantic import Field
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.llm.decoding import room
 from recworld.lunar.privacy.safe import SafeUser
@@ -60,7 +60,7 @@ class RecordsDraft(Draft):
 def _anchor_json(record: BehaviourRecord, tz: tzinfo) -> str:
     return json.dumps(
         {
-            "time": timeutil.hhmm(record.timestamp, tz),
+            "time": localtime.hhmm(record.timestamp, tz),
             "domain": record.domain.value,
             "type": record.type.value,
             "fields": record.fields,
@@ -135,10 +135,10 @@ async def instantiate_week(
     where = []
     zone = user.zone
     for d, day in enumerate(week.days):
-        day_start = timeutil.day_start(start_ts, week.index * 7 + d, zone)  # DST-safe local midnight
+        day_start = localtime.day_start(start_ts, week.index * 7 + d, zone)  # DST-safe local midnight
         for n, slot in enumerate(day.slots):
-            lo = timeutil.at(day_start, hhmm_minutes(slot.start), zone)
-            hi = timeutil.at(day_start, hhmm_minutes(slot.end), zone)
+            lo = localtime.at(day_start, hhmm_minutes(slot.start), zone)
+            hi = localtime.at(day_start, hhmm_minutes(slot.end), zone)
             real = user.timed_within(lo, hi + 60) if use_anchors else []
             anchors = [_anchor_json(r, zone) for r in real]
             key = f"{profile.user_id}/w{week.index}/d{d}/s{n}"
@@ -164,7 +164,7 @@ async def instantiate_week(
                 BehaviourRecord(
                     record_id=f"{key}/r{n}",
                     user_id=profile.user_id,
-                    timestamp=timeutil.at(day_start, hhmm_minutes(r.time), zone),
+                    timestamp=localtime.at(day_start, hhmm_minutes(r.time), zone),
                     domain=r.domain,
                     type=r.type,
                     fields=fields,

@@ -44,10 +44,11 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.datetext import shift_dates
 from recworld.lunar.deid import Deidentifier, released_demographic
 from recworld.lunar.leaks import CONTENT_KINDS, Scanner, field_kind, string_leaves
+from recworld.lunar.localtime import DAY_S, WEEK_S
 from recworld.lunar.schemas import (
     Affinity,
     BehaviourRecord,
@@ -63,7 +64,6 @@ from recworld.lunar.schemas import (
 )
 from recworld.lunar.synth.allowlist import is_structural, project
 from recworld.lunar.synth.result import SynthResult, UserResult
-from recworld.lunar.timeutil import DAY_S, WEEK_S
 from recworld.records import Record
 
 RELEASED = ("profiles.jsonl", "trajectories.jsonl", "records.jsonl")
@@ -87,8 +87,8 @@ def release_offset(
     hold a real date of the run (``real``) or not move at all; then the next of
     :data:`YEAR_TRIES` that does neither.
     """
-    zone = tz if tz is not None else timeutil.zone(None)
-    start = timeutil.local(start_ts, zone)
+    zone = tz if tz is not None else localtime.zone(None)
+    start = localtime.local(start_ts, zone)
     first = None
     for year in YEAR_TRIES:
         try:
@@ -97,7 +97,7 @@ def release_offset(
             target = start.replace(year=year, day=28)
         offset = round((start_ts - target.timestamp()) / WEEK_S) * WEEK_S
         first = offset if first is None else first
-        moved = [timeutil.local(start_ts - offset + d * DAY_S, zone).date() for d in range(weeks * 7)]
+        moved = [localtime.local(start_ts - offset + d * DAY_S, zone).date() for d in range(weeks * 7)]
         if offset and not (real and any(real(d) for d in moved)):
             return offset
     assert first is not None
@@ -301,7 +301,7 @@ def release(result: SynthResult) -> Release:
         _count_copies(user, scanner)
         source = user.profile.user_id
         anon = names[source]
-        zone = timeutil.zone(user.profile.demographic.timezone)
+        zone = localtime.zone(user.profile.demographic.timezone)
         offset = (
             0
             if result.shifted

@@ -20,7 +20,7 @@ from datetime import UTC, tzinfo
 
 from pydantic import Field
 
-from recworld.lunar import timeutil
+from recworld.lunar import localtime
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.llm.decoding import room
 from recworld.lunar.privacy.safe import SafeUser
@@ -76,11 +76,11 @@ class SlotsDraft(Draft):
 
 
 def iso_date(ts: int, tz: tzinfo = UTC) -> str:
-    return timeutil.iso_date(ts, tz)
+    return localtime.iso_date(ts, tz)
 
 
 def _part_of_day(ts: int, tz: tzinfo = UTC) -> str:
-    hour = timeutil.hour(ts, tz)
+    hour = localtime.hour(ts, tz)
     return "night" if hour < 6 else "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
 
 
@@ -125,7 +125,7 @@ def day_events(
     lines = []
     for r in sorted(records, key=lambda r: r.timestamp)[:limit]:
         what = r.fields.get("title") or r.fields.get("name") or ""
-        when = "(time unknown)" if r.record_id in day_only else timeutil.hhmm(r.timestamp, tz)
+        when = "(time unknown)" if r.record_id in day_only else localtime.hhmm(r.timestamp, tz)
         lines.append(f"{when} {r.domain.value}/{r.type.value} {what}".rstrip())
     more = len(records) - limit
     return "; ".join(lines) + (f"; and {more} more" if more > 0 else "")
@@ -226,7 +226,7 @@ async def plan_week(
 ) -> WeekPlan | None:
     """Plan one week top-down; None when the week or day level fails (slot failures leave a day bare)."""
     # Local midnights, DST-safe: a week across a switch is 167 or 169 hours, a day 23 or 25.
-    bounds = [timeutil.day_start(start_ts, index * 7 + d, user.zone) for d in range(8)]
+    bounds = [localtime.day_start(start_ts, index * 7 + d, user.zone) for d in range(8)]
     week_start = bounds[0]
     key = f"{profile.user_id}/w{index}/r{variant}"
     real_week = user.within(week_start, bounds[7]) if use_anchors else None

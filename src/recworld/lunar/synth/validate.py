@@ -17,9 +17,9 @@ from pydantic import Field
 
 from recworld.lunar.llm import StructuredLLM
 from recworld.lunar.llm.decoding import room
-from recworld.lunar.llm.embed import Embedder
 from recworld.lunar.schemas import Consistency, WeekPlan
 from recworld.records import Draft
+from recworld.runner import BlockingEmbedder
 
 
 class ScoreDraft(Draft):
@@ -59,7 +59,7 @@ class Validation:
 
 
 async def review_week(
-    llm: StructuredLLM, week: WeekPlan, key: str, embedder: Embedder | None = None
+    llm: StructuredLLM, week: WeekPlan, key: str, embedder: BlockingEmbedder | None = None
 ) -> Validation:
     days = "\n".join(f"{d.date}: {'; '.join(d.anchor_activities)}" for d in week.days)
     forward = await llm.structured(
