@@ -102,14 +102,16 @@ class FirstToken(LM):
         self.url, self.top = base_url, int(top)
 
     def loglikelihood(self, requests, disable_tqdm=False):
-        out = []
+        out, asked = [], {}
         for request in requests:
             context, continuation = request.args
-            body = {"prompt": context, "max_tokens": 1, "logprobs": self.top, "temperature": 0}
-            req = urllib.request.Request(self.url + "/v1/completions", json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
-            reply = json.load(urllib.request.urlopen(req, timeout=300))
-            top = reply["choices"][0]["logprobs"]["top_logprobs"][0]
+            if context not in asked:  # every option of a question has its context: one request for them
+                body = {"prompt": context, "max_tokens": 1, "logprobs": self.top, "temperature": 0}
+                req = urllib.request.Request(self.url + "/v1/completions", json.dumps(body).encode(),
+                                             {"Content-Type": "application/json"})
+                reply = json.load(urllib.request.urlopen(req, timeout=300))
+                asked[context] = reply["choices"][0]["logprobs"]["top_logprobs"][0]
+            top = asked[context]
             # Below the top-k: lower than every listed option, so it can never be the argmax.
             out.append((float(top.get(continuation, -math.inf)), continuation == max(top, key=top.get)))
         return out

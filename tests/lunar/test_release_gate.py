@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -96,37 +96,48 @@ def _leaks(text: str) -> list[str]:
     return [s for s in _forbidden() if s.lower() in low]
 
 
-@pytest.fixture
-def copying_run(
-    tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
-) -> tuple[Path, str]:
+@pytest.fixture(scope="module")
+def copying_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """One run, read by the three tests below (none of them writes to it)."""
+    tmp_path = tmp_path_factory.mktemp("copying-run")
+    # A module's fixture runs before each test's own isolation (tests/conftest.py, openai_server):
+    # the same environment, set here for the module.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RECWORLD_HOME", str(tmp_path / "home"))
+        for name in ("http_proxy", "https_proxy", "all_proxy", "OPENAI_API_KEY"):
+            env.delenv(name, raising=False)
+            env.delenv(name.upper(), raising=False)
+        yield _copying_run(tmp_path)
+
+
+def _copying_run(tmp_path: Path) -> tuple[Path, str]:
     anchors = _anchor_folder(tmp_path / "src")
     # The slots of every other (shifted) day fail with chat text holding all it saw: failures.jsonl,
     # terminal, log.
     model = copycat(lunar_responder(), _planted(), fail_keys=(r"Date \d{4}-\d\d-\d[02468]\b",))
-    server = openai_server(model)
-    out = tmp_path / "run"
-    args = [
-        "--log-level",
-        "info",
-        "lunar",
-        "synth",
-        "--anchors",
-        str(anchors),
-        "--users",
-        "2",
-        "--weeks",
-        "2",
-        "--max-slots",
-        "1",
-    ]
-    args += ["--model", "openai:copycat", "--base-url", server.base_url, "--out", str(out)]
-    args += ["--fail-on-error", "0.5", "--attempts", "2"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    # By construction the model is never shown an identifier, a free-text value or a real date in
-    # any of these forms: what it can copy are surrogates (the release checks below still apply).
-    assert server.chat and _leaks(json.dumps(server.chat, ensure_ascii=False)) == []
+    with FakeOpenAIServer(model) as server:
+        out = tmp_path / "run"
+        args = [
+            "--log-level",
+            "info",
+            "lunar",
+            "synth",
+            "--anchors",
+            str(anchors),
+            "--users",
+            "2",
+            "--weeks",
+            "2",
+            "--max-slots",
+            "1",
+        ]
+        args += ["--model", "openai:copycat", "--base-url", server.base_url, "--out", str(out)]
+        args += ["--fail-on-error", "0.5", "--attempts", "2"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        # By construction the model is never shown an identifier, a free-text value or a real date in
+        # any of these forms: what it can copy are surrogates (the release checks below still apply).
+        assert server.chat and _leaks(json.dumps(server.chat, ensure_ascii=False)) == []
     return out, result.output
 
 

@@ -15,16 +15,13 @@ import hashlib
 import json
 import shutil
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from helpers.security.harness_loaders import (
-    datasets_config_rows,
-    inspect_task_names,
-    lm_eval_task_names,
-    load_yaml_unsafely,
-)
+from helpers.security.harness_loaders import Load, load_all, load_yaml_unsafely
 from helpers.security.worlds import write_ml_latest_small
 from recworld.cli import main
 from recworld.errors import DataError
@@ -74,11 +71,11 @@ def _canaries(root: Path) -> list[str]:
     return [str(p) for p in root.rglob("*") if p.name in CANARIES]
 
 
-# Loading an lm-eval or Inspect export runs a fresh interpreter (a second each). The fast suite
-# exports every hostile name to the Hugging Face target, and loads the folder name's export in
-# both harnesses and the manifest's (Python and YAML payloads) in lm-eval; the zip's payload is
-# the folder's text with another canary, so its two harness loads, and the manifest's Inspect
-# load (its Python part is the folder's), are marked slow.
+# Loading an export runs the installed harness. The fast suite exports every hostile name to the
+# Hugging Face target, and loads the folder name's export in both harnesses and the manifest's
+# (Python and YAML payloads) in lm-eval; the zip's payload is the folder's text with another
+# canary, so its two harness loads, and the manifest's Inspect load (its Python part is the
+# folder's), are marked slow.
 INJECTION_SLOW = {("zip", "lm-eval"), ("zip", "inspect"), ("manifest", "inspect")}
 INJECTION_CASES = [
     pytest.param(
@@ -90,32 +87,84 @@ INJECTION_CASES = [
     for target in sorted(TARGETS)
     for which in ("folder", "zip", "manifest")
 ]
+LOADER = {"lm-eval": "lm-eval", "inspect": "inspect", "hf": "datasets"}
+
+
+@dataclass(frozen=True)
+class Exported:
+    """One case's export, as the harness loaded it: ``work`` is the folder the load ran in."""
+
+    work: Path
+    out: Path
+    result: dict[str, Any]
+    found: list[Any]
+
+
+@pytest.fixture(scope="module")
+def exported(
+    hostile_suites: dict[str, Path],
+    harness_python: Path,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str], Exported]:
+    """Every selected case exported to its own folder, then all loaded in one harness interpreter.
+
+    Each load runs in a fresh fork of that interpreter, in its case's folder (where a payload's
+    ``touch`` would leave its canary); starting a harness is most of a load's cost.
+    """
+    root = tmp_path_factory.mktemp("hostile-exports")
+    wanted = [
+        (item.callspec.params["which"], item.callspec.params["target"])
+        for item in request.session.items
+        if item.module is request.module
+        and isinstance(item, pytest.Function)
+        and item.originalname == "test_hostile_names_export_as_data_and_load_without_running"
+    ]
+    cases: dict[tuple[str, str], tuple[Path, Path, dict[str, Any]]] = {}
+    loads = []
+    for which, target in wanted:
+        work = root / f"{which}-{target}"
+        work.mkdir()
+        out = work / "export"
+        cases[(which, target)] = (work, out, export_suite(hostile_suites[which], target, out))
+        if target == "inspect":  # inspect resolves a task file relative to the working directory
+            loads.append(Load("inspect", Path("recworld_inspect.py"), out))
+        else:
+            loads.append(Load(LOADER[target], out, work))
+    found = load_all(loads, root / ".harness")
+    return {
+        key: Exported(work, out, result, names)
+        for (key, (work, out, result)), names in zip(cases.items(), found, strict=True)
+    }
 
 
 @pytest.mark.usefixtures("harness_python")  # the real harnesses load every export (no stand-in)
 @pytest.mark.parametrize(("which", "target"), INJECTION_CASES)
 def test_hostile_names_export_as_data_and_load_without_running(
-    hostile_suites: dict[str, Path], work: Path, which: str, target: str
+    hostile_suites: dict[str, Path],
+    exported: dict[tuple[str, str], Exported],
+    work: Path,
+    which: str,
+    target: str,
 ) -> None:
-    suite = hostile_suites[which]
-    dataset = load_suite(suite).manifest.dataset
+    dataset = load_suite(hostile_suites[which]).manifest.dataset
     assert '"""' in dataset and "\n" in dataset  # the name really is hostile
-    out = work / "export"
-    result = export_suite(suite, target, out)
+    case = exported[(which, target)]
+    out = case.out
     prefix = f"recworld_{task_slug(dataset)}"
     assert prefix.isidentifier() and prefix.isascii()
     if target == "lm-eval":
-        _check_lm_eval(out, prefix, work)
+        _check_lm_eval(out, prefix, case.found)
     elif target == "inspect":
-        names = inspect_task_names(out / "recworld_inspect.py", work)
-        assert names == sorted(f"{prefix}_{m}" for m in MEASURES)
+        assert case.found == sorted(f"{prefix}_{m}" for m in MEASURES)
     else:
         header = load_yaml_unsafely_text((out / "README.md").read_text().split("---\n")[1])
         assert header["pretty_name"] == f"RecWorld LRWorld suite on {dataset}"  # the name, back as data
         assert [c["config_name"] for c in header["configs"]] == list(MEASURES)
-        assert datasets_config_rows(out, work) == dict.fromkeys(MEASURES, 5)
-    assert result["suite"]["dataset"] == dataset
-    assert _canaries(work) == [] and _canaries(Path.cwd()) == []
+        assert dict(case.found) == dict.fromkeys(MEASURES, 5)
+    assert case.result["suite"]["dataset"] == dataset
+    # where the harness loaded it, and where this test's in-process unsafe YAML reads ran
+    assert _canaries(case.work) == [] and _canaries(work) == [] and _canaries(Path.cwd()) == []
 
 
 def load_yaml_unsafely_text(text: str) -> dict[str, object]:
@@ -124,7 +173,7 @@ def load_yaml_unsafely_text(text: str) -> dict[str, object]:
     return load_yaml_unsafely(path)
 
 
-def _check_lm_eval(out: Path, prefix: str, work: Path) -> None:
+def _check_lm_eval(out: Path, prefix: str, found: list[Any]) -> None:
     tasks = {f"{prefix}_{m}": m for m in MEASURES}
     for name, measure in tasks.items():
         for task, path in ((name, out / f"{name}.yaml"), (f"{name}_gen", out / f"{name}_gen.yaml")):
@@ -134,7 +183,7 @@ def _check_lm_eval(out: Path, prefix: str, work: Path) -> None:
             assert loaded["custom_dataset"] == ("!function", "recworld_lm_eval.load_docs")
     group = load_yaml_unsafely(out / f"_{prefix}.yaml")
     assert group["task"] == list(tasks)
-    found = lm_eval_task_names(out, work)  # the installed lm-eval
+    # found: what the installed lm-eval's TaskManager listed (after its load_yaml of every file)
     assert set(tasks) | {f"{t}_gen" for t in tasks} | {prefix} <= set(found)
 
 
