@@ -33,12 +33,12 @@ from recworld.lunar.contexts.base import (
     ASSISTANT_PROMPTS,
     DEFAULT_ASSISTANT_PROMPT,
     AssistantPrompt,
-    RoleModel,
     context_setting,
     default_contexts,
     registered,
     setting_roles,
 )
+from recworld.lunar.contexts.roles import RoleModel
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.records import MAX_INT, MAX_TOKENS, FrozenRecord, Record, Seed, Settings
 

@@ -21,7 +21,7 @@ from typing import Annotated
 from pydantic import Field
 
 from recworld.console.options import AsJson, Flag, key_values
-from recworld.lunar.contexts.base import RoleSpec
+from recworld.lunar.contexts.roles import RoleSpec
 from recworld.lunar.llm.config import LUNAR_RUNNER, EmbedderConfig
 from recworld.records import FrozenRecord, Settings
 

@@ -20,8 +20,6 @@ from recworld.lunar.contexts.base import (
     ContextSetting,
     Coverage,
     Preparation,
-    RoleSpec,
-    Sessions,
     context_setting,
     default_contexts,
     missing_parts,
@@ -34,6 +32,7 @@ from recworld.lunar.contexts.full import FullContext
 from recworld.lunar.contexts.memory import MemoryContext
 from recworld.lunar.contexts.none import NoContext
 from recworld.lunar.contexts.rag import RagContext
+from recworld.lunar.contexts.roles import RoleSpec, Sessions
 
 register_context(NoContext)
 register_context(FullContext)

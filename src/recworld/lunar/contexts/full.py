@@ -19,14 +19,8 @@ from typing import Annotated, ClassVar
 from pydantic import Field
 
 from recworld.console.options import Flag
-from recworld.lunar.contexts.base import (
-    ContextEnv,
-    ContextSetting,
-    Coverage,
-    Preparation,
-    Sessions,
-    answer_prompt,
-)
+from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation, answer_prompt
+from recworld.lunar.contexts.roles import Sessions
 from recworld.lunar.llm.budget import (
     CharEstimate,
     TokenCounter,

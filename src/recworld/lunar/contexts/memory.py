@@ -51,14 +51,7 @@ from pydantic import Field
 
 from recworld.console.options import Flag
 from recworld.io import atomic_write_jsonl
-from recworld.lunar.contexts.base import (
-    ContextEnv,
-    ContextSetting,
-    Coverage,
-    Preparation,
-    RoleSpec,
-    Sessions,
-)
+from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation
 from recworld.lunar.contexts.copies import CopyDistance, copy_distance
 from recworld.lunar.contexts.memory_loop import (
     BATCH_SIZE,
@@ -74,6 +67,7 @@ from recworld.lunar.contexts.memory_loop import (
     extract_prompt,
     record_text,
 )
+from recworld.lunar.contexts.roles import RoleSpec, Sessions
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.llm.embed import EMBEDDINGS_FILE, identity_name
 from recworld.lunar.llm.plan import PlannedStage, planned

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from recworld.lunar.contexts.base import (
-    ContextEnv,
-    ContextSetting,
-    Coverage,
-    NoOptions,
-    Preparation,
-    Sessions,
-)
+from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, NoOptions, Preparation
+from recworld.lunar.contexts.roles import Sessions
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 

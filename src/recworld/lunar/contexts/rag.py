@@ -10,7 +10,8 @@ from pydantic import Field
 
 from recworld.console.options import Flag
 from recworld.errors import ConfigError
-from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation, Sessions
+from recworld.lunar.contexts.base import ContextEnv, ContextSetting, Coverage, Preparation
+from recworld.lunar.contexts.roles import Sessions
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData, records_block
 from recworld.records import MAX_INT, FrozenRecord, Settings
