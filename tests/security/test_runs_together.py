@@ -19,7 +19,7 @@ import pytest
 
 from helpers.security.commands import World
 from helpers.security.common import run
-from helpers.security.fake_server import serve
+from helpers.security.fake_server import FakeServer, serve
 from recworld.io import output_kinds
 
 RECWORLD = str(Path(sys.executable).parent / "recworld")
@@ -67,6 +67,18 @@ def test_k6_two_identical_evals_at_once_agree(world: World, tmp_path: Path) -> N
     assert 10 <= sent <= 20  # noted in the review: at most every request twice, never more
 
 
+def _kill_9_at_request(process: subprocess.Popen[bytes], server: FakeServer, nth: int) -> None:
+    """``kill -9`` ``process`` once the server holds its ``nth`` request (mid-run, never before or after)."""
+    wanted = len(server.seen) + nth
+    deadline = time.monotonic() + 120
+    while len(server.seen) < wanted:  # the server holds each reply 0.4 s: the kill finds one in flight
+        assert process.poll() is None, "the eval ended before it could be killed mid-run"
+        assert time.monotonic() < deadline, "the eval never sent its requests"
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(30) == -signal.SIGKILL
+
+
 @pytest.mark.slow
 def test_k5_kill_9_mid_eval_then_rerun_matches_an_uninterrupted_run(world: World, tmp_path: Path) -> None:
     with serve("slow_ok", "0.4") as server:
@@ -78,9 +90,7 @@ def test_k5_kill_9_mid_eval_then_rerun_matches_an_uninterrupted_run(world: World
         kills = 3
         for _ in range(kills):
             process = subprocess.Popen(_eval(world.suite, server.url, out))
-            time.sleep(draw.uniform(2.5, 4.5))
-            process.send_signal(signal.SIGKILL)
-            process.wait(30)
+            _kill_9_at_request(process, server, draw.randint(1, 3))
         assert subprocess.run(_eval(world.suite, server.url, out), check=False).returncode == 0
         sent = len(server.seen) - bodies
     assert sorted(map(json.dumps, map(_stable, _samples(out)))) == sorted(
