@@ -7,7 +7,8 @@ already, so it starts at once. (Commands that use polars' thread pool cannot run
 :mod:`kill_child`.)
 
 :func:`forked` waits for the child's exit through a pidfd, up to a deadline; a child still running
-then is killed and the case fails. :func:`paused_then_killed` lets the child run to a kill point,
+then is killed and the case fails. :class:`Child` is the same child started, to wait for or to kill
+later (two at once on one folder). :func:`paused_then_killed` lets the child run to a kill point,
 where it stops and says so through a pipe, and then sends it ``SIGKILL`` from the parent.
 """
 
@@ -60,6 +61,37 @@ def _killed(pid: int) -> int:
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
+
+
+class Child:
+    """``work()`` started in a forked child, to wait for or kill like a ``subprocess.Popen``."""
+
+    def __init__(self, work: Callable[[], int], stderr: Path) -> None:
+        self.stderr = stderr
+        self.pid = os.fork()
+        if self.pid == 0:
+            _child(work, stderr)
+        self.code: int | None = None
+
+    def poll(self) -> int | None:
+        if self.code is None:
+            self.code = _exited_within(self.pid, 0)
+        return self.code
+
+    def wait(self, timeout: float) -> int:
+        """The exit code; a child still running after ``timeout`` seconds is killed and the case fails."""
+        if self.code is None:
+            self.code = _exited_within(self.pid, timeout)
+        if self.code is None:
+            self.code = _killed(self.pid)
+            raise AssertionError(f"still running after {timeout} s (killed): a hang")
+        return self.code
+
+    def kill(self) -> int:
+        """``kill -9`` from here; the exit code (``-SIGKILL`` unless it had ended first)."""
+        if self.code is None:
+            self.code = _killed(self.pid)
+        return self.code
 
 
 def forked(work: Callable[[], int], stderr: Path, *, timeout: float = 60) -> tuple[int, str, float]:
