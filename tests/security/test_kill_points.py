@@ -15,6 +15,10 @@ point, one run per passage. After each kill:
 and then the same command, rerun, succeeds and leaves exactly what an
 uninterrupted run leaves, with no staging folder, trash or journal behind.
 Swapped outputs run both swap paths (exchange, and the two-rename fallback).
+
+The uninterrupted run every case compares with is made once per writer and
+swap path (module-scoped, only read), and an earlier output that takes a
+command to make (``report``'s) is made once and copied into each work folder.
 """
 
 from __future__ import annotations
