@@ -1,10 +1,12 @@
 """Every file the CLI reads is size-capped and refuses devices and FIFOs (review cases B7-B9, B21-B24; F21).
 
 ``--config /dev/zero`` hung while memory grew, and so did ``--prices`` and
-``scripted:``. The cases that once hung run in a subprocess with a timeout, so
-a regression fails here instead of hanging the suite; a directory or a dangling
-link cannot hang, so those run in process. The subprocess matrices keep a
-slice in ``make test-fast`` (every flag, both kinds) and mark the rest slow.
+``scripted:``. The cases that once hung run in a child process forked from
+this one (:func:`helpers.security.forked.forked`: warm, no second of imports)
+with a timeout, so a regression fails here instead of hanging the suite; a
+directory or a dangling link cannot hang, so those run in process. The child
+matrices keep a slice in ``make test-fast`` (every flag, both kinds) and mark
+the rest slow.
 """
 
 from __future__ import annotations
@@ -12,32 +14,29 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from helpers.security.common import run
+from helpers.security.forked import forked
 from helpers.security.worlds import write_ml_latest_small
 from recworld.capped import SETTINGS_LIMIT, read_capped, read_capped_text
+from recworld.cli import main
 from recworld.errors import DataError
 from recworld.export.common import load_suite
 from recworld.io import iter_json_lines, read_json_object
 
 
 def _cli(argv: list[str], cwd: Path, timeout: float = 60) -> tuple[int, str, float]:
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "recworld.cli", *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return done.returncode, done.stderr, time.monotonic() - started
+    """``recworld ARGV`` from ``cwd`` in a child forked from here (warm); failed and killed at ``timeout``."""
+
+    def command() -> int:
+        os.chdir(cwd)
+        return main(argv)
+
+    return forked(command, cwd.with_name(f"{cwd.name}.stderr"), timeout=timeout)
 
 
 def _special(work: Path, name: str, kind: str) -> Path:
@@ -49,9 +48,8 @@ def _special(work: Path, name: str, kind: str) -> Path:
     return path
 
 
-# Each of these subprocess cases costs a second of imports. The fast suite passes every flag and
-# file type once, devices and FIFOs alternating (two of each kind); the other four pairs are
-# marked slow and run in ``make test``.
+# The fast suite passes every flag and file type once, devices and FIFOs alternating (two of
+# each kind); the other four pairs are marked slow and run in ``make test``.
 SETTINGS_CASES = [
     pytest.param(flag, name, kind, id=f"{flag}-{name}-{kind}", marks=() if fast else pytest.mark.slow)
     for flag, name, kind, fast in (

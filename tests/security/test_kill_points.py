@@ -15,16 +15,22 @@ point, one run per passage. After each kill:
 and then the same command, rerun, succeeds and leaves exactly what an
 uninterrupted run leaves, with no staging folder, trash or journal behind.
 Swapped outputs run both swap paths (exchange, and the two-rename fallback).
+
+The uninterrupted run every case compares with is made once per writer and
+swap path (module-scoped, only read), and an earlier output that takes a
+command to make (``report``'s) is made once and copied into each work folder.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from helpers.security.commands import BY_NAME, USER_DEEP, USER_FILE, World, Writer, prepare, run_main
+from helpers.security.commands import BY_NAME, USER_DEEP, USER_FILE, World, Writer, home, prepare, run_main
 from helpers.security.kill_child import killed_in_clean_child
 from helpers.security.kills import KILLED, VOLATILE_FILES, killed_at, litter, passages, tree
 from recworld.io import KILL_POINTS, OUTPUT_MARKER, output_kinds, recover
@@ -56,6 +62,9 @@ FAST = {
     ("build", "swap.old-moved", "rename"),
     ("eval", "claim.recorded", "in-place"),
 }
+# LUNAR's secret date offset comes from a fresh random key per run folder unless one is given:
+# the reference and every rerun share this one, so "the rerun differs" compares like with like.
+LUNAR_KEY = "5e" * 32
 
 
 def _cases() -> list[object]:
@@ -106,24 +115,99 @@ def _whole(folder: Path) -> None:
             json.loads(line)
 
 
+Reference = tuple[Path, list[tuple[str, Path]]]
+
+
+@pytest.fixture(scope="module")
+def references() -> dict[tuple[str, str], Reference]:
+    """Each writer's uninterrupted run, once per swap path, made when a case first needs it."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def templates() -> dict[str, Path | None]:
+    """Each writer's prepared work folder, made once where copying it is the same as preparing anew."""
+    return {}
+
+
+def _uninterrupted(
+    name: str,
+    mode: str,
+    world: World,
+    references: dict[tuple[str, str], Reference],
+    factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Reference:
+    """What an uninterrupted run of ``name`` leaves, and the kill points it passes (run once per module).
+
+    Every case of a writer and swap path compares with the same run: only read, never written.
+    """
+    if (name, mode) not in references:
+        writer = BY_NAME[name]
+        work = factory.mktemp(f"reference-{name}-{mode}")
+        monkeypatch.setenv("RECWORLD_HOME", str(work / "home"))
+        prepare(writer, world, work)
+        codes: list[int] = []
+        seen = passages(lambda: codes.append(run_main(writer.argv(world, work))))
+        assert codes == [0]
+        references[name, mode] = (work, seen)
+    return references[name, mode]
+
+
+def _names_its_folder(folder: Path) -> bool:
+    """Whether a file or link below ``folder`` holds ``folder``'s own path (a copy elsewhere would differ)."""
+    mine = str(folder).encode()
+    for path in folder.rglob("*"):
+        if path.is_symlink():
+            if mine in os.fsencode(os.readlink(path)):
+                return True
+        elif path.is_file() and mine in path.read_bytes():
+            return True
+    return False
+
+
+def _prepare(
+    writer: Writer,
+    world: World,
+    work: Path,
+    templates: dict[str, Path | None],
+    factory: pytest.TempPathFactory,
+) -> None:
+    """:func:`prepare`, as a copy of a folder prepared once where that is byte for byte the same.
+
+    A writer's earlier output is made by running the command (``report``'s takes seconds, and each
+    case prepares a folder per passage); copied from a template, it holds the same bytes, unless a
+    file or link in it names the template's own path: then every folder is prepared anew.
+    """
+    if writer.previous is None:  # only copies of the session's inputs: cheap already
+        prepare(writer, world, work)
+        return
+    if writer.name not in templates:
+        template = factory.mktemp(f"template-{writer.name}")
+        prepare(writer, world, template)
+        templates[writer.name] = None if _names_its_folder(template) else template
+    template = templates[writer.name]
+    if template is None:
+        prepare(writer, world, work)
+        return
+    shutil.copytree(template, work, symlinks=True, dirs_exist_ok=True)
+    home(work / "home")
+
+
 @pytest.fixture
-def reference(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
+def reference(
+    world: World,
+    references: dict[tuple[str, str], Reference],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> Reference:
     """What an uninterrupted run leaves, and the kill points it passes (for the writer under test)."""
-    name = request.node.callspec.params["name"]
-    if request.node.callspec.params["mode"] == "rename":
+    name, mode = request.node.callspec.params["name"], request.node.callspec.params["mode"]
+    if mode == "rename":
         monkeypatch.setattr(swap_module, "USE_EXCHANGE", False)
-    writer = BY_NAME[name]
-    work = tmp_path / "reference"
-    work.mkdir()
-    monkeypatch.setenv("RECWORLD_HOME", str(work / "home"))
-    # LUNAR's secret date offset comes from a fresh random key per run folder unless one is given:
-    # the reference and every rerun share this one, so "the rerun differs" compares like with like.
-    monkeypatch.setenv("RECWORLD_LUNAR_KEY", "5e" * 32)
-    prepare(writer, world, work)
-    codes: list[int] = []
-    seen = passages(lambda: codes.append(run_main(writer.argv(world, work))))
-    assert codes == [0]
-    return work, seen
+    monkeypatch.setenv("RECWORLD_LUNAR_KEY", LUNAR_KEY)
+    return _uninterrupted(name, mode, world, references, tmp_path_factory, monkeypatch)
 
 
 @pytest.mark.parametrize(("name", "point", "mode"), _cases())
@@ -132,8 +216,10 @@ def test_a_kill_at_every_passage_loses_nothing_and_a_rerun_finishes(
     point: str,
     mode: str,
     world: World,
-    reference: tuple[Path, list[tuple[str, Path]]],
+    reference: Reference,
+    templates: dict[str, Path | None],
     tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
@@ -150,7 +236,7 @@ def test_a_kill_at_every_passage_loses_nothing_and_a_rerun_finishes(
         work = tmp_path / f"kill-{nth}"
         work.mkdir()
         monkeypatch.setenv("RECWORLD_HOME", str(work / "home"))
-        prepare(writer, world, work)
+        _prepare(writer, world, work, templates, tmp_path_factory)
         out = writer.out(work)
         mine = _user_files(writer, work)
         before = _tree(writer, work)
@@ -181,11 +267,14 @@ def test_a_kill_at_every_passage_loses_nothing_and_a_rerun_finishes(
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(POINTS))
 def test_the_table_names_every_kill_point_each_command_passes(
-    name: str, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    world: World,
+    references: dict[tuple[str, str], Reference],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    writer = BY_NAME[name]
-    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
-    prepare(writer, world, tmp_path)
-    codes: list[int] = []
-    seen = passages(lambda: codes.append(run_main(writer.argv(world, tmp_path))))
-    assert codes == [0] and {p for p, _ in seen} == POINTS[name]
+    """The uninterrupted run the kill cases compare with (exit 0 asserted) passes exactly POINTS[name]."""
+    monkeypatch.setenv("RECWORLD_LUNAR_KEY", LUNAR_KEY)
+    mode = "exchange" if BY_NAME[name].swap else "in-place"
+    _work, seen = _uninterrupted(name, mode, world, references, tmp_path_factory, monkeypatch)
+    assert {p for p, _ in seen} == POINTS[name]

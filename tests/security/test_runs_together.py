@@ -1,11 +1,14 @@
 """Runs killed, interrupted, failed or run twice at once (review cases K5-K7, K11, K12; F25).
 
-Real processes (``recworld`` subprocesses) against the loopback fake server,
-because what is tested is what two processes or a signal do to one folder.
+Real processes against the loopback fake server, because what is tested is
+what two processes or a signal do to one folder: evals in children forked from
+the test process (:class:`helpers.security.forked.Child`, warm: no second of
+imports each), Ctrl-C in a ``python`` subprocess.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import signal
@@ -19,10 +22,10 @@ import pytest
 
 from helpers.security.commands import World
 from helpers.security.common import run
-from helpers.security.fake_server import serve
+from helpers.security.fake_server import FakeServer, serve
+from helpers.security.forked import Child
+from recworld.cli import main
 from recworld.io import output_kinds
-
-RECWORLD = str(Path(sys.executable).parent / "recworld")
 
 
 def _samples(run_dir: Path) -> list[dict[str, object]]:
@@ -34,9 +37,15 @@ def _stable(sample: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in sample.items() if k not in ("latency_s", "cached")}
 
 
-def _eval(suite: Path, url: str, out: Path, *extra: str) -> list[str]:
-    argv = [RECWORLD, "eval", str(suite), "--model", "openai:x", "--base-url", url, "--out", str(out)]
-    return [*argv, "--no-progress", "--concurrency", "1", *extra]
+def _eval(suite: Path, url: str, out: Path, *extra: str) -> Child:
+    """``recworld eval`` started in a process of its own: a child forked from this one (warm)."""
+    argv = ["eval", str(suite), "--model", "openai:x", "--base-url", url, "--out", str(out)]
+    argv += ["--no-progress", "--concurrency", "1", *extra]
+    stderr = out.with_name(f"{out.name}-{next(_CHILDREN)}.stderr")
+    return Child(lambda: main(argv), stderr)
+
+
+_CHILDREN = itertools.count()
 
 
 @pytest.mark.slow
@@ -44,9 +53,10 @@ def test_k7_two_evals_on_one_run_keep_each_others_samples(world: World, tmp_path
     """F25: each process wrote samples.jsonl from what it had loaded plus its own, and the last one won."""
     out = tmp_path / "run"
     with serve("slow_ok", "0.3") as server:
-        first = subprocess.Popen(_eval(world.suite, server.url, out, "--measures", "kg_movie_genre"))
-        second = subprocess.Popen(_eval(world.suite, server.url, out, "--measures", "mem_item_item"))
-        assert first.wait(120) == 0 and second.wait(120) == 0
+        first = _eval(world.suite, server.url, out, "--measures", "kg_movie_genre")
+        second = _eval(world.suite, server.url, out, "--measures", "mem_item_item")
+        assert first.wait(120) == 0, first.stderr.read_text()
+        assert second.wait(120) == 0, second.stderr.read_text()
     assert Counter(s["measure"] for s in _samples(out)) == {"kg_movie_genre": 5, "mem_item_item": 5}
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics["measures"]) == {"kg_movie_genre", "mem_item_item"}
@@ -59,7 +69,7 @@ def test_k7_two_evals_on_one_run_keep_each_others_samples(world: World, tmp_path
 def test_k6_two_identical_evals_at_once_agree(world: World, tmp_path: Path) -> None:
     out = tmp_path / "run"
     with serve("slow_ok", "0.2") as server:
-        processes = [subprocess.Popen(_eval(world.suite, server.url, out)) for _ in range(2)]
+        processes = [_eval(world.suite, server.url, out) for _ in range(2)]
         assert [p.wait(120) for p in processes] == [0, 0]
         sent = len(server.seen)
     samples = _samples(out)
@@ -67,21 +77,30 @@ def test_k6_two_identical_evals_at_once_agree(world: World, tmp_path: Path) -> N
     assert 10 <= sent <= 20  # noted in the review: at most every request twice, never more
 
 
+def _kill_9_at_request(process: Child, server: FakeServer, nth: int) -> None:
+    """``kill -9`` ``process`` once the server holds its ``nth`` request (mid-run, never before or after)."""
+    wanted = len(server.seen) + nth
+    deadline = time.monotonic() + 120
+    while len(server.seen) < wanted:  # the server holds each reply 0.4 s: the kill finds one in flight
+        assert process.poll() is None, "the eval ended before it could be killed mid-run"
+        assert time.monotonic() < deadline, "the eval never sent its requests"
+        time.sleep(0.01)
+    assert process.kill() == -signal.SIGKILL
+
+
 @pytest.mark.slow
 def test_k5_kill_9_mid_eval_then_rerun_matches_an_uninterrupted_run(world: World, tmp_path: Path) -> None:
     with serve("slow_ok", "0.4") as server:
         reference = tmp_path / "reference"
-        assert subprocess.run(_eval(world.suite, server.url, reference), check=False).returncode == 0
+        assert _eval(world.suite, server.url, reference).wait(120) == 0
         bodies = len(server.seen)
         out = tmp_path / "run"
         draw = random.Random(5)
         kills = 3
         for _ in range(kills):
-            process = subprocess.Popen(_eval(world.suite, server.url, out))
-            time.sleep(draw.uniform(2.5, 4.5))
-            process.send_signal(signal.SIGKILL)
-            process.wait(30)
-        assert subprocess.run(_eval(world.suite, server.url, out), check=False).returncode == 0
+            process = _eval(world.suite, server.url, out)
+            _kill_9_at_request(process, server, draw.randint(1, 3))
+        assert _eval(world.suite, server.url, out).wait(120) == 0
         sent = len(server.seen) - bodies
     assert sorted(map(json.dumps, map(_stable, _samples(out)))) == sorted(
         map(json.dumps, map(_stable, _samples(reference)))

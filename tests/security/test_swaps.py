@@ -18,16 +18,14 @@ import fcntl
 import multiprocessing
 import os
 import signal
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers.security.commands import BY_NAME, USER_DEEP, USER_FILE, World, prepare, run_main
+from helpers.security.forked import paused_then_killed
 from helpers.security.kills import litter, tree
 from recworld.errors import ConfigError
 from recworld.io import (
@@ -46,38 +44,16 @@ from recworld.io import (
 from recworld.io.files import sweep_temporary
 from recworld.io.proof import temporary_name
 
-PAUSED = """
-import os, sys, time
-from pathlib import Path
-from recworld.io import fault_hook
-from recworld.io import swap
-swap.USE_EXCHANGE = sys.argv[1] == "exchange"
-point, ready, target = sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
-def hook(name, path):
-    if name == point and path == target:
-        ready.write_text(str(os.getpid()))
-        time.sleep(600)
-from recworld.cli import main
-with fault_hook(hook):
-    sys.exit(main(sys.argv[5:]))
-"""
-
 
 def _kill9_at(point: str, mode: str, target: Path, argv: list[str], work: Path) -> None:
-    """Run ``recworld ARGV`` in a subprocess, ``kill -9`` it once it is paused at ``point`` for ``target``."""
-    ready = work / "paused"
-    command = [sys.executable, "-c", PAUSED, mode, point, str(ready), str(target), *argv]
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy()
-    )
-    deadline = time.monotonic() + 120
-    while not ready.exists():
-        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-        assert time.monotonic() < deadline, "never reached the kill point"
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    assert process.wait(timeout=30) == -signal.SIGKILL
-    ready.unlink()
+    """Run ``recworld ARGV`` in a forked child; ``kill -9`` it from here once it is paused at ``point``."""
+
+    def command() -> int:
+        swap.USE_EXCHANGE = mode == "exchange"  # in the child only
+        return run_main(argv)
+
+    stderr = work.with_name(f"{work.name}.stderr")
+    assert paused_then_killed(point, target, command, stderr) == -signal.SIGKILL
 
 
 SWAPPERS = ["build", "export", "data-fetch", "describe-images"]

@@ -5,9 +5,9 @@ command using a library with a thread pool that the test process had used
 already: polars, under Anonymeter's attacks in ``lunar synth``'s release step,
 because a fork copies the pool's state but not its threads. So
 :func:`killed_in_clean_child` asks a server (this file, run as a script) that
-imports recworld and Anonymeter and loads Presidio's spaCy model once (about
-15 s), never runs
-a command itself, and forks one child per request: each starts clean and warm.
+imports recworld and Anonymeter, the modules ``lunar synth`` imports on its way
+and wordfreq's list, and loads Presidio's spaCy model once (about 15 s), never
+runs a command itself, and forks one child per request: each starts clean and warm.
 
 (multiprocessing's ``forkserver`` would do the forking, but on Python 3.11 it
 ignores the parent's ``sys.path`` when it imports its preload modules, and skips
@@ -62,11 +62,29 @@ def _child(spec: dict[str, Any]) -> None:
         os._exit(code)
 
 
-def serve() -> None:
-    import recworld.cli  # noqa: F401  (what every child runs)
+def _warm() -> None:
+    """Import and load, once, what each child would otherwise import and load anew (seconds a child)."""
+    import aiohttp  # noqa: F401
+    import pandas  # noqa: F401
+    import presidio_anonymizer  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import recworld.console.app
+    import recworld.lunar.cli.progress
+    import recworld.lunar.synth.plan
+    import recworld.models.openai_compat
+    import recworld.models.scripted  # noqa: F401
+    from recworld.lunar.leaks import kinds
     from recworld.lunar.privacy import freetext
 
-    freetext.analyzer()
+    kinds.zipf("the")  # wordfreq's English list
+    freetext.analyzer().analyze(text="Ann Lee lives in Paris.", language="en")  # spaCy's first pass
+
+
+def serve() -> None:
+    import recworld.cli  # noqa: F401  (what every child runs)
+
+    _warm()
     import numba
 
     numba.config.DISABLE_JIT = True  # type: ignore[attr-defined]  # as privacy.attack sets it first
