@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers.lunar import copycat, follow_real_days, lunar_responder
+from helpers.lunar import copycat, follow_real_days, lunar_responder, lunar_server
 from recworld.chat import Request
 from recworld.cli import app
 from recworld.lunar.anchors import load_anchor_files
@@ -115,7 +115,7 @@ def _copying_run(tmp_path: Path) -> tuple[Path, str]:
     # The slots of every other (shifted) day fail with chat text holding all it saw: failures.jsonl,
     # terminal, log.
     model = copycat(lunar_responder(), _planted(), fail_keys=(r"Date \d{4}-\d\d-\d[02468]\b",))
-    with FakeOpenAIServer(model) as server:
+    with lunar_server(model) as server:
         out = tmp_path / "run"
         args = [
             "--log-level",

@@ -243,9 +243,9 @@ class LunarEvalConfig(FrozenRecord, Settings):
         data["options"] = {name: _options_of(name, value) for name, value in options.items()}
         roles = dict(data.get("roles") or {})
         for role in setting_roles():
-            if role in cls.model_fields:
+            if role in LunarEvalConfig.model_fields:
                 raise TypeError(f"a context setting's role {role!r} is a LunarEvalConfig field; rename it")
-            if role in data:
+            if role in data and role not in cls.model_fields:  # the CLI's options class has a field per role
                 roles[role] = data.pop(role)
         data["roles"] = {role: _role_model(role, value) for role, value in roles.items() if value is not None}
         return data

@@ -194,7 +194,7 @@ class LunarCommand(Generic[C]):
         """``invalid value for --flag: ...``; a setting copied to another model is named by its own flag."""
         first = exc.errors()[0]
         loc = (*prefix, *(str(p) for p in first.get("loc", ())))
-        if loc and loc[0] in self.layout.models and ".".join(loc[1:]) in SHARED:
+        if loc and loc[0] in {*self.layout.models, *self.layout.settings} and ".".join(loc[1:]) in SHARED:
             loc = (self.layout.primary, *loc[1:])
         shown = option_fields(self.layout.options_config, flags=self.flags, exclude=self.hidden)
         flags = {".".join(o.path): o.flag for o in shown}
