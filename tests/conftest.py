@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from helpers.ordering import run_first_rank
-
 # A shell starts a background job (``make test &``, a CI step's runner) with SIGINT ignored, and
 # every child inherits that: the Ctrl-C tests would see nothing arrive. A handler set here, unlike
 # SIG_IGN, is reset to the default in every process the tests start.
@@ -118,12 +116,9 @@ def harness_python() -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The heaviest modules first (:data:`RUN_FIRST`; a stable sort keeps every module's own order);
-    and while the harness venv is not built, the first test that needs it may build it: give it the time.
-    """
+    """While the harness venv is not built, the first test that needs it may build it: give it the time."""
     from helpers.export_harness import BUILD_TIMEOUT_S, is_built
 
-    items.sort(key=run_first_rank)
     if is_built():
         return
     for item in items:

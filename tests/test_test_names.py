@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 TESTS = Path(__file__).resolve().parent
 
 
@@ -24,15 +22,3 @@ def test_no_two_test_modules_share_a_basename_outside_packages() -> None:
         by_name[path.name].append(path.relative_to(TESTS))
     clashes = {name: paths for name, paths in by_name.items() if len(paths) > 1}
     assert not clashes, f"rename one of each (pytest cannot import both): {clashes}"
-
-
-def test_the_heaviest_modules_are_real_paths_and_collected_first(request: pytest.FixtureRequest) -> None:
-    from helpers import ordering
-
-    missing = [name for name in ordering.RUN_FIRST if not (TESTS / name).is_file()]
-    assert not missing, f"RUN_FIRST names modules that are not there: {missing}"
-    modules = [Path(str(item.path)).relative_to(TESTS).as_posix() for item in request.session.items]
-    firsts = list(dict.fromkeys(modules))  # each module once, in the order it was collected
-    listed = [m for m in firsts if m in ordering.RUN_FIRST]
-    assert listed == [m for m in ordering.RUN_FIRST if m in listed]
-    assert firsts[: len(listed)] == listed, "a module outside RUN_FIRST was collected before one in it"
