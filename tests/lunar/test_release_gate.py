@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers.cli import run_recworld
 from helpers.lunar import copycat, follow_real_days, lunar_responder, lunar_server
 from recworld.chat import Request
 from recworld.cli import app
@@ -133,6 +134,8 @@ def _copying_run(tmp_path: Path) -> tuple[Path, str]:
         ]
         args += ["--model", "openai:copycat", "--base-url", server.base_url, "--out", str(out)]
         args += ["--fail-on-error", "0.5", "--attempts", "2"]
+        # typer's runner, not helpers.cli.run_recworld: this run is module-scoped (one synth for three
+        # tests) and capsys, which run_recworld reads, is per test.
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         # By construction the model is never shown an identifier, a free-text value or a real date in
@@ -308,7 +311,9 @@ def _amazon_canaries(root: Path) -> Path:
 
 @pytest.mark.slow
 def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
-    tmp_path: Path, openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer]
+    tmp_path: Path,
+    openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     anchors = _amazon_canaries(tmp_path / "amazon")
     # Movie records fail on every attempt with chat text holding all the prompt showed (masked failures).
@@ -329,8 +334,8 @@ def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
     ]
     args += ["--max-slots", "1", "--model", "openai:c", "--base-url", server.base_url, "--out", str(out)]
     args += ["--fail-on-error", "0.5", "--timezone", "America/Chicago"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = run_recworld(capsys, *args)
+    assert result.returncode == 0, result.stderr
     prompts = json.dumps(server.chat)
     # Titles, brands and reviewer ids never reach a prompt (surrogates stand in); the kept category
     # column does, so the copying model has an anchor canary to copy and the gate has work to do.
@@ -341,7 +346,7 @@ def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
     texts = {
         p.name: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and "cache" not in p.name
     }
-    texts["terminal"] = result.output
+    texts["terminal"] = result.stdout + result.stderr
     for name, text in texts.items():
         for canary in [*AMAZON_CANARIES, "Flibbertigoo", "Glimmerquartz", "2018-03"]:
             assert canary.lower() not in text.lower(), (name, canary)
