@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' helpers package
-
-from helpers.runner_fakes import write_suite
 from recworld.evaluation import JOURNAL_NAME, EvalConfig, evaluate_config
 from recworld.runner import RunnerConfig
+from recworld.testing.suites import write_suite
 
 
 class JournalClock:

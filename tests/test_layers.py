@@ -117,8 +117,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "lrworld": FOUNDATION | {"data", "mining"},
     # The engine: requests in, completions out, cached and journalled; no LRWorld knowledge.
     "runner": FOUNDATION | {"models"},
-    # The backend contract tests, shipped for backend authors (pytest only inside the tests).
-    "testing": FOUNDATION | {"models", "runner"},
+    # The backend contract tests, the fake server and a tiny fake suite, shipped for plugin authors
+    # and the benchmarks (pytest only inside the tests).
+    "testing": FOUNDATION | {"models", "runner", "lrworld"},
     "scoring": FOUNDATION | {"lrworld"},
     "baselines": FOUNDATION | {"data", "mining", "models", "lrworld"},
     "multimodal": FOUNDATION | {"data", "models", "runner", "lrworld"},

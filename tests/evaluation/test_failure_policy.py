@@ -8,7 +8,6 @@ samples exit 3 after writing them; a bug in our code is never swallowed.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.models.scripted import ScriptedModel
 from recworld.report import write_report
 from recworld.runner import RunnerConfig
-from recworld.testing.fake_server import FakeOpenAIServer
+from recworld.testing.fake_server import FakeOpenAIServer, refused_url
 
 COUNTS = {"kg_movie_genre": 10, "mem_item_item": 10}
 FAKE_KEY = "sk-test-policy-0123456789"
@@ -33,14 +32,6 @@ FAKE_KEY = "sk-test-policy-0123456789"
 def rejecting_server() -> FakeOpenAIServer:
     """Answers every POST with 401 and stops itself after 30 s."""
     return FakeOpenAIServer("status", "401", message="Incorrect API key provided", lifetime_s=30.0)
-
-
-def refused_url() -> str:
-    """A loopback URL where nothing listens: the port was bound, then released."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 from recworld.models import ModelConfig
 from recworld.models.openai_compat import OpenAICompatModel
 from recworld.testing.fake_server import FakeOpenAIServer, Received, Response
+from recworld.testing.fake_server import completion as fake_completion
 
 try:  # the openai SDK ships on httpx2 in recent releases, httpx before
     import httpx2 as httpx
@@ -28,22 +29,8 @@ Handler = Callable[[Any], Any]
 
 
 def completion(content: str, logprobs: list[tuple[str, float]] | None = None) -> dict[str, Any]:
-    choice: dict[str, Any] = {
-        "index": 0,
-        "finish_reason": "stop",
-        "message": {"role": "assistant", "content": content},
-    }
-    if logprobs is not None:
-        top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in logprobs]
-        choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
-    return {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "m",
-        "choices": [choice],
-        "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
-    }
+    """The shipped fake's reply body for model ``m`` (the name these tests configure)."""
+    return fake_completion(content, logprobs=logprobs or False, model="m")
 
 
 def default_handler(request: Any) -> Any:

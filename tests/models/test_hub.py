@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from pathlib import Path
 
@@ -11,12 +10,7 @@ import pytest
 from recworld.errors import ModelError
 from recworld.models import _hub
 from recworld.models._hub import hub_reachable, load_kwargs
-
-
-def _closed_endpoint() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+from recworld.testing.fake_server import refused_url
 
 
 @pytest.fixture(autouse=True)
@@ -29,13 +23,13 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.timing
 def test_probe_answers_quickly_for_a_dead_endpoint() -> None:
     start = time.monotonic()
-    assert hub_reachable(_closed_endpoint()) is False
+    assert hub_reachable(refused_url("")) is False
     assert time.monotonic() - start < 2.5
 
 
 @pytest.mark.timing
 def test_uncached_model_with_unreachable_hub_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_ENDPOINT", _closed_endpoint())
+    monkeypatch.setenv("HF_ENDPOINT", refused_url(""))
     start = time.monotonic()
     with pytest.raises(ModelError, match=r"hf:nobody/no-such-model is not in the local Hugging Face cache"):
         load_kwargs("nobody/no-such-model", "hf")
@@ -67,7 +61,7 @@ def test_hf_backend_uses_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     # Imported before the clock starts: the bound is on the hub check, not on a cold import.
     assert transformers.AutoTokenizer and transformers.AutoModelForCausalLM
 
-    monkeypatch.setenv("HF_ENDPOINT", _closed_endpoint())
+    monkeypatch.setenv("HF_ENDPOINT", refused_url(""))
     start = time.monotonic()
     with pytest.raises(ModelError, match="not in the local Hugging Face cache"):
         load_model("hf:nobody/no-such-model", ModelConfig(options={"device": "cpu"}))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ from recworld.errors import ConfigError, ModelError
 from recworld.models import Message, ModelConfig, Request, Response, TransientModelError
 from recworld.models.base import ConnectionFailedError, FatalModelError
 from recworld.models.openai_compat import OpenAICompatModel
+from recworld.testing.fake_server import refused_url
 
 try:  # the openai SDK ships on httpx2 in recent releases, httpx before
     import httpx2 as httpx
@@ -138,15 +138,9 @@ def test_cancelled_request_never_leaks_its_reply_into_the_next() -> None:
     assert per_conn[0] == 1 and sum(per_conn[1:]) == 1  # the aborted connection was not reused
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
 def test_refused_connection_is_a_connection_failure_naming_the_base_url(transport: str) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    url = refused_url()
     model = OpenAICompatModel("m", ModelConfig(base_url=url, options={"transport": transport}))
     with pytest.raises(ConnectionFailedError) as info:
         asyncio.run(_ask(model))

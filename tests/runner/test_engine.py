@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recworld.chat import AnswerMode, Message, Request, Response
 from recworld.errors import ModelError
@@ -351,3 +353,38 @@ def test_outside_cancel_is_not_a_timeout_and_timeouts_survive_a_new_loop() -> No
 def test_map_of_nothing_returns_nothing() -> None:
     runner = Runner(ScriptedModel(lambda r: "A"), FAST)
     assert asyncio.run(runner.map([])) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_requests=st.integers(2, 12),
+    concurrency=st.integers(1, 6),
+    max_retries=st.integers(0, 3),
+    delays=st.lists(st.floats(0.0, 0.004), min_size=12, max_size=12),
+    seed=st.integers(0, 2**16),
+)
+def test_a_stopped_run_names_the_failure_that_stopped_it_whatever_the_interleaving(
+    n_requests: int, concurrency: int, max_retries: int, delays: list[float], seed: int
+) -> None:
+    """Invariant: the run's stop reason is the fatal failure itself, never a follow-on request's echo.
+
+    Every request is refused on every attempt; requests retry and back off concurrently, so some
+    wake up after another one has already stopped the run (they end "not sent" after attempts of
+    their own). Whichever request finishes first, the reason is the one error a stopping request
+    records: every attempt spent, then the connection failure.
+    """
+
+    class Refused(FlakyModel):
+        async def complete(self, request: Request) -> Response:
+            text = request.messages[-1].content
+            await asyncio.sleep(delays[int(text)])
+            return await super().complete(request)
+
+    model = Refused({str(i): 100 for i in range(n_requests)}, ConnectionFailedError("connection refused"))
+    config = FAST.model_copy(update={"max_retries": max_retries, "concurrency": concurrency, "seed": seed})
+    runner = Runner(model, config)
+    with pytest.raises(FatalModelError) as raised:
+        asyncio.run(runner.map([req(str(i)) for i in range(n_requests)]))
+    reason = f"gave up after {max_retries + 1} attempts: ConnectionFailedError: connection refused"
+    assert str(raised.value) == f"the run stopped: {reason}"
+    assert runner.stopped == reason

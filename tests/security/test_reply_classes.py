@@ -34,6 +34,7 @@ from recworld.models import ModelConfig
 from recworld.models.base import FatalModelError
 from recworld.models.openai_compat import OpenAICompatModel
 from recworld.runner import ResponseCache, Runner, RunnerConfig
+from recworld.testing.fake_server import completion
 
 try:  # the openai SDK ships on httpx2 in recent releases, httpx before
     import httpx2 as httpx
@@ -53,21 +54,7 @@ FRAGMENTS = SURROGATES + BAD_UTF8 + CONSTANTS + WRONG + NESTED + HUGE
 
 
 def chat_template(logprobs: bool) -> dict[str, Any]:
-    top = [{"token": t, "logprob": lp} for t, lp in (("A", -0.1), ("B", -2.0), ("C", -3.0), ("D", -4.0))]
-    choice: dict[str, Any] = {
-        "index": 0,
-        "finish_reason": "stop",
-        "message": {"role": "assistant", "content": "Answer: A"},
-    }
-    if logprobs:
-        choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
-    return {
-        "id": "x",
-        "object": "chat.completion",
-        "model": "fake",
-        "choices": [choice],
-        "usage": {"prompt_tokens": 7, "completion_tokens": 1},
-    }
+    return completion("Answer: A", logprobs=logprobs)
 
 
 ERROR_TEMPLATE: dict[str, Any] = {"error": {"message": "bad thing", "type": "invalid", "code": 1}}

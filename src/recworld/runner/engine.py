@@ -119,9 +119,10 @@ class Runner:
         :class:`FatalModelError` when the failure must stop the run.
         """
         completion = await self._complete(request, detach=True)
-        if completion.fatal:
-            unsent = completion.attempts == 0 and not completion.cache_hit
-            raise FatalModelError(f"the run stopped: {self.stopped if unsent else completion.error}")
+        if (
+            completion.fatal
+        ):  # the reason is the failure that stopped the runner, not this request's echo of it
+            raise FatalModelError(f"the run stopped: {self.stopped or completion.error}")
         return completion
 
     async def _complete(self, request: Request, *, detach: bool, key: str | None = None) -> Completion:
@@ -202,7 +203,7 @@ class Runner:
                 if on_result is not None:
                     on_result(index, completion)
                 if completion.fatal:
-                    raise FatalModelError(f"the run stopped: {completion.error}")
+                    raise FatalModelError(f"the run stopped: {self._sender.stopped or completion.error}")
 
         # Twice the concurrency: workers sleeping in backoff or awaiting a
         # coalesced twin do not leave send slots idle.

@@ -131,15 +131,16 @@ class Sender:
                     outcome.value is not None or not outcome.retryable or attempts > self.config.max_retries
                 )
                 fatal = outcome.fatal or (done and outcome.retryable and unreachable)
+                error = outcome.error or "unknown error"
+                if done and outcome.retryable:
+                    error = f"gave up after {attempts} attempts: {error}"
                 if fatal:  # before the slot is released: nobody waiting for it may send
-                    self.stopped = outcome.error or "a fatal model error"
+                    # The run's reason is the failure itself, as its own sample records it.
+                    self.stopped = error
             if outcome.value is not None:
                 return Outcome(outcome.value, None, attempts, busy)
             if done:
                 self.stats.errors += 1
-                error = outcome.error or "unknown error"
-                if outcome.retryable:
-                    error = f"gave up after {attempts} attempts: {error}"
                 return Outcome(None, error, attempts, busy, fatal=fatal)
             self.stats.retries += 1
             # Sleep outside the semaphore so healthy requests keep flowing.

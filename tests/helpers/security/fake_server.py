@@ -55,7 +55,7 @@ from functools import cache
 from typing import Any
 
 from recworld.testing.fake_server import MODES as BASE_MODES
-from recworld.testing.fake_server import FakeOpenAIServer, Mode, Received, Response
+from recworld.testing.fake_server import FakeOpenAIServer, Mode, Received, Response, completion
 
 MiB = 1 << 20
 
@@ -80,20 +80,6 @@ class Seen:
 
 # What a mode returns: the raw bytes to send, in pieces (a generator may sleep or run on).
 Reply = Iterator[bytes]
-
-
-def completion(content: Any, *, usage: Any = None, logprobs: bool = False) -> dict[str, Any]:
-    choice: dict[str, Any] = {
-        "index": 0,
-        "finish_reason": "stop",
-        "message": {"role": "assistant", "content": content},
-    }
-    if logprobs:
-        top = [{"token": t, "logprob": lp} for t, lp in (("A", -0.1), ("B", -2.0), ("C", -3.0), ("D", -4.0))]
-        choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
-    body: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": "fake", "choices": [choice]}
-    body["usage"] = usage if usage is not None else {"prompt_tokens": 7, "completion_tokens": 1}
-    return body
 
 
 def response(
@@ -151,13 +137,13 @@ PROTOCOL_ERRORS = {
 
 
 def _ok(arg: str, request: Received) -> Reply:
-    return json_reply(200, completion(arg or "A", logprobs=_wants_logprobs(request)))
+    return json_reply(200, completion(arg or "A", logprobs=request.wants_logprobs))
 
 
 def _slow_ok(arg: str, request: Received) -> Reply:
     # K5-K7: a valid "A" after ``arg`` seconds
     time.sleep(float(arg or 0.15))
-    return json_reply(200, completion("A", logprobs=_wants_logprobs(request)))
+    return json_reply(200, completion("A", logprobs=request.wants_logprobs))
 
 
 def _huge_ok(arg: str, request: Received) -> Reply:
@@ -177,7 +163,7 @@ def _echo_key_text(arg: str, request: Received) -> Reply:
 
 def _echo_key_200(arg: str, request: Received) -> Reply:
     return json_reply(
-        200, completion(f"Authorization: Bearer {request.token} ... A", logprobs=_wants_logprobs(request))
+        200, completion(f"Authorization: Bearer {request.token} ... A", logprobs=request.wants_logprobs)
     )
 
 
@@ -248,7 +234,7 @@ def _redirect(arg: str, request: Received) -> Reply:
 
 
 def _lone_surrogate(arg: str, request: Received) -> Reply:
-    text = json.dumps(completion("Answer: A PLACEHOLDER tail", logprobs=_wants_logprobs(request)))
+    text = json.dumps(completion("Answer: A PLACEHOLDER tail", logprobs=request.wants_logprobs))
     return raw_json(text.replace("PLACEHOLDER", "\\ud800"))
 
 
@@ -316,10 +302,6 @@ def _slow(seconds: int) -> Reply:
     for _ in range(seconds):
         time.sleep(1)
         yield b" "
-
-
-def _wants_logprobs(request: Received) -> bool:
-    return bool(request.json().get("logprobs"))
 
 
 def _as_mode(reply: Callable[[str, Received], Reply]) -> Mode:

@@ -38,6 +38,7 @@ from recworld.testing.fake_server.wire import (
     Response,
     body_key,
     completion,
+    refused_url,
     vector_for,
 )
 
@@ -51,5 +52,6 @@ __all__ = [
     "body_key",
     "completion",
     "letter_for",
+    "refused_url",
     "vector_for",
 ]

@@ -42,12 +42,8 @@ def _images(received: Received) -> list[bytes]:
     return out
 
 
-def _wants_logprobs(received: Received) -> bool:
-    return bool(received.json().get("logprobs"))
-
-
 def _fixed(server: Serving, received: Received) -> Response:
-    return Response(200, completion(server.arg or "A", logprobs=_wants_logprobs(received)))
+    return Response(200, completion(server.arg or "A", logprobs=received.wants_logprobs))
 
 
 def _echo(server: Serving, received: Received) -> Response:
@@ -85,7 +81,7 @@ def _status(server: Serving, received: Received) -> Response:
 
 def _slow(server: Serving, received: Received) -> Response:
     time.sleep(float(server.arg or 0.15))
-    return Response(200, completion("A", logprobs=_wants_logprobs(received)))
+    return Response(200, completion("A", logprobs=received.wants_logprobs))
 
 
 def _vision(server: Serving, received: Received) -> Response:

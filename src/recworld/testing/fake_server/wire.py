@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+import socket
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,6 +44,11 @@ class Received:
         except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
+
+    @property
+    def wants_logprobs(self) -> bool:
+        """Whether the body asks for token log-probs (``"logprobs": true``)."""
+        return bool(self.json().get("logprobs"))
 
     @property
     def key(self) -> str:
@@ -101,23 +107,38 @@ def body_key(body: bytes) -> str:
 TOP_LOGPROBS = (("A", -0.1), ("B", -2.0), ("C", -3.0), ("D", -4.0))
 
 
-def completion(content: Any, *, logprobs: bool = False, model: str = "fake-model") -> dict[str, Any]:
-    """A chat completion whose one choice says ``content`` (with first-token logprobs when asked)."""
+def completion(
+    content: Any,
+    *,
+    logprobs: bool | Sequence[tuple[str, float]] = False,
+    model: str = "fake-model",
+    usage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A chat completion whose one choice says ``content``: the one reply body every fake sends.
+
+    ``logprobs`` adds first-token log-probs: ``True`` for :data:`TOP_LOGPROBS`, or the
+    ``(token, logprob)`` pairs to list (the first is the sampled token). ``usage`` replaces the
+    default counts (7 prompt tokens, 1 completion token).
+    """
     choice: dict[str, Any] = {
         "index": 0,
         "finish_reason": "stop",
         "message": {"role": "assistant", "content": content},
     }
     if logprobs:
-        top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in TOP_LOGPROBS]
+        pairs = TOP_LOGPROBS if logprobs is True else tuple(logprobs)
+        top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in pairs]
         choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
+    counts = (
+        dict(usage) if usage is not None else {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}
+    )
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
         "model": model,
         "choices": [choice],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12},
+        "usage": counts,
     }
 
 
@@ -129,3 +150,11 @@ def vector_for(text: str, dim: int = 8) -> list[float]:
 
 def error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     return Response(status, {"error": {"message": message}}, headers or {})
+
+
+def refused_url(path: str = "/v1") -> str:
+    """A loopback base URL where nothing listens (a port bound, then released): a refused connection."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    return f"http://127.0.0.1:{port}{path}"
