@@ -130,3 +130,25 @@ def test_report_names_skipped_runs_on_stderr(
     assert "recworld: warning: skipped unfinished runs (no samples.jsonl):" in result.stderr
     assert "vllm-foo__generate__zero-shot" in result.stderr
     assert result.stdout.splitlines()[0].endswith("report.md")  # stdout: only the written paths
+
+
+def test_the_ceiling_role_is_the_backend_rows_flag_not_a_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from recworld.models.registry import BACKENDS
+
+    suite = make_suite(tmp_path)
+    names = {"o": "oracle", "p": "sage", "t": "tallrec:lora-7", "r": "random"}
+    for name, model in names.items():
+        write_run(suite / "runs" / name, model=model, dataset="d", measures=SUBSET, policy=skilled(0.5), n=4)
+
+    def roles() -> dict[str, Role]:
+        return {name: role_of(load_run(suite / "runs" / name)) for name in names}
+
+    # "sage" is no backend yet and "tallrec:lora-7" a model object's name: both compete.
+    assert roles() == {"o": Role.CEILING, "p": Role.MAIN, "t": Role.MAIN, "r": Role.MAIN}
+    monkeypatch.setitem(BACKENDS, "sage", replace(BACKENDS["random"], ceiling=True))  # a plugin's ceiling row
+    monkeypatch.setitem(BACKENDS, "oracle", replace(BACKENDS["oracle"], ceiling=False))
+    assert roles() == {"o": Role.MAIN, "p": Role.CEILING, "t": Role.MAIN, "r": Role.MAIN}

@@ -171,7 +171,7 @@ def _describe_images(tmp: Path, cache: Path, owned: bool, spies: Spies) -> None:
     job = DescribeJob(
         dataset=str(data), model="spy", out=tmp / "described", state_dir=cache.parent, runner=QUIET
     )
-    asyncio.run(run_describe_async(job))
+    asyncio.run(run_describe_async(job, model=None if owned else spies.model(owned=False)))
 
 
 def _model_contract(tmp: Path, cache: Path, owned: bool, spies: Spies) -> None:
@@ -194,7 +194,7 @@ ROADS: dict[str, tuple[Road, str, tuple[bool, ...]]] = {
     "lunar-embedder": (_lunar_embedder, "embeddings.sqlite", (True, False)),
     "embedding-runner": (_embedding_runner, "embeddings.sqlite", (True, False)),
     "blocking-embedder": (_blocking_embedder, "embeddings.sqlite", (True, False)),
-    "describe-images": (_describe_images, "cache.sqlite", (True,)),
+    "describe-images": (_describe_images, "cache.sqlite", (True, False)),
     "model-contract": (_model_contract, "contract.sqlite", (False,)),
     "embedder-contract": (_embedder_contract, "contract.sqlite", (False,)),
 }

@@ -16,9 +16,8 @@ import typer
 from pydantic import Field
 
 from recworld.console.options import AsJson, Flag
+from recworld.models.registry import spec_forms
 from recworld.records import Settings
-
-SPECS = "openai:NAME, hf:ORG/NAME, llamacpp:NAME, vllm:NAME, or a baseline: random, popularity, itemknn"
 
 Suite = Annotated[
     Path, typer.Argument(metavar="SUITE", help="Suite directory (holds manifest.json, questions/).")
@@ -30,7 +29,7 @@ class EvalCommand(Settings):
 
     models: Annotated[
         tuple[str, ...],
-        Field(description=f"Model spec; repeat for several models. Forms: {SPECS}."),
+        Field(description=f"Model spec; repeat for several models. Forms: {spec_forms()}."),
         Flag("--model", metavar="SPEC"),
     ] = ()
     config_file: Annotated[

@@ -30,7 +30,7 @@ from recworld.io import dumps_canonical
 from recworld.models.registry import ModelConfig, ServerURL
 from recworld.paths import slug
 from recworld.records import MAX_INT, MAX_TOKENS, Record, Seed, Settings
-from recworld.runner import RunnerConfig
+from recworld.runner import DEFAULT_FAIL_ON_ERROR, FailOnError, RunnerConfig
 
 __all__ = ["NAMED", "EvalConfig", "default_run_dir"]
 
@@ -100,12 +100,7 @@ class EvalConfig(Record, Settings):
     orders: Annotated[
         int, Field(ge=1, le=24, description="Ask each question in N seeded option orders (paper: 5).")
     ] = 1
-    fail_on_error: Annotated[
-        float,
-        Field(ge=0.0, le=1.0, description="Exit 3 when more than this share of samples failed."),
-        Flag(metavar="FRACTION"),
-        Operational(),
-    ] = 0.05
+    fail_on_error: Annotated[FailOnError, Operational()] = DEFAULT_FAIL_ON_ERROR
     cache_path: Annotated[
         Path | None,
         Field(

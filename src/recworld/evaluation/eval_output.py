@@ -149,10 +149,7 @@ def dry_run_all(plans: Sequence[RunPlan], prices: Path | None, *, as_json: bool)
 
 def _sends_requests(spec: str) -> bool:
     """Whether the run's backend sends requests (baselines answer in-process); True if it is unknown now."""
-    from recworld.errors import ConfigError
-    from recworld.models import backend_of
+    from recworld.evaluation.records import recorded_backend
 
-    try:
-        return backend_of(spec).sends_requests
-    except ConfigError:  # a plugin no longer installed: show the counters it recorded
-        return True
+    row = recorded_backend(spec)
+    return True if row is None else row.sends_requests  # unknown now: show the counters it recorded

@@ -25,10 +25,11 @@ from pydantic import (
     model_validator,
 )
 
-from recworld.errors import RecWorldError, from_validation
+from recworld.errors import ConfigError, RecWorldError, from_validation
 from recworld.evaluation.config import NAMED, EvalConfig, settings_label
 from recworld.evaluation.migrate import LEGACY_SCHEMAS, migrate_header
 from recworld.io import read_json_object
+from recworld.models.backend import Backend
 from recworld.records import Record
 from recworld.runner import RunnerStats
 from recworld.scoring.records import MetricsRecord, SampleRecord
@@ -38,7 +39,16 @@ RUN_KIND = "eval-run"  # the output marker kind of a run folder (recworld.io.cla
 
 RunStatus = Literal["running", "finished", "stopped", "too_many_errors", "interrupted"]
 
-__all__ = ["RUN_KIND", "RUN_SCHEMA", "EvalResult", "RunCounts", "RunHeader", "RunStatus", "read_run_header"]
+__all__ = [
+    "RUN_KIND",
+    "RUN_SCHEMA",
+    "EvalResult",
+    "RunCounts",
+    "RunHeader",
+    "RunStatus",
+    "read_run_header",
+    "recorded_backend",
+]
 
 
 class RunCounts(Record):
@@ -164,3 +174,17 @@ class EvalResult:
     def score(self, measure: str) -> float | None:
         """The score of one measure (None: no scored sample)."""
         return self.metrics.measures[measure].score
+
+
+def recorded_backend(model: str) -> Backend | None:
+    """The backend row a recorded run's model names, for its load-free facts; None when unknown.
+
+    What ``eval``'s table (``sends_requests``) and the report (``ceiling``) read. None
+    when no installed backend has that name: a model object's, a removed plugin's.
+    """
+    from recworld.models.registry import backend_of
+
+    try:
+        return backend_of(model)
+    except ConfigError:
+        return None

@@ -11,6 +11,10 @@ that nobody outside :mod:`recworld.models` tests a backend's name:
 * ``compact_decoding``: structured output should use short strings and
   fixed-length arrays (small local llama.cpp models loop under greedy
   decoding of a full JSON schema);
+* ``ceiling``: it answers from the ground truth itself (the ``oracle``), so a
+  report shows its runs as an upper bound, never as a competitor;
+* ``name_form``: what follows ``backend:`` in a spec (``NAME``, ``ORG/NAME``), for
+  the generated spec help (:func:`~recworld.models.registry.spec_forms`);
 * ``kind``: ``"chat"`` (a :class:`~recworld.models.base.Model`) or
   ``"embedding"`` (an :class:`~recworld.models.embedding.Embedder`).
 
@@ -48,6 +52,8 @@ class Backend:
     needs_gpu: bool = False
     sends_requests: bool = True
     compact_decoding: bool = False
+    ceiling: bool = False
+    name_form: str = "NAME"
     factory: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:

@@ -153,15 +153,15 @@ LLAMACPP_NAMES = ("smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b")
 BACKENDS: dict[str, Backend] = {
     "openai": Backend("recworld.models.openai_compat", OpenAIOptions),
     "llamacpp": Backend("recworld.models.llamacpp", LlamaCppOptions, compact_decoding=True),
-    "hf": Backend("recworld.models.hf", HFOptions),
-    "hf-vision": Backend("recworld.models.hf_vision", HFVisionOptions),
+    "hf": Backend("recworld.models.hf", HFOptions, name_form="ORG/NAME"),
+    "hf-vision": Backend("recworld.models.hf_vision", HFVisionOptions, name_form="ORG/NAME"),
     "vllm": Backend("recworld.models.vllm", VLLMOptions, needs_gpu=True),
     "random": Backend("recworld.baselines", needs_name=False, sends_requests=False),
     "popularity": Backend("recworld.baselines", needs_name=False, sends_requests=False),
     "itemknn": Backend("recworld.baselines", ItemKNNOptions, needs_name=False, sends_requests=False),
-    "oracle": Backend("recworld.baselines", needs_name=False, sends_requests=False),
+    "oracle": Backend("recworld.baselines", needs_name=False, sends_requests=False, ceiling=True),
     # The test double stands in for an LLM: its counters are shown like one.
-    "scripted": Backend("recworld.models.scripted", ScriptedOptions, needs_name=False),
+    "scripted": Backend("recworld.models.scripted", ScriptedOptions, needs_name=False, name_form="FILE.json"),
 }
 
 # The built-in embedders, named by the same spec syntax (``minilm``, ``st:NAME``, ``openai:MODEL``).
@@ -206,6 +206,25 @@ def backend_of(spec: str | ModelSpec, kind: ModelKind = "chat") -> Backend:
     """The :class:`Backend` row a spec names: its options class and load-free capabilities."""
     parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec, kind)
     return find_backend(parsed.backend, kind)
+
+
+def spec_forms(*, baselines: bool = True) -> str:
+    """The spec forms of the built-in chat backends, for a ``--model`` help: generated from the rows.
+
+    A backend that sends requests shows as ``backend:NAME`` (its ``name_form``;
+    ``backend[:FORM]`` when the name is optional); with ``baselines``, those that
+    answer in-process follow by name. Plugins are left out: listing them would
+    scan the entry points whenever a command's help is built.
+    """
+    models = [
+        f"{name}:{row.name_form}" if row.needs_name else f"{name}[:{row.name_form}]"
+        for name, row in BACKENDS.items()
+        if row.sends_requests
+    ]
+    inline = [name for name, row in BACKENDS.items() if not row.sends_requests]
+    if baselines and inline:
+        return f"{', '.join(models)}, or a baseline: {', '.join(inline)}"
+    return f"{', '.join(models[:-1])} or {models[-1]}"
 
 
 def _spec_hint(spec: str, names: list[str]) -> str:

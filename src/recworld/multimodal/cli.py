@@ -25,13 +25,21 @@ if TYPE_CHECKING:
 )
 def describe_images(*, given: Given) -> None:
     """Describe every local item image with a vision model; rerun the same command to resume."""
-    from recworld.multimodal.describe import run_describe
+    from recworld.multimodal.describe import DescribeFailedError, run_describe
 
-    _print_report(run_describe(given.build()))
+    try:
+        report = run_describe(given.build())
+    except DescribeFailedError as exc:  # the summary still; the error (exit 3) is the app's to print
+        _print_report(exc.report)
+        raise
+    _print_report(report)
+    if report.failed:  # fewer than --fail-on-error allows: a warning, exit 0
+        item, error = min(report.failed.items())
+        typer.echo(f"first failure: item {item}: {error}; rerun to retry the failed images", err=True)
 
 
 def _print_report(report: DescribeReport) -> None:
-    """The summary on stdout; skipped images and failures on stderr (exit 1 when any image failed)."""
+    """The summary on stdout, skipped images on stderr."""
     if report.warning:
         typer.echo(report.warning, err=True)
     typer.echo(
@@ -40,10 +48,6 @@ def _print_report(report: DescribeReport) -> None:
         f"{report.skipped_remote} skipped (URL only), {report.without_image} without image, "
         f"{sum(report.refused.values())} refused, {len(report.failed)} failed -> {report.out_dir}"
     )
-    if report.failed:
-        item, error = next(iter(sorted(report.failed.items())))
-        typer.echo(f"first failure: item {item}: {error}; rerun to retry the failed images", err=True)
-        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

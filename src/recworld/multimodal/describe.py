@@ -43,9 +43,10 @@ from recworld.data.dataset import Dataset, Domain
 from recworld.data.image_refs import ImageFile, ImageRoots, ImageScreen, dataset_folder, screen_images
 from recworld.errors import ConfigError, DataError, RunError
 from recworld.io import atomic_write_jsonl, check_output_dir, dumps_canonical, normal, output_directory
+from recworld.models.base import Model
 from recworld.multimodal.job import DescribeConfig, DescribeJob, InstructionStyle, KindChoice
 from recworld.multimodal.journal import DescriptionJournal
-from recworld.runner import Completion, Runner, open_runner
+from recworld.runner import Completion, Runner, judge, open_runner
 
 DESCRIPTIONS_NAME = "descriptions.jsonl"
 JOURNAL_NAME = "journal.jsonl"
@@ -276,9 +277,23 @@ def state_dir_for(out_dir: Path) -> Path:
     return out_dir.parent / f".{out_dir.name}.describe"
 
 
-def run_describe(job: DescribeJob) -> DescribeReport:
-    """Resolve the dataset, describe its images (resumably) and write the described dataset."""
-    return asyncio.run(run_describe_async(job))
+class DescribeFailedError(RunError):
+    """More images failed than ``fail_on_error`` allows (exit 3); ``report`` is what the run wrote."""
+
+    def __init__(self, message: str, report: DescribeReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def run_describe(job: DescribeJob, *, model: Model | None = None) -> DescribeReport:
+    """Resolve the dataset, describe its images (resumably) and write the described dataset.
+
+    ``model``: a model object to ask instead of loading ``job.model`` (as
+    :func:`recworld.evaluation.run.evaluate_config` takes one): it is never closed
+    here, and ``job.model`` is the name the journal and the output record it by.
+    Raises :class:`DescribeFailedError` after writing when too many images failed.
+    """
+    return asyncio.run(run_describe_async(job, model=model))
 
 
 def _out_dir(job: DescribeJob, dataset: Dataset) -> Path:
@@ -292,9 +307,10 @@ def _out_dir(job: DescribeJob, dataset: Dataset) -> Path:
     return normal(job.out or default_out_dir(job.dataset, dataset))  # a link is refused, not followed
 
 
-async def run_describe_async(job: DescribeJob) -> DescribeReport:
+async def run_describe_async(job: DescribeJob, *, model: Model | None = None) -> DescribeReport:
+    """:func:`run_describe` for callers already inside an event loop."""
     from recworld.data import resolve_dataset
-    from recworld.models.registry import ModelSpec, load_model
+    from recworld.models.registry import ModelSpec, resolve_model
 
     backend = job.backend  # a key inside --base-url was refused when the job was made (recworld.models._urls)
     dataset = resolve_dataset(job.dataset)
@@ -305,11 +321,11 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
     roots = ImageRoots.of([base_dir]) + ImageRoots.of(job.image_roots, check=True)
     state = (job.state_dir or state_dir_for(out_dir)).expanduser()
 
-    spec = str(ModelSpec.parse(job.model))
+    spec = str(ModelSpec.parse(job.model)) if model is None else job.model
     state.mkdir(parents=True, exist_ok=True)
-    model = load_model(spec, backend)
+    opened, owned = resolve_model(spec if model is None else model, backend)
     # The cache is opened (and confined) before the journal, so a refused state folder closes the model.
-    async with open_runner(model, job.runner, state / CACHE_NAME, owned=True) as runner:
+    async with open_runner(opened, job.runner, state / CACHE_NAME, owned=owned) as runner:
         journal = DescriptionJournal(state / JOURNAL_NAME)
         try:
             result = await describe_dataset(
@@ -319,7 +335,25 @@ async def run_describe_async(job: DescribeJob) -> DescribeReport:
             journal.close()
     write_described(result, out_dir, force=True if job.in_place else job.force)
     result.report.out_dir = out_dir
+    _judge(result.report, job.fail_on_error)
     return result.report
+
+
+def _judge(report: DescribeReport, limit: float) -> None:
+    """The run-level failure policy of ``recworld eval`` and LUNAR (:func:`~recworld.runner.judge`)."""
+    first = min(report.failed.items(), default=None)
+    verdict = judge(
+        asked=report.described + len(report.failed),
+        failed=len(report.failed),
+        limit=limit,
+        first_error=None if first is None else f"item {first[0]}: {first[1]}",
+        noun="images",
+        retry="rerun the same command to retry the failed images",
+    )
+    if verdict is not None:
+        raise DescribeFailedError(
+            f"{report.model}: {verdict.reason}; what finished is in {report.out_dir}", report
+        )
 
 
 def write_described(result: DescribeResult, out_dir: Path, *, force: bool = False) -> Path:

@@ -23,7 +23,7 @@ from pydantic import ConfigDict, Field, model_validator
 from recworld.console.options import IMAGE_ROOT, OUT, Flag, Force, Nested
 from recworld.models.registry import ModelConfig
 from recworld.records import MAX_INT, MAX_TOKENS, Settings
-from recworld.runner import RunnerConfig
+from recworld.runner import DEFAULT_FAIL_ON_ERROR, FailOnError, RunnerConfig
 
 __all__ = ["DESCRIBE_TIMEOUT_S", "DescribeConfig", "DescribeJob", "InstructionStyle", "KindChoice"]
 
@@ -65,6 +65,7 @@ class DescribeJob(Settings):
     dataset: Annotated[
         str, Field(description="A fetched dataset name, a dataset cache folder, or raw files.")
     ]
+    # The spec; with a model object (run_describe(job, model=obj)), the name the journal records it by.
     model: Annotated[
         str,
         Field(description="Vision model spec, e.g. openai:llava-hf/llava-v1.6-mistral-7b-hf."),
@@ -94,6 +95,8 @@ class DescribeJob(Settings):
         Flag(metavar="DIR"),
     ] = None
     config: DescribeConfig = Field(default_factory=DescribeConfig)
+    # Judged as eval's and every LUNAR stage's (recworld.runner.policy.judge): failed images / images.
+    fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     runner: Annotated[RunnerConfig, Nested(omit=("seed",))] = Field(
         default_factory=lambda: RunnerConfig(timeout_s=DESCRIBE_TIMEOUT_S)
     )

@@ -28,18 +28,19 @@ from enum import StrEnum
 from pathlib import Path
 
 from recworld.errors import DataError
+from recworld.evaluation.records import recorded_backend
 from recworld.lrworld.catalogue import MEASURES_BY_ID
 from recworld.lrworld.manifest import read_manifest
 from recworld.report.runs import RunData
 from recworld.scoring.thresholds import MIN_INTERVAL_N
 
 __all__ = [
-    "CEILING_MODELS",
     "SMALL_N",
     "CoverageGroup",
     "Role",
     "coverage_groups",
     "degenerate_note",
+    "is_ceiling",
     "is_partial",
     "main_runs",
     "orders_of",
@@ -50,8 +51,6 @@ __all__ = [
 ]
 
 SMALL_N = 30  # below this many questions a 95% interval is too wide to separate most models
-# Backends that answer from the ground truth itself: an upper bound on a measure, not a competitor.
-CEILING_MODELS = frozenset({"oracle"})
 
 Key = tuple[str, str]
 
@@ -74,9 +73,18 @@ def role_of(run: RunData) -> Role:
         return Role.ORDERS
     if run.variant != "zero-shot":
         return Role.VARIANT
-    if run.model.partition(":")[0] in CEILING_MODELS:
+    if is_ceiling(run.model):
         return Role.CEILING
     return Role.MAIN
+
+
+def is_ceiling(model: str) -> bool:
+    """Whether ``model``'s backend answers from the ground truth (its row's ``ceiling``: the oracle).
+
+    False for a name no installed backend has (a model object's, a plugin since removed).
+    """
+    row = recorded_backend(model)
+    return row is not None and row.ceiling
 
 
 def main_runs(runs: Sequence[RunData]) -> list[RunData]:

@@ -20,12 +20,14 @@ from recworld.runner.opening import (
     open_embedding_runner,
     open_runner,
 )
-from recworld.runner.policy import Failure, judge
+from recworld.runner.policy import DEFAULT_FAIL_ON_ERROR, FailOnError, Failure, judge
 
 __all__ = [
+    "DEFAULT_FAIL_ON_ERROR",
     "BlockingEmbedder",
     "Completion",
     "EmbeddingRunner",
+    "FailOnError",
     "Failure",
     "ResponseCache",
     "Runner",

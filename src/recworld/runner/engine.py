@@ -103,6 +103,8 @@ class Runner:
         # One future per cache key being sent; twins await it. It resolves to the
         # sender's Completion, or to None when the sender was cancelled mid-send.
         self._inflight: dict[str, asyncio.Future[Completion | None]] = {}
+        # Keys in flight whose answer has arrived and is being stored: a refresh waits them out.
+        self._answered: set[str] = set()
         # complete() sends in a task of its own; keep strong references to them.
         self._detached: set[asyncio.Task[Completion]] = set()
 
@@ -111,27 +113,38 @@ class Runner:
         """Why this runner stopped sending (a fatal failure), or None while it still sends."""
         return self._sender.stopped
 
-    async def complete(self, request: Request) -> Completion:
+    async def complete(self, request: Request, *, refresh: bool = False) -> Completion:
         """Answer ``request`` from the cache, an identical in-flight request, or the model.
 
         The send runs in a task of its own, so cancelling this call never
         cancels a send that identical requests are waiting for. Raises
         :class:`FatalModelError` when the failure must stop the run.
+
+        ``refresh`` skips only the cache read: the request is sent under this
+        runner's concurrency bound and counters (or joins an identical send whose
+        answer has not come yet), and the reply replaces the cached one. It never
+        gets a reply that had arrived before it was asked (LUNAR's
+        ``--retry-failures`` asks a rejected cached reply again so).
         """
-        completion = await self._complete(request, detach=True)
-        if (
-            completion.fatal
-        ):  # the reason is the failure that stopped the runner, not this request's echo of it
+        completion = await self._complete(request, detach=True, refresh=refresh)
+        if completion.fatal:  # the reason is the failure that stopped the runner, not this request's echo
             raise FatalModelError(f"the run stopped: {self.stopped or completion.error}")
         return completion
 
-    async def _complete(self, request: Request, *, detach: bool, key: str | None = None) -> Completion:
+    async def _complete(
+        self, request: Request, *, detach: bool, key: str | None = None, refresh: bool = False
+    ) -> Completion:
         self.stats.requests += 1
         if key is None:
             key = self._key(request)
         while (pending := self._inflight.get(key)) is not None:
+            # A refresh joins only a send still waiting for its answer: one already
+            # answered may hold the very reply this caller asks to replace.
+            stale = refresh and key in self._answered
             # shield: cancelling this waiter must not cancel the shared future.
             shared = await asyncio.shield(pending)
+            if stale:
+                continue
             if shared is not None and shared.fatal and shared.attempts == 0:
                 return shared  # the twin was never sent (the run had stopped): neither is this one
             if shared is not None:
@@ -139,7 +152,7 @@ class Runner:
                 return replace(shared, cache_hit=True, attempts=0)
             # The sender was cancelled mid-send: this caller did not ask to be
             # cancelled, so it looks again (a twin may have taken over) or sends.
-        if self.cache is not None:
+        if self.cache is not None and not refresh:
             cached = self.cache.get_entry(key)
             if cached is not None:
                 self.stats.cache_hits += 1
@@ -171,6 +184,7 @@ class Runner:
             # _send turns every model failure into a Completion, so None here
             # means this send was cancelled: twins wake up and retry themselves.
             del self._inflight[key]
+            self._answered.discard(key)
             future.set_result(completion)
 
     async def map(
@@ -250,6 +264,7 @@ class Runner:
                 None, outcome.error, False, outcome.busy_s, outcome.attempts, fatal=outcome.fatal
             )
         if self.cache is not None:
+            self._answered.add(key)
             await self.cache.store(key, response, outcome.busy_s)
         return Completion(response, None, False, outcome.busy_s, outcome.attempts)
 

@@ -16,15 +16,32 @@ the reference):
 
 The first that applies is the verdict; None means the run worked. The
 reason is one line a user can act on: the counts, the share, the limit and
-the first error.
+the first error. ``limit`` is the run's ``fail_on_error`` setting, declared
+once here (:data:`FailOnError`) for every config that has one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from recworld.console.options import Flag
 
 FailureStatus = Literal["stopped", "produced_nothing", "too_many_errors"]
+
+DEFAULT_FAIL_ON_ERROR = 0.05
+# The field of a config whose run ends with judge(): ``fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR``.
+FailOnError = Annotated[
+    float,
+    Field(
+        ge=0.0,
+        le=1.0,
+        description="Exit 3 (after writing what finished) when more than this share of the run failed.",
+    ),
+    Flag(metavar="FRACTION"),
+]
 
 ERROR_CHARS = 300  # of the first error, in the reason
 

@@ -23,9 +23,8 @@ from pydantic import Field
 from recworld.console.options import AsJson, Flag, key_values
 from recworld.lunar.contexts.roles import RoleSpec
 from recworld.lunar.llm.config import LUNAR_RUNNER, EmbedderConfig
+from recworld.models.registry import spec_forms
 from recworld.records import FrozenRecord, Settings
-
-SPECS = "openai:NAME, llamacpp:NAME, vllm:NAME, hf:ORG/NAME or scripted:FILE.json"
 
 
 def _key_values(flag: str, help: str) -> Flag:
@@ -35,7 +34,7 @@ def _key_values(flag: str, help: str) -> Flag:
 
 # The flags of one model's own settings, by path inside its SessionConfig.
 MODEL: dict[str, Flag] = {
-    "model": Flag("--model", metavar="SPEC", help=f"Model spec. Forms: {SPECS}."),
+    "model": Flag("--model", metavar="SPEC", help=f"Model spec. Forms: {spec_forms(baselines=False)}."),
     "backend.base_url": Flag("--base-url", help="OpenAI-compatible server URL of --model."),
     "backend.api_key_env": Flag("--api-key-env", help="Name of the env var holding --model's API key."),
     "backend.n_ctx": Flag(

@@ -7,7 +7,6 @@
   :class:`StructuredLLM`, and an embedder opened with its vector cache;
 * :mod:`~recworld.lunar.llm.structured`: :class:`StructuredLLM`, :class:`FailureRecord`;
 * :mod:`~recworld.lunar.llm.decoding`: the decoding schemas (compact, narrowed enums);
-* :mod:`~recworld.lunar.llm.fresh`: ``--retry-failures`` past the cache;
 * :mod:`~recworld.lunar.llm.tracking`: pieces asked and answered, for progress and Ctrl-C;
 * :mod:`~recworld.lunar.llm.policy`: the failure summary and exit 3;
 * :mod:`~recworld.lunar.llm.embed`: text embedders and their SQLite vector cache;

@@ -102,7 +102,7 @@ class SessionConfig(FrozenRecord, Settings):
         bool | None,
         Field(description="Decode structured outputs with short strings and fixed-length arrays."),
     ] = None
-    # A cached reply that is rejected again is asked anew past the cache (recworld.lunar.llm.fresh).
+    # A cached reply that is rejected again is asked anew past the cache (Runner.complete's refresh).
     # Off by default, so a rerun replays cached replies for free.
     retry_failures: Annotated[
         bool,

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from recworld.lunar.llm import tracking
 from recworld.lunar.llm.config import SessionConfig
-from recworld.lunar.llm.fresh import FreshRunner
 from recworld.lunar.llm.structured import StructuredLLM
 from recworld.models import max_concurrency, resolve_model
 from recworld.runner import open_runner
@@ -31,15 +30,10 @@ async def open_llm(config: SessionConfig, root: Path) -> AsyncIterator[Structure
     if (tracker := tracking.current()) is not None:  # progress lines and the cost estimate
         tracker.opened(max_concurrency(model), config.runner.concurrency)
     async with open_runner(model, config.runner, root / CACHE_FILE, owned=owned) as runner:
-        fresh = FreshRunner(runner) if config.retry_failures else None
-        try:
-            yield StructuredLLM(
-                fresh or runner,
-                max_attempts=config.max_attempts,
-                max_tokens=config.max_tokens,
-                compact=config.compact_decoding,
-                retry_cached=config.retry_failures,
-            )
-        finally:
-            if fresh is not None:  # its past-the-cache sends, before the runner closes
-                await fresh.aclose()
+        yield StructuredLLM(
+            runner,
+            max_attempts=config.max_attempts,
+            max_tokens=config.max_tokens,
+            compact=config.compact_decoding,
+            retry_cached=config.retry_failures,
+        )

@@ -58,14 +58,18 @@ DATA_SYSTEM = "You are a careful data generator. Answer with JSON only."
 
 
 class Completer(Protocol):
-    """What LUNAR needs from ``recworld.runner.Runner``."""
+    """What LUNAR needs from ``recworld.runner.Runner``.
 
-    async def complete(self, request: Request) -> CompletionLike: ...
+    ``refresh=True`` (asked only with ``retry_cached``) skips the cache read and
+    stores the new reply over the cached one.
+    """
+
+    async def complete(self, request: Request, *, refresh: bool = False) -> CompletionLike: ...
 
 
 @runtime_checkable
 class HoldsModel(Protocol):
-    """A completer that names the model it asks (a Runner, a FreshRunner)."""
+    """A completer that names the model it asks (a Runner)."""
 
     @property
     def model(self) -> Model: ...
@@ -128,7 +132,7 @@ class StructuredLLM:
     ``retry_cached`` (``--retry-failures``): the runner's cache keeps every reply that
     arrived, valid or not, so a plain rerun replays a rejected reply. With this set, a
     rejected reply that came from the cache is asked again past the cache (the completer's
-    ``complete_fresh``, see :mod:`recworld.lunar.fresh`), and the new reply replaces it.
+    ``complete(request, refresh=True)``), and the new reply replaces it.
     """
 
     def __init__(
@@ -190,9 +194,9 @@ class StructuredLLM:
         # FatalModelError and bugs propagate from here on purpose (see the module docstring).
         self._log.calls += 1
         request = self._request(prompt, schema, max_tokens)
+        # refresh only when asked: a completer that never refreshes may take the request alone.
         if fresh:
-            complete_fresh: Callable[[Request], Awaitable[CompletionLike]] = self.completer.complete_fresh  # type: ignore[attr-defined]
-            completion = await complete_fresh(request)
+            completion = await self.completer.complete(request, refresh=True)
         else:
             completion = await self.completer.complete(request)
         if (tracker := tracking.current()) is not None:  # the measured speed of the cost estimate
@@ -201,11 +205,7 @@ class StructuredLLM:
         return completion
 
     def _can_refresh(self, completion: CompletionLike) -> bool:
-        return (
-            self.retry_cached
-            and bool(getattr(completion, "cache_hit", False))
-            and hasattr(self.completer, "complete_fresh")
-        )
+        return self.retry_cached and bool(getattr(completion, "cache_hit", False))
 
     async def _attempt(
         self, prompt: str, schema: Mapping[str, Any] | None, max_tokens: int | None, parse: Parse[V]
