@@ -9,10 +9,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from helpers.synthetic_runs import MOVIE_MEASURES, always_first, make_suite, perfect, skilled, write_run
+from recworld.paths import slug
 from recworld.report.analysis import AnalysisOptions
 from recworld.report.model import ReportModel, build_report
 from recworld.report.render import METHOD, to_html, to_markdown
@@ -103,3 +105,18 @@ def test_report_md_has_the_sections_of_report_html_in_its_order(model: ReportMod
     md_heads = [_plain(h) for h in re.findall(r"^#{2,6} (.*)$", markdown, flags=re.MULTILINE)]
     assert [h for h in md_heads if h in heads] == heads  # every section, in the page's order
     assert "Runs" in heads and md_heads.count("Runs") == 1  # a table titled as its section: once
+
+
+def test_datasets_get_the_one_slug_and_distinct_ids(tmp_path: Path) -> None:
+    """Section ids come from ``recworld.paths.slug``: ``ml.100k`` and ``ml-100k`` no longer share one."""
+    runs = make_suite(tmp_path) / "runs"
+    for name in ("ml.100k", "ml-100k"):
+        write_run(runs / name, model="itemknn", dataset=name, measures=MEASURES, policy=skilled(0.7), n=10)
+    loaded = [load_run(runs / name) for name in ("ml.100k", "ml-100k")]
+    label_runs(loaded)
+    page = to_html(build_report(loaded, [], AnalysisOptions()))
+    # The page's own ids (the charts' inner SVG ids are prefixed by recworld.svg, apart).
+    ids = re.findall(r'\bid="([^"]+)"', re.sub(r"<svg\b.*?</svg>", "", page, flags=re.DOTALL))
+    assert {f"ds-{slug(n)}" for n in ("ml.100k", "ml-100k")} <= set(ids)
+    assert [i for i in ids if i.startswith("ds-")] == ["ds-ml.100k", "ds-ml-100k"]
+    assert len(ids) == len(set(ids))
