@@ -127,7 +127,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "evaluation": FOUNDATION | {"data", "models", "runner", "scoring", "lrworld"},
     # Suite exports for other harnesses: questions and prompts only, never a model or the engine.
     "export": FOUNDATION | {"lrworld", "scoring"},
-    "report": FOUNDATION | {"reportkit", "data", "lrworld", "scoring", "evaluation"},
+    "report": FOUNDATION | {"reportkit", "data", "mining", "lrworld", "scoring", "evaluation"},
     "lunar": FOUNDATION | {"reportkit", "data", "models", "runner", "scoring"},
     "cli": FOUNDATION | {"data", "lrworld", "evaluation", "export", "multimodal", "report", "lunar"},
 }

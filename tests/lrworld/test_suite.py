@@ -302,7 +302,15 @@ def test_cli_builds_a_suite(cache_dir: Path, tmp_path: Path, capsys: pytest.Capt
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"] == {"kg_movie_genre": 4, "assoc_rule": 4} and manifest["seed"] == 3
     printed = capsys.readouterr().out
-    assert "kg_movie_genre" in printed and "taxo_leaf" in printed
+    # Piped (captured): the table is tab-separated lines under a header, every id and reason whole.
+    lines = printed.splitlines()
+    start = lines.index("measure\tquestions\tskipped\tseconds")
+    rows = [line.split("\t") for line in lines[start + 1 :]]
+    table = {cells[0]: cells for cells in rows if len(cells) == 4}
+    assert set(table) == {"kg_movie_genre", "assoc_rule", "taxo_leaf"}
+    assert [table[m][1] for m in ("kg_movie_genre", "assoc_rule", "taxo_leaf")] == ["4", "4", "0"]
+    assert table["taxo_leaf"][2] == manifest["skipped"]["taxo_leaf"] != ""
+    assert any(line.startswith("stages: ") for line in lines[start:])
 
 
 @pytest.mark.parametrize(

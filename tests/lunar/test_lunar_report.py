@@ -277,3 +277,18 @@ def test_cli_prints_the_files_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     data = json.loads(r.stdout)
     assert [p["model"] for p in data["privacy_points"]] == ["openai:a", "openai:b", "openai:c"]
     assert len(data["rows"]) == 4
+
+
+def test_a_runs_settings_read_like_lrworlds(tmp_path: Path) -> None:
+    """The runs table's settings are the kit's setting line, the one LRWorld's run labels use."""
+    from recworld.reportkit.settings import describe_settings
+
+    root = write_folder(tmp_path, [RunSpec("openai:a", "full", HIGH), RunSpec("openai:a", "rag", HIGH)])
+    _report(root)
+    shown = {r["context"]: r["settings"] for r in read_page(root / "report.html").table("runs")}
+    for context in ("full", "rag"):
+        config = json.loads((root / "eval" / "openai-a" / context / "run.json").read_text())["config"]
+        options = {k: v for k, v in config["options"][context].items() if v is not None}
+        settings = {"max_tokens": config["answer_max_tokens"], **({"options": options} if options else {})}
+        assert shown[context] == describe_settings(settings)
+    assert shown["rag"].endswith("; options k=30")

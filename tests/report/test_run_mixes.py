@@ -3,7 +3,7 @@
 The invariant (``recworld.report``): ``recworld report`` renders every set of
 run folders ``recworld eval`` can leave in a suite, and every run is a row of
 the Runs table and of ``metrics.csv``, under a label no other run of its
-dataset has (``recworld.report.settings``). The mixes are drawn by hypothesis
+dataset has (``recworld.reportkit.settings``). The mixes are drawn by hypothesis
 (kinds × measure subsets × limits × settings); the checks read the written
 files back with ``csv`` and plain string search, not with the report's code.
 """

@@ -7,14 +7,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from helpers.runner_fakes import write_suite
 from helpers.synthetic_runs import skilled, write_run
 from recworld.data.dataset import Dataset
 from recworld.lrworld.embeddings import SavedSpace, save_space
+from recworld.mining import kmeans_pick, spherical_kmeans
 from recworld.report.analyses_suite import tsne_section
 from recworld.report.analysis import AnalysisOptions
-from recworld.report.embedding_view import spherical_clusters
+from recworld.report.embedding_view import embedding_panel
 from recworld.report.runs import label_runs, load_run
 
 
@@ -23,11 +27,46 @@ def test_clusters_follow_direction_not_length() -> None:
     directions = np.eye(3)
     x = np.vstack([d * s for d in directions for s in rng.uniform(0.1, 50.0, size=40)])
     x += rng.normal(scale=0.01, size=x.shape)
-    labels = spherical_clusters(x, 3, seed=0)
+    labels = spherical_kmeans(x, 3, seed=0).labels
     truth = np.repeat(np.arange(3), 40)
     # Each true direction is one cluster, whatever the vectors' norms (Euclidean k-means splits by norm).
     assert all(len(set(labels[truth == k])) == 1 for k in range(3))
     assert len(set(labels)) == 3
+
+
+_SMALL = st.integers(2, 4).flatmap(
+    lambda d: hnp.arrays(np.float64, st.tuples(st.integers(2, 30), st.just(d)), elements=st.integers(-5, 5))
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    x=_SMALL,
+    k=st.integers(1, 5),
+    seed=st.integers(0, 2**40),
+)
+def test_the_reports_clusters_are_the_builds_for_one_seed(x: np.ndarray, k: int, seed: int) -> None:
+    """The figure's clusters and the build's targets' clusters are one clustering for one seed.
+
+    The build's first picks are one prototype per cluster; marked as the figure's targets,
+    each of the figure's clusters must hold exactly one, and the cluster sizes must agree.
+    """
+    sizes = np.bincount(spherical_kmeans(x, k, seed).labels)
+    present = int((sizes > 0).sum())
+    prototypes = kmeans_pick(x, k, present, seed)
+    ids = np.array([f"r{i}" for i in range(len(x))])
+    panel = embedding_panel(x, ids, {f"r{i}" for i in prototypes.tolist()}, k, seed)
+    assert panel.k == present
+    assert sorted(members for _, members, _, _ in panel.counts) == sorted(sizes[sizes > 0].tolist())
+    assert [targets for *_, targets in panel.counts] == [1] * present
+
+
+def test_a_side_of_identical_vectors_is_drawn_without_tsne() -> None:
+    """All alike (a collapsed space): one cluster at one point, not a crash in t-SNE's PCA start."""
+    panel = embedding_panel(np.ones((8, 3)), np.array([f"r{i}" for i in range(8)]), {"r2"}, 5, seed=1)
+    assert panel.k == 1 and panel.counts == [(0, 8, 8, 1)]
+    ((_, xs, ys),) = panel.groups
+    assert xs.tolist() == [0.0] * 8 and ys.tolist() == [0.0] * 8
 
 
 @pytest.fixture

@@ -93,7 +93,7 @@ def test_x2_report_md_renders_no_live_html(hostile_report: Path) -> None:
     rendered = MarkdownIt("commonmark").enable("table").render(source)
     page = parse(rendered)
     assert handlers(page) == []
-    markdown_tags = {"h1", "h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "em", "strong"}
+    markdown_tags = {"h1", "h2", "h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "em", "strong"}
     assert {tag for tag, _ in page.tags} <= markdown_tags | {"blockquote", "code", "a", "ul", "li", "br"}
     shown = "".join(page.text)
     assert "<svg onload=alert(9)>$x$=cmd" in shown  # the model's name, as typed

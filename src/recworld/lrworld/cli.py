@@ -26,6 +26,7 @@ _log = logging.getLogger(__name__)
 
 
 MEASURE_COLUMNS = ("measure", "scale", "factor", "format", "domains", "requires")
+BUILD_COLUMNS = ("measure", "questions", "skipped", "seconds")
 
 
 @with_options(JsonOutput)
@@ -79,11 +80,11 @@ def build(*, given: Given) -> None:
 
 
 def _print_manifest(manifest: SuiteManifest, out: Path, *, as_json: bool = False) -> None:
-    """The per-measure table and stage timings on stdout (or the manifest as JSON); warnings logged."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    """The per-measure table and stage timings on stdout (or the manifest as JSON); warnings logged.
 
+    The table is :func:`~recworld.console.output.print_table`'s: tab-separated lines when
+    piped or too narrow, so no measure id or skip reason is cut.
+    """
     if manifest.images.warning:
         _log.warning("%s", manifest.images.warning)
     for gate in manifest.gates:
@@ -97,32 +98,25 @@ def _print_manifest(manifest: SuiteManifest, out: Path, *, as_json: bool = False
         emit_json({"suite": str(out), **manifest.to_json()})
         return
     timings = manifest.timings
-    table = Table(title=escape(f"LRWorld suite {manifest.dataset} -> {out}"))
-    for column in ("measure", "questions", "skipped", "seconds"):
-        table.add_column(column, justify="right" if column in ("questions", "seconds") else "left")
-    for measure_id, count in manifest.counts.items():
-        table.add_row(measure_id, str(count), "", f"{timings.get(f'measure:{measure_id}', 0.0):.2f}")
-    for measure_id, reason in manifest.skipped.items():
-        table.add_row(measure_id, "0", reason, "")
-    console = Console()
-    console.print(table)
+    rows = [
+        [measure_id, count, "", f"{timings.get(f'measure:{measure_id}', 0.0):.2f}"]
+        for measure_id, count in manifest.counts.items()
+    ]
+    rows += [[measure_id, 0, reason, ""] for measure_id, reason in manifest.skipped.items()]
+    print_table(BUILD_COLUMNS, rows, title=f"LRWorld suite {manifest.dataset} -> {out}")
     shared = {k: v for k, v in timings.items() if not k.startswith("measure:")}
-    console.print("stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in shared.items()))
+    typer.echo("stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in shared.items()))
     short = manifest.users_skipped.too_short_history
     if short:
-        console.print(f"{short} users skipped: {manifest.users_skipped.rule}")
+        typer.echo(f"{short} users skipped: {manifest.users_skipped.rule}")
     flagged = manifest.shortcuts.flagged if manifest.shortcuts is not None else []
     if flagged:
-        console.print(
-            escape(
-                "shortcuts above chance (manifest.json 'shortcuts', report 'Shortcuts'): "
-                + "; ".join(
-                    f"{row.measure} {row.shortcut} {row.score:.2f} (chance {row.chance:.2f})"
-                    + (f", {row.remedy}" if row.remedy else "")
-                    for row in flagged
-                )
-            )
+        shown = "; ".join(
+            f"{row.measure} {row.shortcut} {row.score:.2f} (chance {row.chance:.2f})"
+            + (f", {row.remedy}" if row.remedy else "")
+            for row in flagged
         )
+        typer.echo(f"shortcuts above chance (manifest.json 'shortcuts', report 'Shortcuts'): {shown}")
 
 
 def register(app: typer.Typer) -> None:

@@ -121,7 +121,7 @@ class SynthConfig(FrozenRecord, Settings):
     out_dir: Annotated[Path, Field(description="Output folder (the run folder)."), Flag("--out")]
     force: Force = False
     users: Annotated[int, Field(ge=1, le=MAX_INT, description="Anchor users to synthesise.")] = 1
-    seed: Annotated[Seed, _seed("the anchor draw")] = 0
+    seed: Annotated[Seed, _seed("the anchor draw, the privacy attacks")] = 0
     llm: SessionConfig
     # Adds an embedding cosine to the backward consistency check.
     embedder: EmbedderConfig | None = None

@@ -9,7 +9,8 @@ nearest of each, and so on. Every cluster is covered before any is used twice.
 Geometry. The neu_* ground truth is a cosine, so by default the clusters are
 *spherical* (``geometry="cosine"``): rows are scaled to unit length before
 k-means, each point joins the centroid direction it has the highest cosine
-with, and "nearest" means the highest cosine. Euclidean k-means on raw
+with, and "nearest" means the highest cosine (:func:`spherical_kmeans`, which
+the report's t-SNE colours use too). Euclidean k-means on raw
 vectors (``geometry="euclidean"``) would group by vector norm as much as by
 direction, which retrieval never sees.
 
@@ -26,6 +27,7 @@ whole, exactly as before.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -37,6 +39,28 @@ Geometry = Literal["cosine", "euclidean"]
 
 KMEANS_N_INIT = 4  # fixed so the result never depends on a library default
 KMEANS_FIT_SAMPLE = 20_000  # points k-means is fitted on; larger inputs are sampled, then all assigned
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Every row's cluster and its distance to that cluster's centre (1 - cosine when spherical)."""
+
+    labels: np.ndarray  # int64, one per row, in range(k); a cluster may end up with no row
+    distance: np.ndarray  # float64, one per row
+    centres: np.ndarray  # (k, columns): unit directions when spherical
+    k: int  # clusters fitted: fewer than asked when the fit has fewer distinct rows
+
+
+def spherical_kmeans(
+    x: np.ndarray, k: int, seed: int = 0, fit_sample: int | None = KMEANS_FIT_SAMPLE
+) -> Clusters:
+    """k-means on the unit rows of ``x``, each row assigned to the centroid direction of highest cosine.
+
+    The one spherical k-means: the neural builder's targets (:func:`kmeans_pick`) and the
+    report's t-SNE colours both come from it, so one seed gives one clustering. Deterministic
+    in ``seed``; at most ``fit_sample`` rows (None: all) fit the centroids, all are assigned.
+    """
+    return _kmeans(x, k, seed, fit_sample, "cosine")
 
 
 def kmeans_pick(
@@ -54,29 +78,36 @@ def kmeans_pick(
     ``n_clusters`` shrink the number of clusters rather than fail. More than
     ``fit_sample`` points (``None``: no limit): the centroids are fitted on a
     seeded sample of that many, then every point is assigned and may be picked.
-    ``geometry`` is the one retrieval uses (see the module docstring).
+    ``geometry`` is the one retrieval uses (see the module docstring); the cosine
+    clusters are :func:`spherical_kmeans`'s.
     """
+    if n_pick < 0:
+        raise ConfigError(f"n_pick must be >= 0, got {n_pick}")
+    if geometry not in ("cosine", "euclidean"):
+        raise ConfigError(f"geometry must be 'cosine' or 'euclidean', got {geometry!r}")
+    found = _kmeans(embeddings, n_clusters, seed, fit_sample, geometry)
+    return _deal(found.labels, found.distance, found.k, min(n_pick, len(found.labels)))
+
+
+def _kmeans(x: np.ndarray, k: int, seed: int, fit_sample: int | None, geometry: Geometry) -> Clusters:
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
-    x = np.asarray(embeddings, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] == 0:
-        raise ConfigError(f"kmeans_pick needs a non-empty 2-D embedding array, got shape {x.shape}")
-    if n_clusters < 1 or n_pick < 0:
-        raise ConfigError(f"n_clusters must be >= 1 and n_pick >= 0, got {n_clusters}, {n_pick}")
+        raise ConfigError(f"k-means needs a non-empty 2-D embedding array, got shape {x.shape}")
+    if k < 1:
+        raise ConfigError(f"n_clusters must be >= 1, got {k}")
     if fit_sample is not None and fit_sample < 1:
         raise ConfigError(f"fit_sample must be >= 1 or None, got {fit_sample}")
-    if geometry not in ("cosine", "euclidean"):
-        raise ConfigError(f"geometry must be 'cosine' or 'euclidean', got {geometry!r}")
     if geometry == "cosine":
-        x = _unit_rows(x)
+        x = unit_rows(x)
     sampled = fit_sample is not None and x.shape[0] > fit_sample
     fit_x = x
     if sampled:
         chosen = rng(seed, "mining", "kmeans", "sample").choice(x.shape[0], size=fit_sample, replace=False)
         fit_x = x[np.sort(chosen)]
-    distinct = len(np.unique(fit_x, axis=0))
-    clusters = min(n_clusters, distinct)
+    clusters = min(k, len(np.unique(fit_x, axis=0)))
     model = KMeans(
         n_clusters=clusters,
         n_init=KMEANS_N_INIT,
@@ -85,14 +116,17 @@ def kmeans_pick(
     # One thread: see the module docstring (OpenMP spin under contention costs 5x).
     with threadpool_limits(limits=1):
         labels = model.fit(fit_x).predict(x) if sampled else model.fit_predict(x)
+    centres = np.asarray(model.cluster_centers_, dtype=np.float64)
     if geometry == "cosine":
         # Spherical assignment: the centroid direction of highest cosine; distance 1 - cosine.
-        similarity = x @ _unit_rows(model.cluster_centers_).T
+        centres = unit_rows(centres)
+        similarity = x @ centres.T
         labels = np.argmax(similarity, axis=1)
         distance = 1.0 - similarity[np.arange(len(x)), labels]
     else:
-        distance = np.linalg.norm(x - model.cluster_centers_[labels], axis=1)
-    return _deal(labels, distance, clusters, min(n_pick, x.shape[0]))
+        distance = np.linalg.norm(x - centres[labels], axis=1)
+    labels = np.asarray(labels, dtype=np.int64)
+    return Clusters(labels, np.asarray(distance, dtype=np.float64), centres, clusters)
 
 
 def _deal(labels: np.ndarray, distance: np.ndarray, clusters: int, target: int) -> np.ndarray:
@@ -111,7 +145,7 @@ def _deal(labels: np.ndarray, distance: np.ndarray, clusters: int, target: int) 
     return np.asarray(picks, dtype=np.int64)
 
 
-def _unit_rows(x: np.ndarray) -> np.ndarray:
+def unit_rows(x: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (a zero row stays zero)."""
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return np.asarray(x / np.where(norms > 0, norms, 1.0), dtype=np.float64)

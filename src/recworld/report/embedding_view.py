@@ -4,9 +4,10 @@ The suite keeps the space its neural answers were retrieved in (``SUITE/neumf/``
 :mod:`recworld.lrworld.embeddings`) and its build settings (``manifest.json``).
 This module reads both and draws each side (items, users) on its own, as the
 paper's Fig. 8 does, coloured by k-means clusters. The answers are cosines, so
-the clusters are spherical: rows are scaled to unit length, k-means runs on
-them, and each vector joins the centroid direction of highest cosine (the
-geometry the build's own target clusters use, whatever their number). The
+the clusters are spherical: :func:`recworld.mining.spherical_kmeans`, the one
+the build's own target clusters come from (rows scaled to unit length, k-means
+on them, each vector joining the centroid direction of highest cosine), with
+the figure's own number of clusters and seed. The
 paper draws 5 clusters for readability while its evaluation uses 10; the
 default here is the figure's 5.
 """
@@ -20,14 +21,13 @@ import numpy as np
 
 from recworld.errors import DataError
 from recworld.lrworld.manifest import read_manifest
+from recworld.mining.clusters import spherical_kmeans, unit_rows
 from recworld.seeding import rng
 
-__all__ = ["FIT_SAMPLE", "TSNE_POINTS", "BuildSettings", "Panel", "build_settings", "embedding_panel"]
+__all__ = ["TSNE_POINTS", "BuildSettings", "Panel", "build_settings", "embedding_panel"]
 
 # t-SNE on more points than this per side is slow on a laptop and unreadable on a page.
 TSNE_POINTS = 600
-# k-means is fitted on at most this many vectors of a side (a seeded sample), then every vector is assigned.
-FIT_SAMPLE = 20_000
 
 
 @dataclass(frozen=True)
@@ -56,36 +56,17 @@ class Panel:
     counts: list[tuple[int, int, int, int]]  # (cluster, members, shown, targets)
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.asarray(x / np.where(norms > 0, norms, 1.0), dtype=np.float64)
-
-
-def spherical_clusters(x: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Cluster labels of the rows of ``x`` by cosine: k-means on unit rows, highest-cosine assignment."""
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
-
-    unit = _unit(x)
-    k = max(1, min(k, len(np.unique(unit.round(12), axis=0))))
-    fit = unit
-    if len(unit) > FIT_SAMPLE:
-        fit = unit[rng(seed, "fit").choice(len(unit), FIT_SAMPLE, replace=False)]
-    with threadpool_limits(limits=1):  # OpenMP spin on shared cores costs 5x (docs/mining.md)
-        model = KMeans(n_clusters=k, n_init=4, random_state=seed % (2**32)).fit(fit)
-    return np.asarray(np.argmax(unit @ _unit(model.cluster_centers_).T, axis=1), dtype=np.int64)
-
-
 def embedding_panel(vectors: np.ndarray, ids: np.ndarray, targets: set[str], k: int, seed: int) -> Panel:
     """Cluster a whole side, then lay out every target and a seeded sample of the rest with t-SNE."""
     from sklearn.manifold import TSNE
 
     x = np.asarray(vectors, dtype=np.float64)
-    labels = spherical_clusters(x, k, seed)
+    labels = spherical_kmeans(x, k, seed).labels  # fitted on at most 20k vectors, all assigned
     is_target = np.array([str(i) in targets for i in ids], dtype=bool)
     chosen = _shown(is_target, seed)
-    points = _unit(x[chosen])
-    if len(points) > 3:
+    points = unit_rows(x[chosen])
+    # t-SNE's PCA start divides by the spread: points all alike give NaNs, and sklearn 1.x then segfaults.
+    if len(points) > 3 and len(np.unique(points, axis=0)) > 1:
         from threadpoolctl import threadpool_limits
 
         perplexity = min(30.0, (len(points) - 1) / 3)

@@ -8,11 +8,11 @@ and every rendering shows it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from recworld.errors import DataError
+from recworld.paths import slug
 from recworld.report import charts, coverage
 from recworld.report import diagnostics as diag
 from recworld.report import score_tables as st
@@ -157,16 +157,16 @@ def _bars(rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup]) -> list[
 
 
 def _aggregates(
-    name: str, slug: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup]
+    name: str, ds_key: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup]
 ) -> list[AggregatePanel]:
     panels = []
     for i, group in enumerate(groups):
         members = [row for row in rows if group.has(row.run)]
-        key = slug if group.primary else f"{slug}-partial-{i}"
+        key = ds_key if group.primary else f"{ds_key}-partial-{i}"
         title = name if group.primary else f"{name}, partial: {group.describe()}"
         radar = None
         if group.primary:
-            radar = charts.radar_chart(f"radar-{slug}", name, [r.run for r in members if not r.ceiling])
+            radar = charts.radar_chart(f"radar-{ds_key}", name, [r.run for r in members if not r.ceiling])
         panels.append(
             AggregatePanel(
                 group,
@@ -185,7 +185,7 @@ def dataset_section(
 
     ``viewer`` gets the samples behind each main-table score cell.
     """
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-") or "dataset"
+    key = slug(name)  # the one slug (recworld.paths): the dataset's HTML ids
     groups = coverage.coverage_groups(runs)
     rows = _rows(groups)
     measures = tbl.ordered_measures(runs)
@@ -199,15 +199,15 @@ def dataset_section(
     ]
     return DatasetSection(
         name=name,
-        slug=slug,
+        slug=key,
         rows=rows,
         groups=groups,
         main=main,
-        aggregates=_aggregates(name, slug, rows, groups),
+        aggregates=_aggregates(name, key, rows, groups),
         missed=diag.missed_table(name, ordered),
         errors=diag.errors_table(name, ordered),
         paired=_paired(name, rows, groups, seed),
-        bar_svg=charts.bar_chart(f"bar-{slug}", name, _bars(rows, groups) or ordered, measures),
+        bar_svg=charts.bar_chart(f"bar-{key}", name, _bars(rows, groups) or ordered, measures),
         notes=[n for n in notes if n],
     )
 

@@ -1,10 +1,11 @@
 """The renderings of a :class:`~recworld.report.model.ReportModel`: Markdown, HTML and two CSVs.
 
 Each function reads the model only; none computes a number of its own. Tables and
-analysis sections are the report kit's types: report.md is laid out here with the
-kit's Markdown renderer (:mod:`recworld.reportkit.markdown`), and report.html is
-the kit's ``document.html.j2`` over :func:`page_sections` (the model as kit
-sections), so LRWorld's report has no template of its own.
+analysis sections are the report kit's types, and both documents are one list of
+kit sections (:func:`page_sections`): report.md is the kit's
+:func:`~recworld.reportkit.markdown.document_markdown` of it and report.html the
+kit's ``document.html.j2``, as LUNAR's are, so LRWorld's report has no template
+and no layout of its own.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from typing import Any
 
 from recworld import __version__
 from recworld.csvsafe import csv_text
-from recworld.mdsafe import md_cell, md_text
 from recworld.report import tables as tbl
 from recworld.report.coverage import orders_of, role_of
 from recworld.report.model import DatasetSection, ReportModel
 from recworld.reportkit import Figure, Section
 from recworld.reportkit.html import render_page
-from recworld.reportkit.markdown import section_markdown, table_markdown
+from recworld.reportkit.markdown import document_markdown
 from recworld.scoring import METRICS_SCHEMA
 from recworld.scoring.thresholds import DEGENERATE_TV, MIN_INTERVAL_N, MIN_PAIRED_N
 
@@ -77,24 +77,24 @@ METHOD = (
 
 
 def to_markdown(model: ReportModel) -> str:
-    """The report as Markdown; every text from data is escaped (:mod:`recworld.mdsafe`), never raw HTML."""
-    parts = [f"# {md_text(model.title)}", "", md_text(model.subtitle), ""]
-    if model.skipped:
-        skipped = ", ".join(md_text(name) for name in model.skipped)
-        parts += [f"> Skipped unfinished runs (no samples.jsonl): {skipped}", ""]
-    for ds in model.datasets:
-        parts += [f"## LRWorld ({md_text(ds.name)})", ""]
-        parts += [f"> {md_cell(note)}\n" for note in ds.notes]
-        parts += [table_markdown(ds.main)]
-        for panel in ds.aggregates:
-            parts += [table_markdown(panel.scales), table_markdown(panel.factors)]
-        parts += [table_markdown(ds.missed)]
-        parts += [table_markdown(t) for t in (ds.errors, ds.paired) if t is not None]
-    parts += ["## Position bias", ""]
-    parts += [table_markdown(panel.table) for panel in model.positions]
-    parts += [section_markdown(section, 2) for section in model.analyses]
-    parts += [table_markdown(model.details, heading="##"), "## Method", "", METHOD, ""]
-    return "\n".join(parts)
+    """The report as Markdown, from the sections report.html shows (:func:`page_sections`).
+
+    Rendered by the kit (every text from data escaped: :mod:`recworld.mdsafe`, never raw
+    HTML); tables are headed one level below their section, figures named by their captions.
+    """
+    return document_markdown(
+        model.title,
+        page_sections(model, clickable=False),
+        lead=model.subtitle,
+        notes=_skipped(model),
+        method=METHOD,
+        table_heading=None,
+    )
+
+
+def _skipped(model: ReportModel) -> list[str]:
+    names = ", ".join(model.skipped)
+    return [f"Skipped unfinished runs (no samples.jsonl): {names}"] if model.skipped else []
 
 
 BAR_CAPTION = (
@@ -138,8 +138,8 @@ def _aggregates(ds: DatasetSection) -> list[Section]:
     return parts
 
 
-def _dataset(ds: DatasetSection, viewable: bool) -> Section:
-    click = ["Click a score to see the questions behind it."] if viewable else []
+def _dataset(ds: DatasetSection, clickable: bool) -> Section:
+    click = ["Click a score to see the questions behind it."] if clickable else []
     missed = Section(
         key=f"missed-part-{ds.slug}",
         title="Missed answers",
@@ -158,10 +158,11 @@ def _dataset(ds: DatasetSection, viewable: bool) -> Section:
     )
 
 
-def page_sections(model: ReportModel) -> list[Section]:
+def page_sections(model: ReportModel, *, clickable: bool = True) -> list[Section]:
     """The report as the kit's sections, in reading order: datasets, position bias, analyses, runs.
 
-    An analysis's id is ``an-<key>`` (its table may share its key).
+    Both report.html and report.md are these. An analysis's id is ``an-<key>`` (its table
+    may share its key). ``clickable``: the page has the sample viewer, so say a score opens it.
     """
     positions = Section(
         key="positions",
@@ -170,7 +171,7 @@ def page_sections(model: ReportModel) -> list[Section]:
         figures=[Figure(f"pos-{p.table.key}", p.svg, POSITION_CAPTION) for p in model.positions if p.svg],
     )
     return [
-        *(_dataset(ds, bool(model.viewer)) for ds in model.datasets),
+        *(_dataset(ds, clickable and bool(model.viewer)) for ds in model.datasets),
         positions,
         *(replace(a, key=f"an-{a.key}") for a in model.analyses),
         Section(key="runs", title="Runs", tables=[model.details]),
@@ -178,12 +179,11 @@ def page_sections(model: ReportModel) -> list[Section]:
 
 
 def to_html(model: ReportModel) -> str:
-    skipped = ", ".join(model.skipped)
     return render_page(
         "document.html.j2",
         title=model.title,
         lead=model.subtitle,
-        notes=[f"Skipped unfinished runs (no samples.jsonl): {skipped}"] if model.skipped else [],
+        notes=_skipped(model),
         sections=page_sections(model),
         method=METHOD,
         viewer=model.viewer,

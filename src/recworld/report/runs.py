@@ -21,7 +21,7 @@ from typing import Any
 
 from recworld.errors import DataError
 from recworld.evaluation.records import RunHeader, read_run_header
-from recworld.report.settings import describe_setting, describe_settings, distinguishing_keys
+from recworld.reportkit.settings import describe_setting, describe_settings, distinguishing_keys
 from recworld.scoring import MetricsRecord, SampleRecord, load_samples, score_samples
 
 __all__ = ["RunData", "common_settings", "default_out_dir", "gather_run_dirs", "label_runs", "load_run"]
@@ -158,7 +158,7 @@ def load_run(path: Path, *, seed: int | None = None) -> RunData:
 
 
 def label_runs(runs: Sequence[RunData]) -> None:
-    """Give each run a row label that tells it apart from the others (see :mod:`recworld.report.settings`).
+    """Give each run a row label that tells it apart from the others (see :mod:`recworld.reportkit.settings`).
 
     The model spec, plus mode, variant and orders when not the defaults, plus
     each non-default setting whose value differs between the runs shown. Two

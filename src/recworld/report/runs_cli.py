@@ -21,7 +21,7 @@ def run_rows(paths: list[Path]) -> list[dict[str, Any]]:
     """One dict per run folder named by ``paths`` (a suite stands for its ``runs/*``), unfinished ones too."""
     from recworld.evaluation.records import read_run_header
     from recworld.report.runs import gather_run_dirs
-    from recworld.report.settings import describe_settings
+    from recworld.reportkit.settings import describe_settings
 
     finished, unfinished = gather_run_dirs(paths)
     rows: list[dict[str, Any]] = []

@@ -8,7 +8,9 @@ compute their content into these types and nothing else:
 * :mod:`.html`: the jinja environment and the page frame (``templates/page.html.j2``:
   styles, the table / figure / section macros and the sample viewer), which each
   report's own page template extends;
-* :mod:`.viewer`: the viewer's data as script-safe JSON, and long texts cut to a limit.
+* :mod:`.viewer`: the viewer's data as script-safe JSON, and long texts cut to a limit;
+* :mod:`.settings`: a run's settings as one line (``max tokens 8; options k=7``) and the labels
+  that tell runs apart.
 
 The kit knows no suite: it imports neither LRWorld's nor LUNAR's modules.
 """

@@ -125,9 +125,14 @@ def _risk(result: Any, attacks: int, drivers: list[str]) -> Risk:
 
 
 def attack(
-    original: pd.DataFrame, synthetic: pd.DataFrame, control: pd.DataFrame, threshold: float, seed: int = 0
+    original: pd.DataFrame, synthetic: pd.DataFrame, control: pd.DataFrame, threshold: float, *, seed: int
 ) -> RiskReport:
-    """Run the three attacks (module docstring)."""
+    """Run the three attacks (module docstring), their draws all from ``seed`` (the run's, derived).
+
+    Singling out takes ``seed`` itself; linkability and inference draw their targets with
+    pandas' ``sample``, i.e. numpy's global generator, which is seeded from it for the
+    attacks and then restored, so no caller's global draws change.
+    """
     report = RiskReport(
         threshold=threshold, original=len(original), synthetic=len(synthetic), control=len(control)
     )
@@ -143,7 +148,7 @@ def attack(
     numba.config.DISABLE_JIT = True  # type: ignore[attr-defined]
     n = min(MAX_ATTACKS, len(original), len(control))
     state = np.random.get_state()  # the attacks sample with numpy's global generator: seeded, then restored
-    np.random.seed(seed)
+    np.random.seed(seed % 2**32)  # the legacy generator takes 32 bits
     try:
         with _polars_in_order():
             _attacks(report, original, synthetic, control, n, seed)

@@ -53,11 +53,16 @@ def risks(
     released: Sequence[Mapping[str, Any]],
     zones: Mapping[str, tzinfo],
     threshold: float,
+    *,
+    seed: int,
 ) -> RiskReport:
-    """Anonymeter's three risks: anchors shown as original, released records as synthetic."""
+    """Anonymeter's three risks: anchors shown as original, released records as synthetic.
+
+    ``seed`` is the run's (``child_seed(config.seed, "lunar", "anonymeter")``): one seed, one card.
+    """
     synthetic = [BehaviourRecord.model_validate(r) for r in released]
     z = dict(zones)
-    return attack(frame(used, z), frame(synthetic, z), frame(control, z), threshold)
+    return attack(frame(used, z), frame(synthetic, z), frame(control, z), threshold, seed=seed)
 
 
 def verdict(found: Sequence[scan.Finding], report: RiskReport, accept_risk: bool) -> str | None:

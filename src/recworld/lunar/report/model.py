@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from recworld.lunar.report.scores import ScoreRow, score_rows, scores_section
 from recworld.lunar.report.viewer import ViewerData, view_key
 from recworld.lunar.store.outputs import QueriesRun, SynthManifest
 from recworld.reportkit import Cell, Section, Table, cells
+from recworld.reportkit.settings import describe_setting
 from recworld.reportkit.viewer import Viewer
 
 __all__ = ["METHOD", "LunarReport", "build_report"]
@@ -88,10 +88,15 @@ def _facts(root: Path, evals: Sequence[EvalData]) -> list[tuple[str, str]]:
 
 
 def _settings(e: EvalData) -> str:
-    options = e.run.config.options_of(e.context).to_json()
-    shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(options.items()) if v is not None)
-    note = baseline_note(e.run.config.answer_max_tokens)
-    return "; ".join(p for p in (f"max tokens {e.run.config.answer_max_tokens}", note, shown) if p)
+    """``max tokens 1024; options k=7``: the kit's setting line (LRWorld's runs show theirs the same way)."""
+    config = e.run.config
+    options = {k: v for k, v in config.options_of(e.context).to_json().items() if v is not None}
+    parts = [
+        describe_setting("max_tokens", config.answer_max_tokens),
+        baseline_note(config.answer_max_tokens),
+        describe_setting("options", options) if options else "",
+    ]
+    return "; ".join(p for p in parts if p)
 
 
 def _runs_table(evals: Sequence[EvalData]) -> Table:

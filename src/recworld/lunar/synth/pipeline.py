@@ -34,6 +34,7 @@ from recworld.lunar.config import SynthConfig, SynthOptions
 from recworld.lunar.leaks import Scanner
 from recworld.lunar.llm import StructuredLLM, failures_json, gather_or_cancel
 from recworld.lunar.privacy import SafeUser, publish, run_key, sanitise
+from recworld.lunar.privacy.attack import RiskReport
 from recworld.lunar.privacy.publish import CARD_FILE
 from recworld.lunar.quality.stats import distribution_counts, on_synthesised_days
 from recworld.lunar.schemas import BehaviourRecord, Profile, Trajectory, WeekPlan
@@ -53,6 +54,7 @@ from recworld.lunar.synth.result import SynthResult, UserResult
 from recworld.lunar.synth.trajectory import plan_week
 from recworld.lunar.synth.validate import review_week
 from recworld.runner import BlockingEmbedder
+from recworld.seeding import child_seed
 
 
 async def _plan_validated_week(
@@ -228,11 +230,7 @@ def privacy_report(
         "failures.jsonl": failures,
     }
     found = publish.findings(result.sources, docs, [out / "recworld.log"])
-    used = [r for u in result.users for r in u.anchors_used]
-    seen = {r.record_id for r in used}
-    control = [r for a in result.anchors for r in a.records if r.record_id not in seen]
-    zones = {a.user_id: a.zone for a in result.anchors}
-    risks = publish.risks(used, control, done.records, zones, config.max_risk)
+    risks = release_risks(result, done, config)
     why = publish.verdict(found, risks, config.accept_risk)
     return PrivacyReport(
         columns=result.columns.summary(),
@@ -241,6 +239,19 @@ def privacy_report(
         published=why is None,
         why_not=why,
     )
+
+
+def release_risks(result: SynthResult, done: Release, config: SynthConfig) -> RiskReport:
+    """Anonymeter's risks of the release: anchors shown as original, the rest of the anchors as control.
+
+    The attacks' draws come from the run's seed (``config.seed``), so one seed gives one card.
+    """
+    used = [r for u in result.users for r in u.anchors_used]
+    seen = {r.record_id for r in used}
+    control = [r for a in result.anchors for r in a.records if r.record_id not in seen]
+    zones = {a.user_id: a.zone for a in result.anchors}
+    seed = child_seed(config.seed, "lunar", "anonymeter")
+    return publish.risks(used, control, done.records, zones, config.max_risk, seed=seed)
 
 
 def write_dataset(
