@@ -69,10 +69,10 @@ def radar_chart(key: str, dataset: str, runs: Sequence[RunData]) -> str | None:
         angles = np.linspace(0, 2 * np.pi, len(factors), endpoint=False)
         closed = np.append(angles, angles[0])
         chance = [next(r.metrics.factors[f].chance for r in runs if f in r.metrics.factors) for f in factors]
-        ax.plot(closed, [*chance, chance[0]], color="#555555", linestyle="--", linewidth=1.0, label="chance")
+        handles = ax.plot(closed, [*chance, chance[0]], color="#555555", linestyle="--", linewidth=1.0)
         for i, run in enumerate(runs):
             values = [_score_or_nan(run.metrics.factors.get(f)) for f in factors]
-            ax.plot(closed, [*values, values[0]], color=colour(i), linewidth=1.6, label=run.label)
+            handles += ax.plot(closed, [*values, values[0]], color=colour(i), linewidth=1.6)
             ax.fill(
                 closed, [0 if np.isnan(v) else v for v in [*values, values[0]]], color=colour(i), alpha=0.12
             )
@@ -82,7 +82,9 @@ def radar_chart(key: str, dataset: str, runs: Sequence[RunData]) -> str | None:
         ax.set_rlabel_position(90)
         ax.tick_params(axis="x", pad=6)
         ax.set_title(f"Mental world over factors ({dataset})", pad=18)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1.05), frameon=False)
+        # Handles and names given: a run labelled "_x" is a run, not a hidden artist.
+        names = ["chance", *(run.label for run in runs)]
+        ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.12, 1.05), frameon=False)
         return to_svg(fig, key)
 
     return styled(draw)
