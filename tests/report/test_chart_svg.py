@@ -117,7 +117,7 @@ def _chart(title: str, categories: Sequence[str], names: Sequence[str], referenc
     )
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(
     title=LABELS,
     categories=st.lists(LABELS, min_size=1, max_size=7),
@@ -147,17 +147,12 @@ def test_every_drawn_text_lies_inside_the_saved_canvas(
     assert _placed(svg, -x, -y) == _placed(tight) and len(_placed(tight)) >= len(categories) + len(names) + 2
 
 
-@settings(max_examples=5, deadline=None)
-@given(
-    title=LABELS,
-    categories=st.lists(LABELS, min_size=1, max_size=5),
-    names=st.lists(LABELS, min_size=1, max_size=3, unique=True),
-)
-def test_the_same_chart_saves_to_the_same_bytes(title: str, categories: list[str], names: list[str]) -> None:
-    first = _chart(title, categories, names, reference=0.5)
-    assert _chart(title, categories, names, reference=0.5) == first
+def test_the_same_chart_saves_to_the_same_bytes() -> None:
+    args = ("Score (ml-100k) «$x$» <b>", ["Assoc rule", "KG (movie, cast)", "Ωμέγα"], ["openai:gpt-4o", "_Ж"])
+    first = _chart(*args, reference=0.5)
+    assert _chart(*args, reference=0.5) == first
     assert 'fill="#ffffff"' in first  # the background is painted over the whole crop
-    assert "<dc:date>" not in first and "Matplotlib v" not in first
+    assert "<dc:date>" not in first and "Matplotlib v" not in first and "&lt;b&gt;" in first
 
 
 def test_a_reference_per_category_is_a_segment_over_its_group() -> None:
