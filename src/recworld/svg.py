@@ -61,14 +61,32 @@ def styled(draw: Callable[[], str]) -> str:
 
 
 def to_svg(fig: Any, key: str) -> str:
-    """``fig`` as inline SVG whose ids, url() and href references are prefixed with ``key``."""
+    """``fig`` as inline SVG cropped to what it draws, ids and url() and href references prefixed by ``key``.
+
+    The crop is ``bbox_inches="tight"``'s (every artist in layout, padded by
+    ``savefig.pad_inches``), but the figure is laid out and drawn once, where
+    savefig's own tight crop lays it out a first time only to measure it: the
+    box is measured at the end of the one draw, with its renderer, and becomes
+    the SVG's viewBox, and the figure's background is one rectangle over that
+    box, as the tight crop paints it.
+    """
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
-    FigureCanvasSVG(fig)
+    canvas = FigureCanvasSVG(fig)
+    boxes: list[Any] = []
+    watch = canvas.mpl_connect("draw_event", lambda event: boxes.append(fig.get_tightbbox(event.renderer)))
+    framed = fig.patch.get_visible()
+    fig.patch.set_visible(False)  # painted over the crop instead, by _cropped
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    try:
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    finally:
+        canvas.mpl_disconnect(watch)
+        fig.patch.set_visible(framed)
     text = buf.getvalue()
     text = text[text.index("<svg") :]
+    if boxes:  # a savefig that drew (a test's stand-in may not)
+        text = _cropped(text, boxes[-1], fig.get_size_inches()[1], _background(fig, framed))
     prefix = re.sub(r"[^A-Za-z0-9_-]", "-", key) + "-"
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
     text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", text)
@@ -76,3 +94,35 @@ def to_svg(fig: Any, key: str) -> str:
     # Natural size on wide pages, shrinks (via the viewBox) on narrow ones.
     text = text.replace("<svg ", '<svg class="chart" ', 1)
     return text
+
+
+def _pt(inches: float) -> str:
+    """A length in points as the SVG backend writes one (no trailing zeros)."""
+    return f"{inches * 72:f}".rstrip("0").rstrip(".")
+
+
+def _background(fig: Any, framed: bool) -> str:
+    """The attributes of the background savefig would paint (``savefig.facecolor``; "": none)."""
+    import matplotlib
+    from matplotlib.colors import to_hex, to_rgba
+
+    face = matplotlib.rcParams["savefig.facecolor"]
+    rgba = to_rgba(fig.get_facecolor() if face == "auto" else face)
+    if not framed or rgba[3] <= 0:
+        return ""
+    return f'fill="{to_hex(rgba)}"' + ("" if rgba[3] >= 1 else f' fill-opacity="{rgba[3]:g}"')
+
+
+def _cropped(svg: str, box: Any, height: float, background: str) -> str:
+    """``svg``, drawn ``height`` inches high, seen through ``box`` (inches, y up), padded as savefig pads."""
+    import matplotlib
+
+    box = box.padded(matplotlib.rcParams["savefig.pad_inches"])
+    x, y, w, h = _pt(box.x0), _pt(height - box.y1), _pt(box.width), _pt(box.height)
+    end = svg.index(">") + 1
+    head = re.sub(r'\bwidth="[^"]*"', f'width="{w}pt"', svg[:end], count=1)
+    head = re.sub(r'\bheight="[^"]*"', f'height="{h}pt"', head, count=1)
+    head = re.sub(r'\bviewBox="[^"]*"', f'viewBox="{x} {y} {w} {h}"', head, count=1)
+    if background:
+        head += f'\n <rect x="{x}" y="{y}" width="{w}" height="{h}" {background}/>'
+    return head + svg[end:]

@@ -65,6 +65,16 @@ def test_chart_labels_are_not_mathtext(tmp_path: Path) -> None:
     assert radar is not None and "price $x^2$ model</text>" in radar
 
 
+def test_a_model_name_starting_with_an_underscore_is_in_the_chart_legends(tmp_path: Path) -> None:
+    # matplotlib hides an artist labelled "_..." from a legend it builds itself.
+    runs = _runs_named(tmp_path, ("_private model", "plain"))
+    bar = bar_chart("bar", "ml", runs, ["kg_movie_genre", "mem_item_item"])
+    radar = radar_chart("radar", "ml", runs)
+    assert radar is not None
+    for svg in (bar, radar):
+        assert ">_private model</text>" in svg and ">plain</text>" in svg and ">chance</text>" in svg
+
+
 def test_rich_markup_in_a_model_name_prints_literally(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,19 +22,20 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from recworld.io import fault_hook
 
 
-def _child(work: Callable[[], int], stderr: Path) -> None:
-    """In the child: ``work()`` with stderr into ``stderr`` and stdout dropped; never returns."""
-    code = 99
+def exit_with(work: Callable[[], int], failed: int) -> NoReturn:
+    """In a forked child: end it with ``work()``'s exit code, or ``failed`` and the traceback on stderr.
+
+    Never returns, and runs none of the cleanup copied from the parent
+    (``os._exit``); stdout and stderr are flushed first. The children forked
+    here and those of :mod:`kill_child`'s server all end through it.
+    """
+    code = failed
     try:
-        fd = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(fd, 2)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        sys.stderr = os.fdopen(2, "w", buffering=1)
-        sys.stdout = os.fdopen(1, "w")
         code = work()
     except BaseException:
         traceback.print_exc()
@@ -42,6 +43,20 @@ def _child(work: Callable[[], int], stderr: Path) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _child(work: Callable[[], int], stderr: Path) -> NoReturn:
+    """In the child: ``work()`` with stderr into ``stderr`` and stdout dropped; never returns."""
+
+    def redirected() -> int:
+        fd = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 2)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        sys.stdout = os.fdopen(1, "w")
+        return work()
+
+    exit_with(redirected, 99)
 
 
 def _exited_within(pid: int, timeout: float) -> int | None:

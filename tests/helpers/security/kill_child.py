@@ -27,9 +27,10 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from helpers import child_env
+from helpers.security.forked import exit_with
 from helpers.security.kills import kill_hook
 
 
@@ -47,19 +48,9 @@ def _run(spec: dict[str, Any]) -> int:
         return main([str(a) for a in spec["argv"]])
 
 
-def _child(spec: dict[str, Any]) -> None:
+def _child(spec: dict[str, Any]) -> NoReturn:
     os.dup2(2, 1)  # the command's stdout must not mix with the replies
-    code = 3
-    try:
-        code = _run(spec)
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    exit_with(lambda: _run(spec), 3)
 
 
 def _warm() -> None:
