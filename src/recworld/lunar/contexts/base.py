@@ -14,8 +14,8 @@ its own options (``--NAME-k``)     :attr:`~ContextSetting.options_type` (Flag me
 its own models                     :attr:`~ContextSetting.roles`: one :class:`RoleSpec`
                                    per model it needs beside the answer and judge
                                    models; the flags (``--ROLE-model``, its server and
-                                   key flags), the config key (the role's name) and
-                                   the library keyword are generated from it
+                                   key flags) are generated from it, and its name is
+                                   its key in ``LunarEvalConfig.roles``
 the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build-up
                                    step, such as distilling facts), ``build``,
                                    ``coverage`` (what a truncating setting dropped),
@@ -23,7 +23,9 @@ the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build
 the eval, before any call          :meth:`~ContextSetting.check`: a required model
                                    missing is one error naming its flag
 ``--dry-run``                      :meth:`~ContextSetting.plan`: the requests
-                                   ``prepare`` would send; each role's model spec checked
+                                   ``prepare`` would send; each role's model spec
+                                   checked; :attr:`~ContextSetting.fixed_context`:
+                                   its answer prompts rendered exactly
 the report                         ``order`` (row order), ``coverage`` rows
 =================================  ==================================================
 
@@ -142,10 +144,14 @@ class ContextSetting(ABC, Generic[OptionsT]):
     needs_embedder: ClassVar[bool]  # the eval opens --embedder for it
     options_type: ClassVar[type[Record]]  # its knobs: CLI options from Flag metadata, stored in run.json
     # The models it needs beside the answer and judge models, by role name (checked by check()):
-    # their flags, config keys and library keywords are generated from these.
+    # their flags are generated from these; their names are the keys of LunarEvalConfig.roles.
     roles: ClassVar[Mapping[str, RoleSpec]] = {}
     # Part of the --smoke preset's --context (the one cheap setting that shows every stage).
     smoke: ClassVar[bool] = False
+    # The context build() returns for every query, when it is one text known before prepare()
+    # (the no-context floor: ""): the dry run then renders its answer prompts exactly. None:
+    # built at run time, the answers are counted but not rendered.
+    fixed_context: ClassVar[str | None] = None
     # Keys older run records (run.json) wrote flat beside answer that are now its options: key -> option.
     old_keys: ClassVar[Mapping[str, str]] = {}
 
@@ -251,6 +257,8 @@ def missing_parts(cls: type) -> list[str]:
         for attr, kind in _DECLARED.items()
         if not isinstance(getattr(cls, attr, None), kind)
     ]
+    if not isinstance(getattr(cls, "fixed_context", None), str | None):
+        missing.append("fixed_context: str or None")
     options = getattr(cls, "options_type", None)
     if not (isinstance(options, type) and issubclass(options, Record)):
         missing.append("options_type: a Record subclass")
