@@ -54,6 +54,14 @@ FailOnError = Annotated[
 ]
 
 
+# The generic baseline answer is written with 256 tokens (rubrics.generic_answer); targets get the same.
+AnswerMaxTokens = Annotated[
+    int,
+    Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
+    Flag("--max-tokens"),
+]
+
+
 def _seed(what: str) -> Any:
     return Field(description=f"Seed of {what}, sampling and backoff jitter.")
 
@@ -217,12 +225,7 @@ class LunarEvalConfig(FrozenRecord, Settings):
     ]
     # Each setting's own options, by setting name; on the command line they are the settings' flags.
     options: Annotated[dict[str, SerializeAsAny[Record]], Flag(cli=False)] = Field(default_factory=dict)
-    # The generic baseline answer is written with 256 tokens (rubrics.generic_answer); targets get the same.
-    answer_max_tokens: Annotated[
-        int,
-        Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
-        Flag("--max-tokens"),
-    ] = 256
+    answer_max_tokens: AnswerMaxTokens = 256
     seed: Annotated[Seed, _seed("the judge order")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     privacy: Annotated[
@@ -312,11 +315,7 @@ class AblateConfig(FrozenRecord, Settings):
     answer: SessionConfig
     judge: SessionConfig
     k_max: Annotated[int, Field(ge=1, le=8, description="Largest k of the scaling curve.")] = 4
-    answer_max_tokens: Annotated[
-        int,
-        Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
-        Flag("--max-tokens"),
-    ] = 256
+    answer_max_tokens: AnswerMaxTokens = 256
     seed: Annotated[Seed, _seed("the evidence draws, the judge order")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     timezone: UserZone = None
