@@ -86,10 +86,9 @@ def test_synth_queries_eval_report(ml100k_saved: Path, tmp_path: Path, openai_se
 def test_bad_anchor_file_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "events.jsonl"
     bad.write_text('{"user_id": "u", "timestamp": 1, "domain": "dining"}\n')
-    from recworld.cli import main
-
     args = ["lunar", "synth", "--anchors", str(bad), "--out", str(tmp_path / "o"), "--model", "scripted"]
-    assert main(args) == 2
+    ran = run_recworld(*args)
+    assert ran.returncode == 2 and ran.stderr.startswith("recworld: error: "), ran.stderr
 
 
 def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_recorded(
