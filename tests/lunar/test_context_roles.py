@@ -266,3 +266,14 @@ def test_a_setting_that_declares_its_fixed_context_has_its_answers_rendered_by_t
     bad = type("BadFixed", (SummaryContext,), {"name": "badfixed", "roles": {}, "fixed_context": 0})
     with pytest.raises(TypeError, match="fixed_context: str or None"):
         register_context(bad)
+
+
+def test_the_privacy_judges_default_contexts_are_the_settings_that_declare_it(
+    summary_registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _config(tmp_path, ("none", "summary")).privacy_contexts == ("full",)  # FullContext declares it
+    monkeypatch.setattr(SummaryContext, "privacy_default", True)
+    config = _config(tmp_path, ("none", "summary"))
+    assert config.privacy_contexts == ("full", "summary") and config.judges_privacy("summary")
+    assert not config.judges_privacy("none")
+    assert _config(tmp_path, ("summary",), privacy_contexts=("none",)).privacy_contexts == ("none",)

@@ -33,6 +33,7 @@ from recworld.lunar.contexts.base import (
     AssistantPrompt,
     context_setting,
     default_contexts,
+    default_privacy_contexts,
     registered,
     setting_roles,
 )
@@ -233,12 +234,17 @@ class LunarEvalConfig(FrozenRecord, Settings):
         Field(description="Also score answers with the privacy judge (the contexts of --privacy-contexts)."),
         Flag("--privacy/--no-privacy"),
     ] = True
-    # The paper scores privacy on Full-context answers (its Fig. 4); other contexts on request.
+    # By default the settings that declare privacy_default (as the paper's Fig. 4); others on request.
     privacy_contexts: Annotated[
         tuple[str, ...],
         Field(min_length=1, description="Context settings whose answers the privacy judge scores."),
-        Flag("--privacy-contexts", parse=comma_list, cli_type=str, default_help="full"),
-    ] = ("full",)
+        Flag(
+            "--privacy-contexts",
+            parse=comma_list,
+            cli_type=str,
+            default_help=",".join(default_privacy_contexts()),
+        ),
+    ] = Field(default_factory=default_privacy_contexts)
     # The answering model's system prompt by name (contexts.base.ASSISTANT_PROMPTS): plain carries no
     # privacy instruction; discreet adds "do not recite it" (its runs go to eval/<model>@discreet/).
     assistant_prompt: Annotated[

@@ -9,6 +9,7 @@ who reads it                       what it reads
 =================================  ==================================================
 ``lunar eval --context``           :attr:`~ContextSetting.name`, ``summary``, ``default``
 ``lunar eval --smoke``             :attr:`~ContextSetting.smoke`
+``--privacy-contexts``'s default   :attr:`~ContextSetting.privacy_default`
 its own options (``--NAME-k``)     :attr:`~ContextSetting.options_type` (Flag metadata)
 ``LunarEvalConfig``                the names and options types, to validate and store
 its own models                     :attr:`~ContextSetting.roles`: one :class:`RoleSpec`
@@ -148,6 +149,8 @@ class ContextSetting(ABC, Generic[OptionsT]):
     roles: ClassVar[Mapping[str, RoleSpec]] = {}
     # Part of the --smoke preset's --context (the one cheap setting that shows every stage).
     smoke: ClassVar[bool] = False
+    # Its answers are scored by the privacy judge when --privacy-contexts is not given.
+    privacy_default: ClassVar[bool] = False
     # The context build() returns for every query, when it is one text known before prepare()
     # (the no-context floor: ""): the dry run then renders its answer prompts exactly. None:
     # built at run time, the answers are counted but not rendered.
@@ -241,6 +244,7 @@ _DECLARED: dict[str, type] = {
     "default": bool,
     "needs_embedder": bool,
     "smoke": bool,
+    "privacy_default": bool,
 }
 _REGISTRY: dict[str, type[ContextSetting[Any]]] = {}
 
@@ -329,6 +333,11 @@ def context_setting(name: str) -> type[ContextSetting[Any]]:
 def default_contexts() -> tuple[str, ...]:
     """The settings ``lunar eval`` runs when ``--context`` is not given."""
     return tuple(c.name for c in registered() if c.default)
+
+
+def default_privacy_contexts() -> tuple[str, ...]:
+    """The settings whose answers the privacy judge scores when ``--privacy-contexts`` is not given."""
+    return tuple(c.name for c in registered() if c.privacy_default)
 
 
 def smoke_contexts() -> tuple[str, ...]:
