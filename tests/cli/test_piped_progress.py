@@ -63,7 +63,7 @@ STAGES = {
 
 @pytest.mark.parametrize("command", sorted(STAGES))
 def test_a_lunar_stage_reports_progress_when_piped(
-    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from recworld.lunar import api
     from recworld.lunar.cli import output, progress
@@ -74,7 +74,7 @@ def test_a_lunar_stage_reports_progress_when_piped(
     monkeypatch.setattr(output, printer, lambda *a, **k: None)
     root = str(tmp_path / "root")
     argv = [a.replace("ROOT", root) for a in args]
-    done = run_in_process(monkeypatch, capsys, tmp_path, "lunar", command, *argv, "--model", "openai:m")
+    done = run_in_process(monkeypatch, tmp_path, "lunar", command, *argv, "--model", "openai:m")
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stderr)
     assert len(lines) >= 3, done.stderr  # preparing, the slow piece, the last count
@@ -90,9 +90,7 @@ def test_a_lunar_stage_reports_progress_when_piped(
     assert re.search(rf"\b1/{total} pieces answered", lines[-1]), lines[-1]
 
 
-def test_export_reports_its_steps_when_piped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_export_reports_its_steps_when_piped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     suite = write_suite(tmp_path / "suite", {"kg_movie_genre": 3, "mem_item_item": 2})
     manifest = json.loads((suite / "manifest.json").read_text())
     manifest["questions_sha256"] = {  # what a build records: export verifies each file
@@ -101,7 +99,7 @@ def test_export_reports_its_steps_when_piped(
     }
     (suite / "manifest.json").write_text(json.dumps(manifest))
     done = run_in_process(
-        monkeypatch, capsys, tmp_path, "export", str(suite), "--to", "hf", "--out", str(tmp_path / "hf")
+        monkeypatch, tmp_path, "export", str(suite), "--to", "hf", "--out", str(tmp_path / "hf")
     )
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stderr)
@@ -112,17 +110,15 @@ def test_export_reports_its_steps_when_piped(
     ]
     assert "writing 2 measures for hf" in lines[1] and all("elapsed" in x for x in lines)
     quiet = run_in_process(
-        monkeypatch, capsys, tmp_path, "export", str(suite), "--to", "hf", "--out", str(tmp_path / "hf"),
+        monkeypatch, tmp_path, "export", str(suite), "--to", "hf", "--out", str(tmp_path / "hf"),
         "--no-progress",
     )  # fmt: skip
     assert quiet.returncode == 0 and PROGRESS not in quiet.stderr
 
 
-def test_lunar_report_reports_its_steps_when_piped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_lunar_report_reports_its_steps_when_piped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = write_folder(tmp_path / "run", [RunSpec("openai:a", "none", [(3, 3), (2, 4)])], privacy_on=False)
-    done = run_in_process(monkeypatch, capsys, tmp_path, "lunar", "report", str(root))
+    done = run_in_process(monkeypatch, tmp_path, "lunar", "report", str(root))
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stderr)
     assert lines and lines[0].startswith(f"{PROGRESS} lunar report: lunar report 0/4")

@@ -141,11 +141,9 @@ def test_only_the_first_unmatched_rows_are_listed(ml100k_dir: Path, tmp_path: Pa
 
 
 @pytest.fixture
-def recworld(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., subprocess.CompletedProcess[str]]:
+def recworld(monkeypatch: pytest.MonkeyPatch) -> Callable[..., subprocess.CompletedProcess[str]]:
     """``recworld(cwd, *args)``: the CLI in process at 80 columns (what the installed script runs)."""
-    return functools.partial(run_in_process, monkeypatch, capsys)
+    return functools.partial(run_in_process, monkeypatch)
 
 
 def test_cli_info_prints_summary_and_json_report(

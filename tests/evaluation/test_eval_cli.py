@@ -37,23 +37,19 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (["--model", "scripted", "--prices", "p.jsonl"], "--prices goes with --dry-run"),
     ],
 )
-def test_a_bad_input_creates_nothing(
-    suite: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
-) -> None:
-    ran = run_recworld(capsys, "eval", str(suite), *args)
+def test_a_bad_input_creates_nothing(suite: Path, args: list[str], says: str) -> None:
+    ran = run_recworld("eval", str(suite), *args)
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr.startswith("recworld: error: ") and says in ran.stderr
     assert ran.stderr.count("\n") == 1 and ran.stdout == ""
     assert not (suite / "runs").exists()
 
 
-def test_dry_run_counts_prompts_and_cost_and_writes_nothing(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_dry_run_counts_prompts_and_cost_and_writes_nothing(suite: Path, tmp_path: Path) -> None:
     prices = tmp_path / "prices.jsonl"
     prices.write_text('{"model": "scripted", "input": 1000, "output": 2000}\n')
     ran = run_recworld(
-        capsys, "eval", str(suite), "--model", "scripted", "--dry-run", "--limit", "2",
+        "eval", str(suite), "--model", "scripted", "--dry-run", "--limit", "2",
         "--system", "Be brief.", "--prices", str(prices),
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
@@ -66,8 +62,8 @@ def test_dry_run_counts_prompts_and_cost_and_writes_nothing(
     assert not (suite / "runs").exists()
 
 
-def test_json_summary_and_a_log_file(suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ran = run_recworld(capsys, "eval", str(suite), "--model", "scripted", "--json")
+def test_json_summary_and_a_log_file(suite: Path) -> None:
+    ran = run_recworld("eval", str(suite), "--model", "scripted", "--json")
     assert ran.returncode == 0, ran.stderr
     runs = json.loads(ran.stdout)["runs"]  # stdout holds the JSON and nothing else
     assert [r["model"] for r in runs] == ["scripted"]
@@ -76,9 +72,7 @@ def test_json_summary_and_a_log_file(suite: Path, capsys: pytest.CaptureFixture[
     assert "5 to send" in (run_dir / "recworld.log").read_text()
 
 
-def test_config_file_runs_several_models_and_is_recorded(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_config_file_runs_several_models_and_is_recorded(suite: Path, tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text('{"*": "A"}')
     config = tmp_path / "eval.toml"
@@ -87,7 +81,7 @@ def test_config_file_runs_several_models_and_is_recorded(
         f'[[models]]\nspec = "scripted:{script}"\ntemperature = 0.7\nsystem = "You are terse."\n'
         "n_ctx = 2048\n"
     )
-    ran = run_recworld(capsys, "eval", str(suite), "--config", str(config), "--concurrency", "3")
+    ran = run_recworld("eval", str(suite), "--config", str(config), "--concurrency", "3")
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.count("run: ") == 2
     headers = [json.loads(p.read_text()) for p in sorted((suite / "runs").glob("*/run.json"))]
@@ -114,27 +108,23 @@ def test_config_file_runs_several_models_and_is_recorded(
         ('model = "scripted"\n', "unknown key 'model' (did you mean 'models'?)"),
     ],
 )
-def test_a_bad_config_file_names_file_and_key(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str, says: str
-) -> None:
+def test_a_bad_config_file_names_file_and_key(suite: Path, tmp_path: Path, toml: str, says: str) -> None:
     config = tmp_path / "eval.toml"
     config.write_text(toml)
-    ran = run_recworld(capsys, "eval", str(suite), "--config", str(config))
+    ran = run_recworld("eval", str(suite), "--config", str(config))
     assert ran.returncode == 2
     assert str(config) in ran.stderr and says in ran.stderr, ran.stderr
     assert not (suite / "runs").exists()
 
 
-def test_repeated_model_with_out_is_refused(suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ran = run_recworld(capsys, "eval", str(suite), "--model", "scripted", "--model", "random", "--out", "x")
+def test_repeated_model_with_out_is_refused(suite: Path) -> None:
+    ran = run_recworld("eval", str(suite), "--model", "scripted", "--model", "random", "--out", "x")
     assert ran.returncode == 2 and "--out names one run folder" in ran.stderr
 
 
-def test_the_settings_recworld_eval_could_not_set_before(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_settings_recworld_eval_could_not_set_before(suite: Path) -> None:
     ran = run_recworld(
-        capsys, "eval", str(suite), "--model", "scripted", "--n-ctx", "1024", "--n-threads", "2",
+        "eval", str(suite), "--model", "scripted", "--n-ctx", "1024", "--n-threads", "2",
         "--allow-insecure-http", "--limit", "1", "--json",
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
@@ -144,11 +134,9 @@ def test_the_settings_recworld_eval_could_not_set_before(
     assert header["settings"] == {"n_ctx": 1024}  # threads and the http switch never change an answer
 
 
-def test_analyze_takes_the_eval_settings_from_the_same_declarations(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_analyze_takes_the_eval_settings_from_the_same_declarations(suite: Path, tmp_path: Path) -> None:
     ran = run_recworld(
-        capsys, "analyze", str(suite), "--model", "scripted", "--variants", "few-shot-1", "--limit", "1",
+        "analyze", str(suite), "--model", "scripted", "--variants", "few-shot-1", "--limit", "1",
         "--system", "Be brief.", "--no-progress", "--out", str(tmp_path / "report"),
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
@@ -159,5 +147,5 @@ def test_analyze_takes_the_eval_settings_from_the_same_declarations(
     )
     assert (tmp_path / "report" / "report.html").is_file()
     assert (
-        run_recworld(capsys, "analyze", str(suite), "--model", "scripted", "--orders", "3").returncode == 2
+        run_recworld("analyze", str(suite), "--model", "scripted", "--orders", "3").returncode == 2
     )  # its own choice

@@ -33,9 +33,7 @@ def eval_args(suite: Path, *extra: str) -> list[str]:
     return ["eval", str(suite), "--model", "scripted", "--no-progress", "--json", *extra]
 
 
-def test_another_system_or_max_tokens_is_a_new_run_that_reuses_no_answer(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_another_system_or_max_tokens_is_a_new_run_that_reuses_no_answer(suite: Path) -> None:
     base = EvalConfig(suite_dir=suite, model="scripted")
     counting = ScriptedModel(oracle)
     first = evaluate_config(base, model=counting)
@@ -62,11 +60,9 @@ def test_another_system_or_max_tokens_is_a_new_run_that_reuses_no_answer(
     assert again.calls == []
 
 
-def test_the_cli_names_each_run_and_records_what_differs(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    plain = run_recworld(capsys, *eval_args(suite))
-    other = run_recworld(capsys, *eval_args(suite, "--system", "Be brief.", "--max-tokens", "8"))
+def test_the_cli_names_each_run_and_records_what_differs(suite: Path) -> None:
+    plain = run_recworld(*eval_args(suite))
+    other = run_recworld(*eval_args(suite, "--system", "Be brief.", "--max-tokens", "8"))
     assert plain.returncode == other.returncode == 0, other.stderr
     plain_dir = Path(json.loads(plain.stdout)["runs"][0]["run_dir"])
     other_run = json.loads(other.stdout)["runs"][0]
@@ -84,7 +80,7 @@ def test_the_cli_names_each_run_and_records_what_differs(
         s["prompt"][0] == {"role": "system", "content": "Be brief."} for s in samples
     )
     # The default max_tokens said out loud (16 for zero-shot) is the default run, not a new one.
-    same = run_recworld(capsys, *eval_args(suite, "--max-tokens", "16"))
+    same = run_recworld(*eval_args(suite, "--max-tokens", "16"))
     assert Path(json.loads(same.stdout)["runs"][0]["run_dir"]) == plain_dir
     assert json.loads(same.stdout)["runs"][0]["counts"]["resumed"] == TOTAL
 
@@ -106,12 +102,10 @@ def test_operational_settings_resume_the_same_run(suite: Path) -> None:
     assert len(model.calls) == TOTAL - 2  # only the questions the first --limit 1 left out
 
 
-def test_out_onto_a_run_with_other_settings_is_refused(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_out_onto_a_run_with_other_settings_is_refused(suite: Path) -> None:
     out = suite / "mine"
-    assert run_recworld(capsys, *eval_args(suite, "--out", str(out))).returncode == 0
-    refused = run_recworld(capsys, *eval_args(suite, "--out", str(out), "--system", "Be brief."))
+    assert run_recworld(*eval_args(suite, "--out", str(out))).returncode == 0
+    refused = run_recworld(*eval_args(suite, "--out", str(out), "--system", "Be brief."))
     assert refused.returncode == 2
     assert refused.stderr == (
         f"recworld: error: {out} holds a run with other settings: --system is None there and "

@@ -18,19 +18,15 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return write_suite(tmp_path / "suite", {"kg_movie_genre": 2})
 
 
-def _dry_run(
-    capsys: pytest.CaptureFixture[str], suite: Path, prices: Path, model: str
-) -> tuple[int, str, str]:
-    ran = run_recworld(capsys, "eval", str(suite), "--model", model, "--dry-run", "--prices", str(prices))
+def _dry_run(suite: Path, prices: Path, model: str) -> tuple[int, str, str]:
+    ran = run_recworld("eval", str(suite), "--model", model, "--dry-run", "--prices", str(prices))
     return ran.returncode, ran.stdout, ran.stderr
 
 
-def test_a_bare_model_name_prices_the_spec(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_bare_model_name_prices_the_spec(suite: Path, tmp_path: Path) -> None:
     prices = tmp_path / "prices.jsonl"
     prices.write_text('{"model": "gpt-4o-mini", "input": 0.15, "output": 0.6}\n')
-    code, out, err = _dry_run(capsys, suite, prices, "openai:gpt-4o-mini")
+    code, out, err = _dry_run(suite, prices, "openai:gpt-4o-mini")
     assert code == 0 and "total: 2 requests, at most $" in out and err == ""
     table = read_prices(prices)
     assert (
@@ -39,12 +35,10 @@ def test_a_bare_model_name_prices_the_spec(
     assert "openai:gpt-4o" not in table and table.get("other:gpt-4o-mini") == Price(0.15, 0.6)
 
 
-def test_a_model_no_row_prices_is_a_warning_naming_the_file(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_model_no_row_prices_is_a_warning_naming_the_file(suite: Path, tmp_path: Path) -> None:
     prices = tmp_path / "prices.jsonl"
     prices.write_text('{"model": "gpt-4o-mini", "input": 0.15, "output": 0.6}\n')
-    code, out, err = _dry_run(capsys, suite, prices, "openai:gpt-4o")
+    code, out, err = _dry_run(suite, prices, "openai:gpt-4o")
     assert code == 0 and "no price" in out
     assert err == (
         f"recworld: warning: {prices}: no row for 'openai:gpt-4o' (nor for 'gpt-4o') (did you mean "

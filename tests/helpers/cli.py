@@ -7,11 +7,14 @@ itself, the environment a child inherits). ``RECWORLD`` is the installed script 
 Typer's ``CliRunner`` is for a test about a typer app object rather than about ``recworld``: an
 app the test builds around the option generator (``tests/cli/test_generated_options.py``,
 ``test_options_overrides.py``, ``tests/lunar/test_embedder_config.py``), or the LUNAR group rebuilt
-after a test registered a context (``tests/lunar/test_context_registry.py``).
+after a test registered a context (``tests/lunar/test_context_registry.py``,
+``tests/lunar/test_context_roles.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -33,18 +36,33 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     return {**env, "COLUMNS": "80", "LINES": "40", "RECWORLD_HOME": str(home), "NO_COLOR": "1", **extra}
 
 
-def run_recworld(capsys: pytest.CaptureFixture[str], *args: object) -> subprocess.CompletedProcess[str]:
+class _Captured(io.TextIOWrapper):
+    """A text stream over bytes, as pytest's own capture is: ``.buffer`` for binary writers, no TTY."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="replace", newline="", write_through=True)
+
+    def text(self) -> str:
+        self.flush()
+        buffer = self.buffer
+        assert isinstance(buffer, io.BytesIO)
+        return buffer.getvalue().decode("utf-8", errors="replace")
+
+
+def run_recworld(*args: object) -> subprocess.CompletedProcess[str]:
     """The one in-process runner: ``recworld ARGS`` through ``recworld.cli.main``, paths as their text.
 
     The result is the type a subprocess run gives (exit code, stdout, stderr), so a test can move
-    between the two roads without rewriting its assertions. What was printed before is not this
-    command's: it is read off first. The environment is the caller's (see :func:`as_a_person`).
+    between the two roads without rewriting its assertions. It captures this command's output
+    itself (``sys.stdout`` and ``sys.stderr`` replaced for the call), so it needs no fixture and
+    serves a module-scoped fixture as well as a test. The environment is the caller's (see
+    :func:`as_a_person`).
     """
     argv = [str(a) for a in args]
-    capsys.readouterr()
-    code = main(argv)
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(["recworld", *argv], code, captured.out, captured.err)
+    out, err = _Captured(), _Captured()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return subprocess.CompletedProcess(["recworld", *argv], code, out.text(), err.text())
 
 
 def as_a_person(monkeypatch: pytest.MonkeyPatch, cwd: Path, **extra: str) -> None:
@@ -58,8 +76,8 @@ def as_a_person(monkeypatch: pytest.MonkeyPatch, cwd: Path, **extra: str) -> Non
 
 
 def run_in_process(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cwd: Path, *args: str, **extra: str
+    monkeypatch: pytest.MonkeyPatch, cwd: Path, *args: str, **extra: str
 ) -> subprocess.CompletedProcess[str]:
     """``recworld ARGS`` from ``cwd`` as a person runs it: :func:`as_a_person`, then :func:`run_recworld`."""
     as_a_person(monkeypatch, cwd, **extra)
-    return run_recworld(capsys, *args)
+    return run_recworld(*args)

@@ -316,7 +316,7 @@ def scripted(responder: Callable[[Request], str] | None = None, name: str = "x")
 
 
 def session(model: ScriptedModel | str, **settings: Any) -> SessionConfig:
-    """A session of ``model`` with the Runner's retries off (a scripted model never fails transiently)."""
+    """A session of ``model`` with ``settings`` as a dict gives them (``runner`` fills in over LUNAR's)."""
     return SessionConfig.model_validate({"model": model, **settings})
 
 

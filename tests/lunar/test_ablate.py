@@ -135,7 +135,6 @@ def _counting(base: Callable[[Request], str]) -> Callable[[Request], str]:
 def ablated(
     tmp_path: Path,
     openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
-    capsys: pytest.CaptureFixture[str],
 ) -> Path:
     """The four commands in-process, every model an OpenAI-compatible local server of ``_counting``."""
     url = openai_server(_counting(lunar_responder())).base_url
@@ -150,7 +149,7 @@ def ablated(
     steps[0] += ["--model", "openai:g", "--base-url", url, "--out", str(out), "--max-slots", "1"]
     steps[2] += ["--judge-base-url", url]
     for step in steps:
-        r = run_recworld(capsys, "lunar", *step)
+        r = run_recworld("lunar", *step)
         assert r.returncode == 0, (step[0], r.stderr)
     return out
 

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from helpers.cli import run_recworld
-from recworld.cli import main
 from recworld.errors import DataError
 from recworld.lunar.quality.agreement import Rating, agreement_rows, gwet_ac1, pair_agreement, read_ratings
 
@@ -137,16 +136,16 @@ def test_empty_scores_are_skipped_and_all_empty_is_an_error(tmp_path: Path) -> N
         read_ratings(_write(tmp_path / "e.csv", "item_id,rater,dimension,score\na,r,d,\n"))
 
 
-def test_cli_prints_and_writes_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_and_writes_the_table(tmp_path: Path) -> None:
     lines = ["item_id,rater,dimension,score"]
     for item, (x, y, z) in enumerate([(5, 5, 5), (4, 5, 4), (5, 5, 3)]):
         lines += [f"q{item},ann1,realism,{x}", f"q{item},ann2,realism,{y}", f"q{item},gpt,realism,{z}"]
     path = _write(tmp_path / "ratings.csv", "\n".join(lines) + "\n")
     # Its folder is not recworld's: the default is a new agreement/ folder beside the sheet.
-    assert main(["lunar", "agreement", str(path), "--llm-raters", "gpt"]) == 0
+    assert run_recworld("lunar", "agreement", path, "--llm-raters", "gpt").returncode == 0
     out = tmp_path / "agreement"
     assert (out / "agreement.json").is_file()
-    result = run_recworld(capsys, "lunar", "agreement", str(path), "--llm-raters", "gpt", "--out", str(out))
+    result = run_recworld("lunar", "agreement", str(path), "--llm-raters", "gpt", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "human-LLM" in result.stdout and "human-human" in result.stdout
     written = json.loads((out / "agreement.json").read_text())
@@ -155,7 +154,7 @@ def test_cli_prints_and_writes_the_table(tmp_path: Path, capsys: pytest.CaptureF
     assert (out / "agreement.csv").read_text().startswith("dimension,rater_a,rater_b,kind")
 
 
-def test_cli_bad_file_exits_2_with_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_file_exits_2_with_location(tmp_path: Path) -> None:
     path = _write(tmp_path / "ratings.csv", "item_id,rater,dimension,score\na,r,d,9\n")
-    assert main(["lunar", "agreement", str(path)]) == 2
-    assert f"{path}:2" in capsys.readouterr().err
+    ran = run_recworld("lunar", "agreement", path)
+    assert ran.returncode == 2 and f"{path}:2" in ran.stderr

@@ -79,9 +79,9 @@ def test_filled_sheet_feeds_agreement(tmp_path: Path) -> None:
     assert all(r.exact == 0.0 and r.within_one == 1.0 for r in rows)
 
 
-def test_cli_annotate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_annotate(tmp_path: Path) -> None:
     root = _run(tmp_path)
-    result = run_recworld(capsys, "lunar", "annotate", str(root), "--histories", "1", "--queries", "1")
+    result = run_recworld("lunar", "annotate", str(root), "--histories", "1", "--queries", "1")
     assert result.returncode == 0, result.stderr
     assert "1 histories, 1 queries" in result.stdout and (root / "annotation" / "form.html").exists()
 

@@ -35,18 +35,16 @@ def _synth_and_queries(anchors: Path, out: Path) -> Path:
     return out
 
 
-def test_synth_queries_eval_report(
-    ml100k_saved: Path, tmp_path: Path, openai_server: Server, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_synth_queries_eval_report(ml100k_saved: Path, tmp_path: Path, openai_server: Server) -> None:
     server = openai_server(lunar_responder())
     url = ["--base-url", server.base_url]
     out = tmp_path / "lunar"
     synth = ["lunar", "synth", "--anchors", str(ml100k_saved), "--users", "2", "--weeks", "1"]
-    r = run_recworld(capsys, *synth, "--model", "openai:x", *url, "--out", str(out), "--max-slots", "1")
+    r = run_recworld(*synth, "--model", "openai:x", *url, "--out", str(out), "--max-slots", "1")
     assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["schema"] == "recworld.lunar.manifest/4" and manifest["counts"]["users"] == 2
-    r = run_recworld(capsys, "lunar", "queries", str(out), "--model", "openai:x", *url, "--per-user", "2")
+    r = run_recworld("lunar", "queries", str(out), "--model", "openai:x", *url, "--per-user", "2")
     assert r.returncode == 0, r.stderr
     queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
     rubrics = [json.loads(x) for x in (out / "rubrics.jsonl").read_text().splitlines()]
@@ -57,7 +55,7 @@ def test_synth_queries_eval_report(
     evaluate = ["lunar", "eval", str(out), "--model", "openai:a", *url, "--judge", "openai:j"]
     evaluate += ["--judge-base-url", server.base_url, "--context", "none,full,curated,rag"]
     evaluate += ["--embedder", "openai:e", "--embed-base-url", server.base_url]
-    r = run_recworld(capsys, *evaluate)
+    r = run_recworld(*evaluate)
     assert r.returncode == 0, r.stderr
     for ctx in ("none", "full", "curated", "rag"):
         judged = [
@@ -65,7 +63,7 @@ def test_synth_queries_eval_report(
             for x in (out / "eval" / "openai-a" / ctx / "judgments.jsonl").read_text().splitlines()
         ]
         assert len(judged) == 4 and sum(j["target_first"] for j in judged) == 2
-    r = run_recworld(capsys, "lunar", "report", str(out))
+    r = run_recworld("lunar", "report", str(out))
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader((out / "report.csv").open()))
     assert [(row["model"], row["context"]) for row in rows] == [
@@ -81,17 +79,16 @@ def test_synth_queries_eval_report(
     ]
     # Rerunning eval is served from the cache: no new model calls.
     before = len(server.chat)
-    r = run_recworld(capsys, *evaluate[:9], "--judge-base-url", server.base_url, "--context", "full")
+    r = run_recworld(*evaluate[:9], "--judge-base-url", server.base_url, "--context", "full")
     assert r.returncode == 0 and len(server.chat) == before, r.stderr
 
 
 def test_bad_anchor_file_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "events.jsonl"
     bad.write_text('{"user_id": "u", "timestamp": 1, "domain": "dining"}\n')
-    from recworld.cli import main
-
     args = ["lunar", "synth", "--anchors", str(bad), "--out", str(tmp_path / "o"), "--model", "scripted"]
-    assert main(args) == 2
+    ran = run_recworld(*args)
+    assert ran.returncode == 2 and ran.stderr.startswith("recworld: error: "), ran.stderr
 
 
 def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_recorded(
@@ -99,7 +96,6 @@ def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_reco
     tmp_path: Path,
     openai_server: Server,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Answer model and judge each get their own spec, server, key variable and backend options."""
     out = _synth_and_queries(ml100k_saved, tmp_path / "lunar")
@@ -111,7 +107,7 @@ def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_reco
     args += ["--judge-base-url", judges.base_url, "--judge-api-key-env", "JUDGE_KEY"]
     args += ["--model-option", "max_tokens_param=max_completion_tokens"]
     args += ["--compact", "--max-retries", "2", "--timeout", "7", "--fail-on-error", "0.5", "--seed", "3"]
-    r = run_recworld(capsys, *args)
+    r = run_recworld(*args)
     assert r.returncode == 0, r.stderr
     assert answers.keys == {"Bearer answer-secret"} and judges.keys == {"Bearer judge-secret"}
     assert answers.chat and all("max_completion_tokens" in b and "max_tokens" not in b for b in answers.chat)
@@ -140,14 +136,12 @@ def test_each_model_gets_its_own_server_key_and_options_and_the_configs_are_reco
     assert "secret" not in (out / "eval" / "openai-a" / "none" / "run.json").read_text()
 
 
-def test_a_bad_backend_option_names_the_option_and_backend(
-    tmp_path: Path, ml100k_saved: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_bad_backend_option_names_the_option_and_backend(tmp_path: Path, ml100k_saved: Path) -> None:
     out = _synth_and_queries(ml100k_saved, tmp_path / "lunar")
     args = ["lunar", "eval", str(out), "--model", "openai:a", "--judge", "openai:j", "--context", "none"]
-    r = run_recworld(capsys, *args, "--model-option", "max_tokens_parm=1")
+    r = run_recworld(*args, "--model-option", "max_tokens_parm=1")
     assert r.returncode != 0 and "max_tokens_parm" in r.stderr and "openai" in r.stderr
-    r = run_recworld(capsys, *args, "--model-option", "nokey")
+    r = run_recworld(*args, "--model-option", "nokey")
     assert "invalid value for --model-option: 'nokey' is not KEY=VALUE" in r.stderr
 
 
@@ -183,6 +177,6 @@ def test_library_api_with_model_objects_writes_configs_into_the_run(
     # Privacy is judged on Full-context answers only (none of these contexts): no PrivacyDraft.
     assert {c.json_schema["title"] for c in judge.calls if c.json_schema} == {"PairDraft"}
     written = EvalRun.read(out / "eval" / "scripted-a" / "rag" / "run.json")
-    assert written.config.answer.model == "scripted:a" and written.config.embedder.spec == "test:hash"
+    assert written.config.answer.model == "scripted:a" and written.config.embedder.name == "test:hash"
     result = lunar.write_lunar_report(lunar.ReportConfig(root=out))
     assert [(row.context, row.judged) for row in result.rows] == [("none", 4), ("curated", 4), ("rag", 4)]

@@ -10,7 +10,8 @@ file edited, its roles are
   memory setting's ``--memory-model`` is;
 * flags of ``lunar eval`` (``--summary-model``, ``--summary-base-url``, ...) that reach the
   setting's model with the shared flags (``--timeout``);
-* keys and keywords of ``LunarEvalConfig`` (``summariser=``), written to and read from ``run.json``;
+* keys of ``LunarEvalConfig.roles`` (``roles={"summariser": ...}``, the one spelling: a role
+  keyword is refused), written to and read from ``run.json``;
 * planned by ``--dry-run`` with the role's model.
 """
 
@@ -25,13 +26,13 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from helpers.lunar import eval_pair, tiny_run
+from helpers.lunar import eval_pair, eval_user, tiny_run
 from recworld.errors import ConfigError
 from recworld.io import atomic_write_jsonl
 from recworld.lunar.answering.plan import plan_eval
 from recworld.lunar.answering.run import check_settings
 from recworld.lunar.cli import build_app
-from recworld.lunar.config import LunarEvalConfig
+from recworld.lunar.config import LunarEvalConfig, stored_eval_config
 from recworld.lunar.contexts import (
     ContextEnv,
     ContextSetting,
@@ -47,6 +48,7 @@ from recworld.lunar.contexts.base import NoOptions
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
+from recworld.lunar.store.outputs import EvalRun
 
 
 class SummaryContext(ContextSetting[NoOptions]):
@@ -131,7 +133,7 @@ def test_a_sixth_settings_required_role_is_checked_by_the_generic_loop(
 def test_the_memory_setting_declares_its_model_and_the_same_loop_checks_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="the memory context needs --memory-model"):
         check_settings(_config(tmp_path, ("memory",)))
-    check_settings(_config(tmp_path, ("memory",), memory=SessionConfig(model="scripted:m")))
+    check_settings(_config(tmp_path, ("memory",), roles={"memory": SessionConfig(model="scripted:m")}))
 
 
 def test_a_sixth_settings_roles_are_flags_of_lunar_eval(summary_registered: None) -> None:
@@ -182,35 +184,57 @@ def test_a_sixth_settings_role_flags_reach_its_model_and_its_plan_entry(
     assert embedder.backend.api_key_env == "SUMMARY_KEY" and embedder.runner.timeout_s == 7
 
 
-def test_a_sixth_settings_role_is_a_config_key_and_a_library_keyword(
+def test_a_sixth_settings_role_is_a_key_of_roles_in_python_and_in_run_json(
     summary_registered: None, tmp_path: Path
 ) -> None:
-    config = _config(tmp_path, ("none", "summary"), summariser=SessionConfig(model="scripted:s"))
+    config = _config(tmp_path, ("none", "summary"), roles={"summariser": SessionConfig(model="scripted:s")})
     assert config.roles["summariser"] == SessionConfig(model="scripted:s")
     assert config.roles["summary_embedder"] == EmbedderConfig(model="st:summary-default")  # filled in
     written = config.to_json()
-    assert written["summariser"]["model"] == "scripted:s" and "roles" not in written
-    assert written["summary_embedder"]["model"] == "st:summary-default"
+    assert written["roles"]["summariser"]["model"] == "scripted:s" and "summariser" not in written
+    assert written["roles"]["summary_embedder"]["model"] == "st:summary-default"
     assert LunarEvalConfig.model_validate(json.loads(json.dumps(written))) == config
     # The key is validated as the role's kind, and a bad value names the role.
     with pytest.raises(ValidationError, match=r"summariser\.max_tokens"):
-        _config(tmp_path, ("summary",), summariser={"model": "scripted:s", "max_tokens": 0})
+        _config(tmp_path, ("summary",), roles={"summariser": {"model": "scripted:s", "max_tokens": 0}})
     # The library's plan asks the role's model, as the command line's does.
-    stages = plan_eval(_config(_folder(tmp_path), ("summary",), summariser={"model": "scripted:s"}))
+    stages = plan_eval(
+        _config(_folder(tmp_path), ("summary",), roles={"summariser": {"model": "scripted:s"}})
+    )
     assert stages["summary-write (summary)"].model == "scripted:s"
 
 
+@pytest.mark.parametrize("role", ["memory", "memory_embedder"])
+def test_a_role_given_as_a_keyword_is_one_error_naming_roles(tmp_path: Path, role: str) -> None:
+    """``roles={...}`` is the one spelling (the one a type checker knows); a role keyword says so."""
+    with pytest.raises(
+        ValidationError, match=rf"give it as roles=\{{'{role}': \.\.\.\}}, not as {role}="
+    ) as err:
+        _config(tmp_path, ("memory",), **{role: {"model": "scripted:m"}})
+    assert len(err.value.errors()) == 1
+
+
 def test_an_unregistered_settings_role_is_no_key(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="summariser"):
+    with pytest.raises(ValidationError, match="unknown role 'summariser'"):
+        _config(tmp_path, ("none",), roles={"summariser": SessionConfig(model="scripted:s")})
+    with pytest.raises(ValidationError, match="summariser"):  # nor a keyword: an unknown field
         _config(tmp_path, ("none",), summariser=SessionConfig(model="scripted:s"))
 
 
-def test_the_memory_roles_keep_their_keys(tmp_path: Path) -> None:
-    config = _config(tmp_path, ("memory",), memory={"model": "scripted:m"})
-    written = config.to_json()
-    assert written["memory"]["model"] == "scripted:m"
-    assert written["memory_embedder"]["model"] == "minilm"  # the memory embedder's declared default
-    assert LunarEvalConfig.model_validate(written) == config
+def test_run_records_with_each_role_a_key_of_its_own_read_back_into_roles(tmp_path: Path) -> None:
+    """Earlier runs wrote ``"memory": {...}`` beside ``answer``: the run record reads it into ``roles``."""
+    config = _config(tmp_path, ("memory",), roles={"memory": {"model": "scripted:m"}})
+    assert config.to_json()["roles"]["memory_embedder"]["model"] == "minilm"  # its declared default
+    flat = {k: v for k, v in config.to_json().items() if k != "roles"}
+    flat |= {"memory": {"model": "scripted:m"}, "memory_embedder": {"model": "minilm"}}
+    counts = {"queries": 0, "answered": 0, "answer_errors": 0, "judged": 0, "judge_errors": 0}
+    counts |= {"asked": 0, "failures": 0, "llm_calls": 0}
+    record = {"model": "scripted:a", "judge": "scripted:j", "context": "memory", "config": flat}
+    (tmp_path / "run.json").write_text(json.dumps({**record, "counts": counts, "failures": []}))
+    assert EvalRun.read(tmp_path / "run.json").config == config
+    assert LunarEvalConfig.model_validate(stored_eval_config(flat)) == config
+    with pytest.raises(ValidationError, match=r"roles=\{'memory'"):  # only a stored record reads that form
+        LunarEvalConfig.model_validate(flat)
 
 
 def test_a_role_another_setting_declares_is_refused(summary_registered: None) -> None:
@@ -220,3 +244,36 @@ def test_a_role_another_setting_declares_is_refused(summary_registered: None) ->
     bad = type("BadRole", (SummaryContext,), {"name": "badrole", "roles": {"x": RoleSpec("--x", "why")}})
     with pytest.raises(TypeError, match=r"roles\['x'\]\.flag: --NAME-model"):
         register_context(bad)
+
+
+def test_a_setting_that_declares_its_fixed_context_has_its_answers_rendered_by_the_plan(
+    summary_registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dry run renders the answers of any setting whose context is one known text, not only ``none``'s."""
+    folder = _folder(tmp_path)
+    roles = {"summariser": {"model": "scripted:s"}}
+    asked = {"question 0 please", "question 1 please"}  # the two queries of _folder (eval_pair)
+    stages = plan_eval(_config(folder, ("none", "summary"), roles=roles))
+    floor, summary = stages["answer (none)"], stages["answer (summary)"]
+    assert floor.first_prompt is not None and floor.first_prompt[1].content in asked
+    assert floor.prompt_tokens is not None and (summary.first_prompt, summary.prompt_tokens) == (None, None)
+    assert NoContext.fixed_context == "" == NoContext.from_options().build(eval_user(), *eval_pair(0))
+    monkeypatch.setattr(SummaryContext, "fixed_context", "Likes tea.")
+    summary = plan_eval(_config(folder, ("none", "summary"), roles=roles))["answer (summary)"]
+    assert summary.first_prompt is not None
+    assert summary.first_prompt[1].content in {f"Likes tea.\n\nUser request: {q}" for q in asked}
+    assert summary.requests == floor.requests == 2 and summary.prompt_tokens is not None
+    bad = type("BadFixed", (SummaryContext,), {"name": "badfixed", "roles": {}, "fixed_context": 0})
+    with pytest.raises(TypeError, match="fixed_context: str or None"):
+        register_context(bad)
+
+
+def test_the_privacy_judges_default_contexts_are_the_settings_that_declare_it(
+    summary_registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _config(tmp_path, ("none", "summary")).privacy_contexts == ("full",)  # FullContext declares it
+    monkeypatch.setattr(SummaryContext, "privacy_default", True)
+    config = _config(tmp_path, ("none", "summary"))
+    assert config.privacy_contexts == ("full", "summary") and config.judges_privacy("summary")
+    assert not config.judges_privacy("none")
+    assert _config(tmp_path, ("summary",), privacy_contexts=("none",)).privacy_contexts == ("none",)

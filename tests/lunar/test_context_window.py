@@ -47,22 +47,22 @@ def _folder(root: Path, n: int = RECORDS) -> Path:
     return root
 
 
-def _eval(capsys: pytest.CaptureFixture[str], root: Path, model: str, url: str, *extra: str) -> AnswerRecord:
+def _eval(root: Path, model: str, url: str, *extra: str) -> AnswerRecord:
     args = ["lunar", "eval", str(root), "--model", model, "--base-url", url, "--judge", "openai:j"]
     args += ["--judge-base-url", url, "--context", "full", "--no-privacy", "--timezone", "UTC", *extra]
-    result = run_recworld(capsys, *args)
+    result = run_recworld(*args)
     assert result.returncode == 0, result.stderr
     (line,) = (root / "eval" / slug(model) / "full" / "answers.jsonl").read_text().splitlines()
     return AnswerRecord.model_validate_json(line)
 
 
 def test_a_server_reporting_max_model_len_gets_a_full_context_of_that_size(
-    tmp_path: Path, openai_server: Server, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, openai_server: Server
 ) -> None:
     server = openai_server(lunar_responder())
     server.models = [{"id": "other", "max_model_len": 2048}, {"id": "big", "max_model_len": 131072}]
     # What the server serves beats a --context-window the user guessed.
-    row = _eval(capsys, _folder(tmp_path / "run"), "openai:big", server.base_url, "--context-window", "1000")
+    row = _eval(_folder(tmp_path / "run"), "openai:big", server.base_url, "--context-window", "1000")
     assert server.gets == ["/v1/models"]  # asked once
     assert row.context_window == 131072 and row.context_window_source is not None
     assert row.context_window_source.startswith("server http://127.0.0.1")
@@ -73,11 +73,9 @@ def test_a_server_reporting_max_model_len_gets_a_full_context_of_that_size(
     assert sent["messages"][-1]["content"].count("\n[r") == RECORDS
 
 
-def test_an_api_model_in_the_table_gets_its_128k_window(
-    tmp_path: Path, openai_server: Server, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_api_model_in_the_table_gets_its_128k_window(tmp_path: Path, openai_server: Server) -> None:
     server = openai_server(lunar_responder())  # no /v1/models here (404): the table decides
-    row = _eval(capsys, _folder(tmp_path / "run"), "openai:gpt-4o-mini", server.base_url)
+    row = _eval(_folder(tmp_path / "run"), "openai:gpt-4o-mini", server.base_url)
     assert row.context_window == 128_000
     assert row.context_window_source == "known-model table (checked 2024-07)"
     assert (row.context_shown, row.context_total) == (RECORDS, RECORDS)
@@ -87,14 +85,12 @@ def test_an_api_model_in_the_table_gets_its_128k_window(
 
 
 def test_an_unknown_model_takes_context_window_else_an_assumed_n_ctx(
-    tmp_path: Path, openai_server: Server, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, openai_server: Server
 ) -> None:
     server = openai_server(lunar_responder())
-    declared = _eval(
-        capsys, _folder(tmp_path / "a"), "openai:mystery", server.base_url, "--context-window", "32768"
-    )
+    declared = _eval(_folder(tmp_path / "a"), "openai:mystery", server.base_url, "--context-window", "32768")
     assert (declared.context_window, declared.context_window_source) == (32768, "--context-window")
-    assumed = _eval(capsys, _folder(tmp_path / "b"), "openai:mystery", server.base_url)
+    assumed = _eval(_folder(tmp_path / "b"), "openai:mystery", server.base_url)
     assert assumed.context_window == 4096 and assumed.context_window_source is not None
     assert "assumed" in assumed.context_window_source
     assert assumed.context_shown is not None and assumed.context_shown < RECORDS  # truncated, and reported
@@ -127,13 +123,11 @@ def test_served_windows_and_the_table_read_only_what_they_should() -> None:
     assert CharEstimate().estimate and CharEstimate().identity == "estimate:chars/4"
 
 
-def test_answers_record_the_window_in_their_file(
-    tmp_path: Path, openai_server: Server, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_answers_record_the_window_in_their_file(tmp_path: Path, openai_server: Server) -> None:
     server = openai_server(lunar_responder())
     server.models = [{"id": "big", "max_model_len": 65536}]
     root = _folder(tmp_path / "run", n=50)
-    _eval(capsys, root, "openai:big", server.base_url)
+    _eval(root, "openai:big", server.base_url)
     row = json.loads((root / "eval/openai-big/full/answers.jsonl").read_text())
     assert row["context_window"] == 65536 and row["token_counter"] == "estimate:chars/4"
 

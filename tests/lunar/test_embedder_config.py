@@ -112,7 +112,7 @@ def test_the_flat_form_of_older_code_and_runs_reads_into_the_nested_one() -> Non
         backend=ModelConfig(base_url=LOOPBACK, api_key_env="K"),
         runner=RunnerConfig(timeout_s=5, max_retries=2, progress=False),
     )
-    assert flat == nested and flat.spec == "openai:e"
+    assert flat == nested and flat.name == "openai:e"
     assert EmbedderConfig.model_validate_json(flat.model_dump_json()) == flat
     assert EmbedderConfig(runner={"timeout_s": 5}).runner.progress is False  # over EMBED_RUNNER
 
@@ -121,7 +121,7 @@ def test_an_embedder_object_is_the_one_model_field_and_is_recorded_by_its_identi
     embedder = ScriptedEmbedder(name="words")
     config = EmbedderConfig(model=embedder)
     assert config == EmbedderConfig.of(embedder) == EmbedderConfig(instance=embedder)
-    assert config.model is embedder and config.spec == "scripted:words"
+    assert config.model is embedder and config.name == "scripted:words"
     assert config.model_dump()["model"] == "scripted:words"  # the object itself is never written
     with pytest.raises(ValueError, match="embedder spec string or an embedder object"):
         EmbedderConfig(model=3)

@@ -121,7 +121,7 @@ def test_configs_round_trip_typed_through_manifest_and_run_json(tmp_path: Path) 
         root=tmp_path,
         answer=_session("openai:a"),
         judge=_session("openai:j"),
-        embedder=EmbedderConfig(spec="st:BAAI/bge-m3"),
+        embedder=EmbedderConfig(model="st:BAAI/bge-m3"),
         contexts=("none", "rag", "memory"),
         options={"rag": RagOptions(k=7), "memory": {"k": 9, "qdrant_url": "http://q:6333"}},
     )
@@ -161,7 +161,7 @@ def test_a_model_object_has_one_name_in_both_suites(tmp_path: Path) -> None:
     lrworld, _ = make_config(tmp_path, obj, {})
     assert object_name(obj) == lrworld.model == SessionConfig(model=obj).name == "tallrec:lora-7"
     assert object_name(MyRecommender()) == "mine:tallrec-lora"
-    assert EmbedderConfig(model=HashEmbedder()).spec == object_name(HashEmbedder()) == "test:hash"
+    assert EmbedderConfig(model=HashEmbedder()).name == object_name(HashEmbedder()) == "test:hash"
 
 
 def test_runs_written_before_the_nested_session_configs_read_back_migrated(tmp_path: Path) -> None:

@@ -1,23 +1,23 @@
 """Issue 12 for LUNAR: loud, honest stages, --retry-failures, --dry-run, --json, help and progress.
 
-The CLI tests call ``recworld.cli.main`` in-process at 80 columns (what a person sees), with
+The CLI tests run ``recworld`` in-process at 80 columns (:func:`helpers.cli.run_in_process`), with
 ``scripted:FILE.json`` models whose replies cannot be parsed, or a local OpenAI-compatible server.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from helpers.cli import Recworld, run_in_process
 from helpers.lunar import lunar_responder, scripted, session
 from recworld import lunar
 from recworld.chat import Request
-from recworld.cli import main
 from recworld.console import interrupt_message
 from recworld.io import mark_output_dir
 from recworld.lunar.config import RUN_KIND, SynthOptions
@@ -28,36 +28,17 @@ from recworld.models.scripted import ScriptedModel
 from recworld.testing.fake_server import FakeOpenAIServer
 
 
-@dataclass(frozen=True)
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
-def run(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> Callable[..., Done]:
-    """``recworld ARGS`` in-process from ``cwd``, at 80 columns, with its own RECWORLD_HOME."""
-    monkeypatch.setenv("COLUMNS", "80")
-    monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
-
-    def invoke(cwd: Path, *args: str) -> Done:
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        code = main(list(args))
-        out = capsys.readouterr()
-        return Done(code, out.out, out.err)
-
-    return invoke
+def run(monkeypatch: pytest.MonkeyPatch) -> Recworld:
+    """``run(cwd, *args)``: ``recworld ARGS`` in process from ``cwd`` as a person runs it (80 columns)."""
+    return functools.partial(run_in_process, monkeypatch)
 
 
 SYNTH = ["lunar", "synth", "--anchors", "lunar-demo", "--users", "1", "--weeks", "1", "--out", "runs/l"]
 
 
 def test_synth_that_produces_nothing_exits_3_with_a_summary_and_keeps_the_reply(
-    tmp_path: Path, run: Callable[..., Done]
+    tmp_path: Path, run: Recworld
 ) -> None:
     (tmp_path / "m.json").write_text(json.dumps({"*": "Answer: X call 555-123-4567"}))
     r = run(tmp_path, *SYNTH, "--model", "scripted:m.json")
@@ -76,7 +57,7 @@ def test_synth_that_produces_nothing_exits_3_with_a_summary_and_keeps_the_reply(
     assert "lunar synth: 1 of 1 pieces failed" in (run_dir / "recworld.log").read_text()
 
 
-def test_retry_failures_asks_past_the_cached_bad_replies(tmp_path: Path, run: Callable[..., Done]) -> None:
+def test_retry_failures_asks_past_the_cached_bad_replies(tmp_path: Path, run: Recworld) -> None:
     script = tmp_path / "m.json"
     script.write_text(json.dumps({"*": "Answer: X"}))
     assert run(tmp_path, *SYNTH, "--model", "scripted:m.json").returncode == 3
@@ -138,9 +119,7 @@ def _synth_config(model: ScriptedModel, anchors: str, tmp_path: Path, *, retry: 
     return lunar.SynthConfig(anchors=anchors, out_dir=tmp_path / "o", users=2, llm=llm, options=options)
 
 
-def test_queries_and_eval_refuse_an_empty_folder_in_one_line(
-    tmp_path: Path, run: Callable[..., Done]
-) -> None:
+def test_queries_and_eval_refuse_an_empty_folder_in_one_line(tmp_path: Path, run: Recworld) -> None:
     root = tmp_path / "empty"
     (root / "dataset").mkdir(parents=True)
     for name in ("profiles", "trajectories", "records"):
@@ -168,9 +147,7 @@ def test_queries_and_eval_refuse_an_empty_folder_in_one_line(
     assert not (root / "cache.sqlite").exists() and not (root / "recworld.log").exists()
 
 
-def test_dry_run_prints_counts_and_first_prompts_and_creates_nothing(
-    tmp_path: Path, run: Callable[..., Done]
-) -> None:
+def test_dry_run_prints_counts_and_first_prompts_and_creates_nothing(tmp_path: Path, run: Recworld) -> None:
     (tmp_path / "p.csv").write_text("model,input,output\nopenai:gpt-4o-mini,0.15,0.6\n")
     args = ["lunar", "synth", "--anchors", "lunar-demo", "--users", "2", "--model", "openai:gpt-4o-mini"]
     args += ["--out", "x", "--dry-run", "--prices", "p.csv"]
@@ -186,7 +163,7 @@ def test_dry_run_prints_counts_and_first_prompts_and_creates_nothing(
     assert not (tmp_path / "x").exists()  # no run folder
 
 
-def test_option_errors_name_the_flag_and_create_nothing(tmp_path: Path, run: Callable[..., Done]) -> None:
+def test_option_errors_name_the_flag_and_create_nothing(tmp_path: Path, run: Recworld) -> None:
     r = run(tmp_path, *SYNTH, "--model", "scripted:m.json", "--weeks", "60")
     assert r.returncode == 2
     assert r.stderr.startswith("recworld: error: invalid value for --weeks: ")
@@ -203,9 +180,7 @@ def test_option_errors_name_the_flag_and_create_nothing(tmp_path: Path, run: Cal
     assert not (tmp_path / "runs").exists()
 
 
-def test_every_lunar_option_has_help_and_help_fits_80_columns(
-    tmp_path: Path, run: Callable[..., Done]
-) -> None:
+def test_every_lunar_option_has_help_and_help_fits_80_columns(tmp_path: Path, run: Recworld) -> None:
     import typer.main
 
     from recworld.cli import app
@@ -271,7 +246,7 @@ def test_ac1_of_the_prevalence_paradox_matches_irrcac(irrcac_raw: ModuleType) ->
 def test_synth_json_summary_is_one_document_on_stdout(
     ml100k_saved: Path,
     tmp_path: Path,
-    run: Callable[..., Done],
+    run: Recworld,
     openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
 ) -> None:
     url = openai_server(lunar_responder()).base_url

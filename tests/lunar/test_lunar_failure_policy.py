@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.lunar import lunar_responder, make_llm, scripted, session
 from recworld import lunar
 from recworld.chat import Request
-from recworld.cli import main
 from recworld.errors import ModelError, RunError
 from recworld.lunar.config import SynthOptions
 from recworld.lunar.judges.personalization import Judgment
@@ -23,6 +23,7 @@ from recworld.lunar.llm.policy import check_failures
 from recworld.lunar.store import dataset as lunar_store
 from recworld.lunar.store.outputs import AnswerRecord, EvalRun
 from recworld.lunar.synth.trajectory import WeekDraft
+from recworld.models import ModelConfig
 from recworld.models.base import FatalModelError, TransientModelError
 from recworld.testing.fake_server import FakeOpenAIServer, HTTPStatusError
 
@@ -134,7 +135,6 @@ def test_a_failed_judgment_is_an_error_row_not_a_drop(folder: Path) -> None:
 
 def test_auth_failure_stops_the_stage_with_exit_3(
     folder: Path,
-    capsys: pytest.CaptureFixture[str],
     openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
 ) -> None:
     """A judge server answering 401 stops ``lunar eval`` at once: exit 3, one line, no setting written."""
@@ -144,9 +144,11 @@ def test_auth_failure_stops_the_stage_with_exit_3(
 
     answers, judges = openai_server(lunar_responder()), openai_server(refuse)
     args = ["lunar", "eval", str(folder), "--model", "openai:a", "--base-url", answers.base_url]
-    code = main([*args, "--judge", "openai:j", "--judge-base-url", judges.base_url, "--max-retries", "3"])
-    assert code == 3
-    assert "401" in capsys.readouterr().err
+    ran = run_recworld(
+        *args, "--judge", "openai:j", "--judge-base-url", judges.base_url, "--max-retries", "3"
+    )
+    assert ran.returncode == 3
+    assert "401" in ran.stderr
     # The first setting's judge fails at once and stops everything: no other setting ran.
     assert not (folder / "eval" / "openai-a" / "none" / "run.json").exists()
     assert len(judges.chat) <= 4  # at most the judge requests already in flight (concurrency 4), no retries
@@ -230,7 +232,7 @@ def _non_loopback_address() -> str | None:
 def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_http(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from recworld.lunar.llm.config import EmbedderConfig
+    from recworld.lunar.llm.config import EMBED_RUNNER, EmbedderConfig
     from recworld.lunar.llm.embed import open_embedder
 
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
@@ -245,7 +247,9 @@ def test_openai_embedder_stops_on_401_and_withholds_the_key_over_remote_plain_ht
 
     with refusing() as near:
         config = EmbedderConfig(
-            spec="openai:e", base_url=near.base_url, api_key_env="EMBED_KEY", max_retries=3
+            model="openai:e",
+            backend=ModelConfig(base_url=near.base_url, api_key_env="EMBED_KEY"),
+            runner=EMBED_RUNNER.model_copy(update={"max_retries": 3}),
         )
         with open_embedder(config, tmp_path) as embedder, pytest.raises(FatalModelError, match="401"):
             embedder.embed(["hello"])

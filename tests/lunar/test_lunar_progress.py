@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.lunar import lunar_responder
 from recworld.chat import Request
-from recworld.cli import main
 from recworld.lunar.cli.progress import BackgroundPlan, CostEstimate, PieceLines
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.llm.tracking import current, tracking
@@ -102,7 +102,6 @@ def test_no_estimate_for_an_api_model_and_a_short_one_is_only_logged(
 def test_smoke_synth_off_a_terminal_says_its_preset_and_its_progress(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
     openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
 ) -> None:
     base = lunar_responder(copy_anchors=False)
@@ -116,9 +115,9 @@ def test_smoke_synth_off_a_terminal_says_its_preset_and_its_progress(
     server = openai_server(one_record)
     monkeypatch.chdir(tmp_path)
     args = ["lunar", "synth", "--anchors", "lunar-demo", "--smoke", "--model", "openai:m"]
-    code = main([*args, "--base-url", server.base_url, "--out", "run"])
-    err = capsys.readouterr().err
-    assert code == 0, err
+    ran = run_recworld(*args, "--base-url", server.base_url, "--out", "run")
+    err = ran.stderr
+    assert ran.returncode == 0, err
     preset = "recworld: smoke preset: --users 1 --weeks 1 --active-days 1 --max-slots 1 --max-records 1"
     assert preset in err and "--regenerations 0 --no-validate" in err
     lines = [x for x in err.splitlines() if x.startswith("recworld: progress: lunar synth")]
@@ -130,26 +129,25 @@ def test_smoke_synth_off_a_terminal_says_its_preset_and_its_progress(
     manifest = SynthManifest.of(tmp_path / "run")
     assert (manifest.config.users, manifest.config.options.weeks, manifest.counts.records) == (1, 1, 1)
     # A typed flag wins over the preset.
-    code = main([*args, "--weeks", "2", "--base-url", server.base_url, "--out", "run2"])
-    err = capsys.readouterr().err
-    assert code == 0, err
+    ran = run_recworld(*args, "--weeks", "2", "--base-url", server.base_url, "--out", "run2")
+    err = ran.stderr
+    assert ran.returncode == 0, err
     assert "--weeks" not in err.split("smoke preset:", 1)[1].splitlines()[0]
     assert SynthManifest.of(tmp_path / "run2").config.options.weeks == 2
 
 
-def test_smoke_eval_and_queries_plans_are_a_handful_of_requests(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_smoke_eval_and_queries_plans_are_a_handful_of_requests(tmp_path: Path) -> None:
     from helpers.report_folders import RunSpec, write_folder
 
     root = write_folder(tmp_path / "run", [RunSpec("openai:a", "none", [(3, 3)])], privacy_on=False)
     model = ["--model", "openai:a", "--judge", "openai:j", "--dry-run", "--json"]
-    assert main(["lunar", "eval", str(root), "--smoke", *model]) == 0
-    out = capsys.readouterr()
-    plan = json.loads(out.out)
+    out = run_recworld("lunar", "eval", root, "--smoke", *model)
+    assert out.returncode == 0, out.stderr
+    plan = json.loads(out.stdout)
     assert list(plan["stages"]) == ["answer (full)", "judge", "privacy"]  # the full context only
     assert plan["requests"] == 3 and plan["stages"]["answer (full)"]["max_reply_tokens"] == 96
-    assert "smoke preset: --context full --max-tokens 96" in out.err
-    assert main(["lunar", "queries", str(root), "--smoke", "--model", "openai:g", "--dry-run", "--json"]) == 0
-    plan = json.loads(capsys.readouterr().out)
+    assert "smoke preset: --context full --max-tokens 96" in out.stderr
+    queries = run_recworld("lunar", "queries", root, "--smoke", "--model", "openai:g", "--dry-run", "--json")
+    assert queries.returncode == 0, queries.stderr
+    plan = json.loads(queries.stdout)
     assert plan["stages"]["query"]["requests"] == 1 and plan["requests"] <= 6

@@ -268,12 +268,12 @@ def test_the_report_is_reproducible(tmp_path: Path) -> None:
     assert {n: (root / n).read_bytes() for n in first} == first
 
 
-def test_cli_prints_the_files_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_the_files_and_json(tmp_path: Path) -> None:
     root = _two_models(tmp_path)
-    r = run_recworld(capsys, "lunar", "report", str(root))
+    r = run_recworld("lunar", "report", str(root))
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == str(root / "report.html") and "# LUNAR report" not in r.stdout
-    r = run_recworld(capsys, "lunar", "report", str(root), "--json")
+    r = run_recworld("lunar", "report", str(root), "--json")
     data = json.loads(r.stdout)
     assert [p["model"] for p in data["privacy_points"]] == ["openai:a", "openai:b", "openai:c"]
     assert len(data["rows"]) == 4

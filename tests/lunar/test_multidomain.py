@@ -69,19 +69,18 @@ def test_sources_are_merged_by_user_id(tmp_path: Path) -> None:
 def test_offline_path_on_the_demo_fixture_spans_several_domains(
     tmp_path: Path,
     openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The fixture knows days, not times: slots follow each day's real events, records their slot.
     model = ["--model", "openai:g", "--base-url", openai_server(follow_real_days(lunar_responder())).base_url]
     out = tmp_path / "run"
     synth = ["lunar", "synth", "--anchors", DEMO, "--min-domains", "2", "--users", "2", "--weeks", "2"]
-    r = run_recworld(capsys, *synth, *model, "--out", str(out), "--max-slots", "1")
+    r = run_recworld(*synth, *model, "--out", str(out), "--max-slots", "1")
     assert r.returncode == 0, r.stderr
     records = [json.loads(x) for x in (out / "dataset" / "records.jsonl").read_text().splitlines()]
     assert len({r["domain"] for r in records}) >= 3
     release = "\n".join(p.read_text() for p in (out / "dataset").iterdir())
     assert "AFIXTURE" not in release and "Northern Lines" not in release
-    r = run_recworld(capsys, "lunar", "queries", str(out), *model, "--per-user", "1")
+    r = run_recworld("lunar", "queries", str(out), *model, "--per-user", "1")
     assert r.returncode == 0, r.stderr
     queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
     rubrics = {x["query_id"]: x for x in map(json.loads, (out / "rubrics.jsonl").read_text().splitlines())}

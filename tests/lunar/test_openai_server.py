@@ -61,9 +61,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_four_commands_against_an_openai_compatible_server(
-    tmp_path: Path, server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_four_commands_against_an_openai_compatible_server(tmp_path: Path, server: FakeOpenAIServer) -> None:
     events = tmp_path / "events.jsonl"
     _write_events(events)
     out = tmp_path / "lunar"
@@ -80,7 +78,7 @@ def test_four_commands_against_an_openai_compatible_server(
         ["report", str(out)],
     ]
     for step in steps:
-        r = run_recworld(capsys, "lunar", *step)
+        r = run_recworld("lunar", *step)
         assert r.returncode == 0, (step[0], r.stderr)
 
     # Every structured call went out as response_format with the full (non-compact) JSON schema.

@@ -171,7 +171,6 @@ def test_cli_synth_rate_agreement_report(
     tmp_path: Path,
     ml100k_saved: Path,
     openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """End to end: --timezone, active days, rate, agreement into RUN, report --reference."""
     lunar = lunar_responder()
@@ -210,25 +209,22 @@ def test_cli_synth_rate_agreement_report(
         "--out",
         str(out),
     ]
-    r = run_recworld(
-        capsys, *synth, "--max-slots", "1", "--active-days", "2", "--timezone", "America/Chicago"
-    )
+    r = run_recworld(*synth, "--max-slots", "1", "--active-days", "2", "--timezone", "America/Chicago")
     assert r.returncode == 0, r.stderr
     (profile,) = store.profiles(out)
     assert profile.demographic.timezone == "America/Chicago"
     real = json.loads((out / "real_stats.json").read_text())
     assert set(real["weekday"]) <= {"0", "1"}  # only the two synthesised days
-    r = run_recworld(capsys, "lunar", "rate", str(out), *model)
+    r = run_recworld("lunar", "rate", str(out), *model)
     assert r.returncode == 0, r.stderr
     assert "plausibility 4.67, profile consistency 5.00" in r.stdout
     sheet = tmp_path / "ratings.csv"
     sheet.write_text(
         "item_id,rater,dimension,score\na,h1,realism,5\na,h2,realism,5\nb,h1,realism,4\nb,h2,realism,5\n"
     )
-    r = run_recworld(capsys, "lunar", "agreement", str(sheet), "--out", str(out))
+    r = run_recworld("lunar", "agreement", str(sheet), "--out", str(out))
     assert r.returncode == 0, r.stderr
     r = run_recworld(
-        capsys,
         "lunar",
         "report",
         str(out),

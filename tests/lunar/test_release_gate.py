@@ -14,12 +14,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from helpers.cli import run_recworld
 from helpers.lunar import copycat, follow_real_days, lunar_responder, lunar_server
 from recworld.chat import Request
-from recworld.cli import app
 from recworld.lunar.anchors import load_anchor_files
 from recworld.lunar.leaks import Scanner
 from recworld.lunar.schemas import BehaviourRecord, BehaviourType, Category, Demographic
@@ -134,14 +132,13 @@ def _copying_run(tmp_path: Path) -> tuple[Path, str]:
         ]
         args += ["--model", "openai:copycat", "--base-url", server.base_url, "--out", str(out)]
         args += ["--fail-on-error", "0.5", "--attempts", "2"]
-        # typer's runner, not helpers.cli.run_recworld: this run is module-scoped (one synth for three
-        # tests) and capsys, which run_recworld reads, is per test.
-        result = CliRunner().invoke(app, args)
-        assert result.exit_code == 0, result.output
+        # One synth for three tests: run_recworld captures the run itself, so a module's fixture can call it.
+        result = run_recworld(*args)
+        assert result.returncode == 0, result.stderr
         # By construction the model is never shown an identifier, a free-text value or a real date in
         # any of these forms: what it can copy are surrogates (the release checks below still apply).
         assert server.chat and _leaks(json.dumps(server.chat, ensure_ascii=False)) == []
-    return out, result.output
+    return out, result.stdout + result.stderr
 
 
 @pytest.mark.slow
@@ -313,7 +310,6 @@ def _amazon_canaries(root: Path) -> Path:
 def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
     tmp_path: Path,
     openai_server: Callable[[Callable[[Request], str]], FakeOpenAIServer],
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     anchors = _amazon_canaries(tmp_path / "amazon")
     # Movie records fail on every attempt with chat text holding all the prompt showed (masked failures).
@@ -334,7 +330,7 @@ def test_a_copying_model_on_day_only_amazon_anchors_leaves_no_metadata_canary(
     ]
     args += ["--max-slots", "1", "--model", "openai:c", "--base-url", server.base_url, "--out", str(out)]
     args += ["--fail-on-error", "0.5", "--timezone", "America/Chicago"]
-    result = run_recworld(capsys, *args)
+    result = run_recworld(*args)
     assert result.returncode == 0, result.stderr
     prompts = json.dumps(server.chat)
     # Titles, brands and reviewer ids never reach a prompt (surrogates stand in); the kept category

@@ -1,7 +1,8 @@
 """The parts of LUNAR that serve every context setting name none of them (issue 26, item 4).
 
-``lunar/api.py``, the LUNAR command line (``lunar/cli/*``), the settings' interface
-(``contexts/base.py``) and the dry-run plan (``llm/plan.py``) read the registry; a
+``lunar/api.py``, its configs (``lunar/config.py``), the LUNAR command line (``lunar/cli/*``),
+the settings' interface (``contexts/base.py``), the eval loop (``answering/run.py``) and the
+dry run (``llm/plan.py``, ``answering/plan.py``) read the registry; a
 setting's name, class, role, or flag written in one of them means a new setting would
 have to edit it too. This check reads the source as tokens on its own (it shares no
 code with what it checks) and looks, for each registered setting, for
@@ -31,8 +32,11 @@ LUNAR = Path(recworld.lunar.__file__).parent
 CHECKED = sorted(
     [
         LUNAR / "api.py",
+        LUNAR / "config.py",
         LUNAR / "contexts" / "base.py",
         LUNAR / "llm" / "plan.py",
+        LUNAR / "answering" / "plan.py",
+        LUNAR / "answering" / "run.py",
         *(LUNAR / "cli").glob("*.py"),
     ]
 )

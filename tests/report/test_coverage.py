@@ -119,13 +119,11 @@ def test_a_skipped_image_measure_points_to_describe_images(tmp_path: Path) -> No
     assert "run `recworld describe-images`" in md
 
 
-def test_report_names_skipped_runs_on_stderr(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_names_skipped_runs_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     suite = make_suite(tmp_path)
     _two_runs(suite)
     (suite / "runs" / "vllm-foo__generate__zero-shot").mkdir()
-    result = run_in_process(monkeypatch, capsys, tmp_path, "report", str(suite))
+    result = run_in_process(monkeypatch, tmp_path, "report", str(suite))
     assert result.returncode == 0, result.stderr
     assert "recworld: warning: skipped unfinished runs (no samples.jsonl):" in result.stderr
     assert "vllm-foo__generate__zero-shot" in result.stderr

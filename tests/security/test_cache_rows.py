@@ -15,9 +15,9 @@ import pytest
 from helpers.security.common import run
 
 
-def _first_run(suite: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+def _first_run(suite: Path, out: Path) -> list[str]:
     argv = ["eval", str(suite), "--model", "random", "--out", str(out), "--no-progress"]
-    code, _out, err = run([*argv, "--limit", "3"], capsys)
+    code, _out, err = run([*argv, "--limit", "3"])
     assert code == 0, err
     for name in (".samples.journal.jsonl", "samples.jsonl"):  # answers come from the cache alone now
         (out / name).unlink()
@@ -33,36 +33,34 @@ def _first_run(suite: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> li
     ],
 )
 def test_a_damaged_cache_file_is_one_line(
-    case: str, damage: object, message: str, evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str]
+    case: str, damage: object, message: str, evil_suite: Path, work: Path
 ) -> None:
     out = work / case
-    again = _first_run(evil_suite, out, capsys)
+    again = _first_run(evil_suite, out)
     for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (out / extra).unlink(missing_ok=True)
     damage(out / "cache.sqlite")  # type: ignore[operator]
-    code, _out, err = run(again, capsys)
+    code, _out, err = run(again)
     assert code == 2 and err.startswith("recworld: error:") and err.count("\n") == 1, err
     assert message in err and "cache" in err and "Traceback" not in err
 
 
-def test_g4_a_garbage_wal_is_ignored(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_g4_a_garbage_wal_is_ignored(evil_suite: Path, work: Path) -> None:
     out = work / "G4"
-    again = _first_run(evil_suite, out, capsys)
+    again = _first_run(evil_suite, out)
     (out / "cache.sqlite-wal").write_bytes(b"\x00garbage" * 512)
-    code, _out, err = run(again, capsys)
+    code, _out, err = run(again)
     assert code == 0, err
 
 
-def test_g5_a_corrupt_row_is_a_miss(evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_g5_a_corrupt_row_is_a_miss(evil_suite: Path, work: Path) -> None:
     """F26: ``{"text": 5, "usage": "x"}`` in a row was an AttributeError traceback, exit 1."""
     out = work / "G5"
-    again = _first_run(evil_suite, out, capsys)
+    again = _first_run(evil_suite, out)
     with sqlite3.connect(out / "cache.sqlite") as db:
         changed = db.execute("""UPDATE responses SET value = '{"text": 5, "usage": "x"}'""").rowcount
     assert changed >= 3
-    code, _out, err = run(again, capsys)
+    code, _out, err = run(again)
     assert code == 0 and "Traceback" not in err, err
     assert "cache" in err  # the warning names what was wrong
     assert len((out / "samples.jsonl").read_text().splitlines()) == 10

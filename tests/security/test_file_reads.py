@@ -148,9 +148,7 @@ def test_read_json_object_refuses_what_is_not_a_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "dir", "dangling"])
-def test_b7_b9_dataset_files_that_are_not_files(
-    work: Path, capsys: pytest.CaptureFixture[str], kind: str
-) -> None:
+def test_b7_b9_dataset_files_that_are_not_files(work: Path, kind: str) -> None:
     data = write_ml_latest_small(work / "data" / "base", users=20, movies=20, ratings=120)
     (data / "ratings.csv").unlink()
     if kind == "fifo":
@@ -166,7 +164,7 @@ def test_b7_b9_dataset_files_that_are_not_files(
         code, err, seconds = _cli(argv, work)
     else:  # a directory or a dangling link cannot hang a read: in process
         started = time.monotonic()
-        code, _out, err = run(argv, capsys)
+        code, _out, err = run(argv)
         seconds = time.monotonic() - started
     assert code == 2 and seconds < 30 and "Traceback" not in err, err
 
@@ -190,17 +188,13 @@ def test_b23_symlink_loops_do_not_hang(work: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "message"), [("{broken", "invalid JSON"), ("[" * 70 + "]" * 70, "JSON nested deeper")]
 )
-def test_b24_a_broken_samples_line_is_named(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str], line: str, message: str
-) -> None:
+def test_b24_a_broken_samples_line_is_named(evil_suite: Path, work: Path, line: str, message: str) -> None:
     out = work / "run"
-    code, _o, err = run(
-        ["eval", str(evil_suite), "--model", "random", "--out", str(out), "--no-progress"], capsys
-    )
+    code, _o, err = run(["eval", str(evil_suite), "--model", "random", "--out", str(out), "--no-progress"])
     assert code == 0, err
     rows = (out / "samples.jsonl").read_text().splitlines()
     rows[1] = line
     (out / "samples.jsonl").write_text("\n".join(rows) + "\n")
-    code, _o, err = run(["report", str(out), "--out", str(work / "report")], capsys)
+    code, _o, err = run(["report", str(out), "--out", str(work / "report")])
     assert code == 2 and f"samples.jsonl:2: {message}" in err, err
     assert json.loads((out / "run.json").read_text())["status"] != "running"

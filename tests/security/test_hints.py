@@ -26,18 +26,16 @@ def command_of(argv: list[object]) -> list[str]:
     return words[:2] if words[0] in ("lunar", "data") else words[:1]
 
 
-def help_options(command: list[str], capsys: pytest.CaptureFixture[str]) -> set[str]:
-    code, out, _err = run([*command, "--help"], capsys)
+def help_options(command: list[str]) -> set[str]:
+    code, out, _err = run([*command, "--help"])
     assert code == 0
     return set(OPTION.findall(out))
 
 
-def assert_real(
-    command: list[str], message: str, capsys: pytest.CaptureFixture[str], *, named_one: bool = True
-) -> None:
+def assert_real(command: list[str], message: str, *, named_one: bool = True) -> None:
     named = set(OPTION.findall(message))
     assert named or not named_one, f"the refusal names no option to take: {message}"
-    missing = named - help_options(command, capsys)
+    missing = named - help_options(command)
     assert not missing, f"`recworld {' '.join(command)}` has no {sorted(missing)}; its message: {message}"
 
 
@@ -47,7 +45,6 @@ def test_an_ownership_refusal_names_options_the_command_has(
     world: World,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
     prepare(writer, world, tmp_path, with_previous=False)
@@ -60,10 +57,10 @@ def test_an_ownership_refusal_names_options_the_command_has(
     (out / "theirs.txt").write_text("not recworld's\n")
     if writer.name == "lunar-agreement":
         shutil.copy(world.lunar / "annotation" / "ratings.csv", out / "ratings.csv")
-    code, _out, err = run(writer.argv(world, tmp_path), capsys)
+    code, _out, err = run(writer.argv(world, tmp_path))
     assert code == 2, err
     takes_out = "--out" in [str(a) for a in writer.argv(world, tmp_path)] or writer.name == "lunar-agreement"
-    assert_real(command_of(writer.argv(world, tmp_path)), err, capsys, named_one=takes_out)
+    assert_real(command_of(writer.argv(world, tmp_path)), err, named_one=takes_out)
     if writer.force is not None:
         assert writer.force in err  # the way past it is offered, and it exists
     else:
@@ -71,7 +68,7 @@ def test_an_ownership_refusal_names_options_the_command_has(
 
 
 def test_other_refusals_name_real_options(
-    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
     run_dir = tmp_path / "run"
@@ -97,16 +94,16 @@ def test_other_refusals_name_real_options(
             str(tmp_path / "d"),
         ],
     ]
-    assert run(base, capsys)[0] == 0
+    assert run(base)[0] == 0
     (tmp_path / "p.csv").write_text("model,input,output\nx,1,1\n")
     for argv in cases:
-        code, _out, err = run(argv, capsys)
+        code, _out, err = run(argv)
         assert code in (2, 3), (argv, err)
-        assert_real(command_of(argv), err, capsys)
-    assert run(["data", "fetch", "ml-latest-small", "--from", str(world.zip)], capsys)[0] == 0
-    code, out, err = run(["data", "fetch", "ml-latest-small", "--from", str(world.zip)], capsys)
+        assert_real(command_of(argv), err)
+    assert run(["data", "fetch", "ml-latest-small", "--from", str(world.zip)])[0] == 0
+    code, out, err = run(["data", "fetch", "ml-latest-small", "--from", str(world.zip)])
     assert code == 0 and "--force" in out
-    assert_real(["data", "fetch"], out, capsys)
+    assert_real(["data", "fetch"], out)
 
 
 # Hints the model layer gives for any command that loads an ``openai:`` model (recworld.models._keys):
@@ -125,7 +122,5 @@ MODEL_COMMANDS = [
 
 
 @pytest.mark.parametrize("command", MODEL_COMMANDS, ids=" ".join)
-def test_the_model_layers_key_hints_name_options_every_model_command_has(
-    command: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert help_options(command, capsys) >= MODEL_HINTS
+def test_the_model_layers_key_hints_name_options_every_model_command_has(command: list[str]) -> None:
+    assert help_options(command) >= MODEL_HINTS

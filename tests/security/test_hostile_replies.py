@@ -38,13 +38,12 @@ def _eval(
     suite: Path,
     server: FakeServer,
     out: Path,
-    capsys: pytest.CaptureFixture[str],
     transport: str,
     *extra: str,
 ) -> tuple[int, str, float]:
     argv = eval_argv(suite, server.url, out, "--model-option", f"transport={transport}", *extra)
     started = time.monotonic()
-    code, _out, err = run(argv, capsys)
+    code, _out, err = run(argv)
     return code, err, time.monotonic() - started
 
 
@@ -67,7 +66,6 @@ def test_a_malformed_reply_is_a_sample_error_never_a_crash(
     evil_suite: Path,
     key_env: str,
     work: Path,
-    capsys: pytest.CaptureFixture[str],
     mode: str,
     arg: str,
     error: str | None,
@@ -75,9 +73,7 @@ def test_a_malformed_reply_is_a_sample_error_never_a_crash(
 ) -> None:
     out = work / "run"
     with FakeServer(mode, arg, KEY) as server:
-        code, err, _ = _eval(
-            evil_suite, server, out, capsys, transport, "--max-retries", "1", "--backoff", "0.01"
-        )
+        code, err, _ = _eval(evil_suite, server, out, transport, "--max-retries", "1", "--backoff", "0.01")
     assert "Traceback" not in err
     (sample,) = _samples(out)
     if error is None:
@@ -91,14 +87,12 @@ def test_a_malformed_reply_is_a_sample_error_never_a_crash(
 
 
 def test_rank_mode_offsets_out_of_range_are_a_sample_error(
-    evil_suite: Path, key_env: str, work: Path, capsys: pytest.CaptureFixture[str]
+    evil_suite: Path, key_env: str, work: Path
 ) -> None:
     """``span_logprob``'s ``int(o)`` overflowed on ``1e400`` exactly like ``_usage``."""
     out = work / "run"
     with FakeServer("offsets_inf", "", KEY) as server:
-        code, err, _ = _eval(
-            evil_suite, server, out, capsys, "aiohttp", "--mode", "rank", "--max-retries", "0"
-        )
+        code, err, _ = _eval(evil_suite, server, out, "aiohttp", "--mode", "rank", "--max-retries", "0")
     assert code == 3 and "Traceback" not in err
     assert "prompt logprobs" in str(_samples(out)[0]["error"])
 
@@ -111,7 +105,6 @@ def test_an_oversized_reply_is_refused_at_the_cap(
     evil_suite: Path,
     key_env: str,
     work: Path,
-    capsys: pytest.CaptureFixture[str],
     mode: str,
     arg: str,
     transport: str,
@@ -119,7 +112,7 @@ def test_an_oversized_reply_is_refused_at_the_cap(
     """E2, E3, E4, E12: refused once past 16 MiB (after decompression), a sample error, exit 3."""
     out = work / "run"
     with FakeServer(mode, arg, KEY) as server:
-        code, err, _ = _eval(evil_suite, server, out, capsys, transport, "--max-retries", "0")
+        code, err, _ = _eval(evil_suite, server, out, transport, "--max-retries", "0")
     assert code == 3, err
     assert "larger than 16777216 bytes" in str(_samples(out)[0]["error"])
     assert _finished(out) == "too_many_errors"
@@ -217,28 +210,22 @@ def _extra_peak_mb(
 
 
 @pytest.mark.timing
-def test_slowloris_times_out(
-    evil_suite: Path, key_env: str, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_slowloris_times_out(evil_suite: Path, key_env: str, work: Path) -> None:
     """E1: headers, then a byte a second: the attempt times out and the sample fails."""
     out = work / "run"
     with FakeServer("slowloris", "30", KEY) as server:
-        code, err, seconds = _eval(
-            evil_suite, server, out, capsys, "aiohttp", "--timeout", "1", "--max-retries", "1"
-        )
+        code, err, seconds = _eval(evil_suite, server, out, "aiohttp", "--timeout", "1", "--max-retries", "1")
     assert code == 3 and seconds < 15, err
     assert "timed out" in str(_samples(out)[0]["error"])
 
 
 @pytest.mark.parametrize("value", ["999999", "inf", "Wed, 21 Oct 2099 07:28:00 GMT", "nan", "1e400"])
 @pytest.mark.timing
-def test_retry_after_is_capped(
-    evil_suite: Path, key_env: str, work: Path, capsys: pytest.CaptureFixture[str], value: str
-) -> None:
+def test_retry_after_is_capped(evil_suite: Path, key_env: str, work: Path, value: str) -> None:
     """E9: a server's Retry-After never waits past --backoff-max."""
     with FakeServer("retry_after", value, KEY) as server:
         argv = ("--max-retries", "1", "--backoff-max", "0.1", "--backoff", "0.05")
-        code, err, seconds = _eval(evil_suite, server, work / "run", capsys, "aiohttp", *argv)
+        code, err, seconds = _eval(evil_suite, server, work / "run", "aiohttp", *argv)
     assert code == 3 and seconds < 10, err
     assert len(server.seen) == 2
 
@@ -248,11 +235,11 @@ def test_retry_after_is_capped(
 )
 @pytest.mark.timing
 def test_a_non_canonical_loopback_url_is_a_config_error(
-    evil_suite: Path, key_env: str, work: Path, capsys: pytest.CaptureFixture[str], host: str
+    evil_suite: Path, key_env: str, work: Path, host: str
 ) -> None:
     """E16/F15: ``http://127.1`` was retried 7 times as a transient error; now exit 2 at once."""
     started = time.monotonic()
-    code, _out, err = run(eval_argv(evil_suite, f"http://{host}:18100/v1", work / "run"), capsys)
+    code, _out, err = run(eval_argv(evil_suite, f"http://{host}:18100/v1", work / "run"))
     assert code == 2, err
     assert "canonical IPv4" in err and time.monotonic() - started < 10
     assert not (work / "run" / "samples.jsonl").exists()

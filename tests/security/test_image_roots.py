@@ -93,15 +93,13 @@ def hostile_posters(root: Path) -> tuple[Dataset, Path]:
     return Dataset.from_frames("posters", "movie", pd.DataFrame(rows), items), posters
 
 
-def test_i1_describe_images_sends_only_the_image_it_may(
-    tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_i1_describe_images_sends_only_the_image_it_may(tmp_path: Path, key_env: str) -> None:
     dataset, posters = hostile_posters(tmp_path)
     saved = dataset.save(tmp_path / "bdata" / "cache")
     with serve("content", "A red square poster.") as server:
         argv = ["describe-images", "--dataset", saved, "--model", "openai:vision", "--base-url", server.url]
         code, _out, err = run(
-            [*argv, "--out", tmp_path / "described", "--image-root", posters, "--no-progress"], capsys
+            [*argv, "--out", tmp_path / "described", "--image-root", posters, "--no-progress"]
         )
         seen = list(server.seen)
     assert code == 0, err
@@ -140,9 +138,7 @@ def _image_suite(root: Path) -> tuple[Path, Path, Path]:
     return suite, posters, _secret_png(root / "outside" / "secret.png")
 
 
-def test_i2_roots_a_crafted_manifest_names_are_never_trusted(
-    tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_i2_roots_a_crafted_manifest_names_are_never_trusted(tmp_path: Path, key_env: str) -> None:
     """F22: ``images.roots: ["/"]`` in a shared suite's manifest opened every file on the disk."""
     suite, posters, secret = _image_suite(tmp_path)
     manifest = json.loads((suite / "manifest.json").read_text())
@@ -168,14 +164,12 @@ def test_i2_roots_a_crafted_manifest_names_are_never_trusted(
             "--variant",
             "describe+image",
         ]
-        code, _out, err = run([*argv, "--no-progress", "--fail-on-error", "1"], capsys)
+        code, _out, err = run([*argv, "--no-progress", "--fail-on-error", "1"])
         assert not any(request.secret for request in server.seen) and not any(r.images for r in server.seen)
     assert code in (0, 3, 2), err  # the samples fail on the refused image; nothing was posted
 
 
-def test_i2_the_command_line_root_still_lets_the_real_posters_through(
-    tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_i2_the_command_line_root_still_lets_the_real_posters_through(tmp_path: Path, key_env: str) -> None:
     suite, posters, _secret = _image_suite(tmp_path)
     with serve("content", "A") as server:
         argv = [
@@ -188,7 +182,7 @@ def test_i2_the_command_line_root_still_lets_the_real_posters_through(
             "--variant",
             "describe+image",
         ]
-        code, _out, err = run([*argv, "--image-root", posters, "--no-progress"], capsys)
+        code, _out, err = run([*argv, "--image-root", posters, "--no-progress"])
         sent = [image for request in server.seen for image in request.images]
     assert code == 0, err
     assert sent and all(image.startswith(b"\x89PNG") for image in sent)

@@ -24,8 +24,8 @@ def _world(work: Path) -> Path:
     return write_ml_latest_small(work / "data" / "ml-latest-small")
 
 
-def _info(folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object] | None, str]:
-    code, out, err = run(["data", "info", folder, "--json"], capsys)
+def _info(folder: Path) -> tuple[int, dict[str, object] | None, str]:
+    code, out, err = run(["data", "info", folder, "--json"])
     return code, (json.loads(out) if code == 0 else None), err
 
 
@@ -36,25 +36,23 @@ def _one_line(code: int, err: str, *needles: str) -> None:
         assert needle in err, (needle, err)
 
 
-def test_b10_a_ratings_file_linked_from_outside_is_read(
-    work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_b10_a_ratings_file_linked_from_outside_is_read(work: Path) -> None:
     """Noted, no claim: the data folder's owner chose the link; it is read, never written."""
     data = _world(work)
     outside = work / "elsewhere" / "ratings.csv"
     outside.parent.mkdir()
     shutil.move(data / "ratings.csv", outside)
     (data / "ratings.csv").symlink_to(outside)
-    code, info, err = _info(data, capsys)
+    code, info, err = _info(data)
     assert code == 0 and info is not None and info["interactions"] == 1500, err
 
 
-def test_b11_crlf_files_load(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b11_crlf_files_load(work: Path) -> None:
     data = _world(work)
     for name in ("movies.csv", "ratings.csv"):
         path = data / name
         path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
-    code, info, err = _info(data, capsys)
+    code, info, err = _info(data)
     assert code == 0 and info is not None and info["interactions"] == 1500, err
 
 
@@ -63,49 +61,47 @@ def _header(path: Path, header: str) -> None:
     path.write_text(header + "\n" + "".join(lines[1:]))
 
 
-def test_b12_a_duplicate_header_column_names_file_line_field(
-    work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_b12_a_duplicate_header_column_names_file_line_field(work: Path) -> None:
     data = _world(work)
     _header(data / "ratings.csv", "userId,movieId,rating,rating")
-    code, _, err = _info(data, capsys)
+    code, _, err = _info(data)
     _one_line(code, err, "ratings.csv:1", "'rating'", "twice")
 
 
-def test_b13_a_header_with_spaces_is_one_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b13_a_header_with_spaces_is_one_line(work: Path) -> None:
     data = _world(work)
     _header(data / "movies.csv", " movieId ,title,genres")
-    code, _, err = _info(data, capsys)
+    code, _, err = _info(data)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
 
 
-def test_b14_a_utf16_file_is_one_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b14_a_utf16_file_is_one_line(work: Path) -> None:
     data = _world(work)
     movies = data / "movies.csv"
     movies.write_bytes(movies.read_text().encode("utf-16"))
-    code, _, err = _info(data, capsys)
+    code, _, err = _info(data)
     _one_line(code, err, "movies.csv:1", "utf-8")
 
 
-def test_b15_a_latin1_byte_names_its_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b15_a_latin1_byte_names_its_line(work: Path) -> None:
     data = _world(work)
     movies = data / "movies.csv"
     lines = movies.read_bytes().splitlines(keepends=True)
     lines[5] = lines[5].replace(b"Movie", b"Caf\xe9 Movie", 1)
     movies.write_bytes(b"".join(lines))
-    code, _, err = _info(data, capsys)
+    code, _, err = _info(data)
     _one_line(code, err, "movies.csv:6", "utf-8", "0xe9")
 
 
-def test_b16_a_nul_byte_in_a_title_is_accepted(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b16_a_nul_byte_in_a_title_is_accepted(work: Path) -> None:
     data = _world(work)
     movies = data / "movies.csv"
     movies.write_bytes(movies.read_bytes().replace(b"Movie 20 ", b"Movie\x0020 ", 1))
-    code, info, err = _info(data, capsys)
+    code, info, err = _info(data)
     assert (code == 0 and info is not None) or (code == 2 and err.count("\n") == 1), err
 
 
-def test_b17_one_huge_line_is_one_bounded_error(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b17_one_huge_line_is_one_bounded_error(work: Path) -> None:
     """The review's 512 MB line, scaled to 80 MB: past the 64 MiB line cap, refused at that line."""
     data = _world(work)
     ratings = data / "ratings.csv"
@@ -114,13 +110,11 @@ def test_b17_one_huge_line_is_one_bounded_error(work: Path, capsys: pytest.Captu
         handle.writelines(lines[:3])
         handle.write(b'1,"' + b"9" * (80 << 20) + b'",4.0,1000000\n')
         handle.writelines(lines[3:])
-    code, _, err = _info(data, capsys)
+    code, _, err = _info(data)
     _one_line(code, err, "ratings.csv:4")
 
 
-def test_b18_a_metadata_csv_of_100000_columns_is_bounded(
-    work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_b18_a_metadata_csv_of_100000_columns_is_bounded(work: Path) -> None:
     """The review's 1,000,000 columns (9.9 MB) took 4.2 s and 331 MB; a tenth here."""
     data = _world(work)
     meta = work / "meta.csv"
@@ -128,7 +122,7 @@ def test_b18_a_metadata_csv_of_100000_columns_is_bounded(
         writer = csv.writer(handle)
         writer.writerow(["movieId", *(f"c{i}" for i in range(100_000))])
         writer.writerow(["1", *("x" for _ in range(100_000))])
-    code, _out, err = run(["data", "info", data, "--metadata", meta], capsys)
+    code, _out, err = run(["data", "info", data, "--metadata", meta])
     assert code in (0, 2) and err.count("\n") <= 3 and "Traceback" not in err, err
 
 
@@ -156,16 +150,14 @@ def test_b19_a_recbole_user_id_of_256_kib_builds_and_evaluates(work: Path) -> No
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
-def test_b20_lunar_anchors_that_never_end_are_one_line(
-    kind: str, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_b20_lunar_anchors_that_never_end_are_one_line(kind: str, work: Path) -> None:
     anchors = work / "anchors.csv"
     if kind == "fifo":
         os.mkfifo(anchors)
     else:
         anchors.symlink_to("/dev/zero")
     argv = ["lunar", "synth", "--anchors", anchors, "--out", work / "lun", "--model", "scripted"]
-    code, _out, err = run([*argv, "--no-progress"], capsys)
+    code, _out, err = run([*argv, "--no-progress"])
     _one_line(code, err, "anchors.csv")
     assert not (work / "lun").exists()
 

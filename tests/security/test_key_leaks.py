@@ -69,7 +69,6 @@ def test_no_file_a_run_writes_holds_the_key(
     evil_suite: Path,
     key_env: str,
     work: Path,
-    capsys: pytest.CaptureFixture[str],
     mode: str,
     arg: str,
     transport: str,
@@ -79,12 +78,12 @@ def test_no_file_a_run_writes_holds_the_key(
         argv = eval_argv(
             evil_suite, server.url, out, "--max-retries", "0", "--model-option", f"transport={transport}"
         )
-        code, stdout, stderr = run(argv, capsys)
+        code, stdout, stderr = run(argv)
     assert server.seen and all(s.auth_is_key for s in server.seen), (
         "the key was not sent: the case proves nothing"
     )
     assert code in (0, 3)
-    report_code, report_out, report_err = run(["report", str(out), "--out", str(work / "report")], capsys)
+    report_code, report_out, report_err = run(["report", str(out), "--out", str(work / "report")])
     assert report_code == 0, report_err
     assert (work / "report" / "report.html").is_file()
     assert files_with_key(work, Path(os.environ["RECWORLD_HOME"])) == []
@@ -95,9 +94,7 @@ def test_no_file_a_run_writes_holds_the_key(
         assert "***" in samples  # the echo reached the stored text, redacted
 
 
-def test_a_redirect_keeps_the_key_at_home(
-    key_env: str, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_redirect_keeps_the_key_at_home(key_env: str, work: Path) -> None:
     """E8a/E8b: a 307 is never followed on either transport; the target never hears of the key."""
     with FakeServer("ok", "A", KEY) as target:
         for transport in ("aiohttp", "sdk"):
@@ -125,7 +122,6 @@ def test_with_a_proxy_set_a_loopback_server_gets_the_key_and_the_proxy_nothing(
     evil_suite: Path,
     key_env: str,
     work: Path,
-    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     transport: str,
 ) -> None:
@@ -134,7 +130,7 @@ def test_with_a_proxy_set_a_loopback_server_gets_the_key_and_the_proxy_nothing(
         monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.port}")
         monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.port}")
         extra = [] if transport == "auto" else ["--model-option", f"transport={transport}"]
-        code, _out, err = run(eval_argv(evil_suite, server.url, work / "run", *extra), capsys)
+        code, _out, err = run(eval_argv(evil_suite, server.url, work / "run", *extra))
     assert code == 0, err
     assert proxy.seen == []
     assert server.seen and all(s.auth_is_key for s in server.seen)
@@ -173,7 +169,6 @@ def test_debug_logs_hold_no_key(
     evil_suite: Path,
     key_env: str,
     work: Path,
-    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     transport: str,
 ) -> None:
@@ -183,7 +178,7 @@ def test_debug_logs_hold_no_key(
     with FakeServer("echo_key_error", "256", KEY) as server:
         argv = eval_argv(evil_suite, server.url, out, "--max-retries", "1", "--backoff", "0.01")
         code, stdout, stderr = run(
-            ["--log-level", "debug", *argv, "--model-option", f"transport={transport}"], capsys
+            ["--log-level", "debug", *argv, "--model-option", f"transport={transport}"]
         )
     assert code == 3
     assert not text_has_key(stdout + stderr)

@@ -24,7 +24,7 @@ def test_m1_a_model_spec_makes_one_safe_path_component(spec: str, tmp_path: Path
 
 
 def test_m2_describe_image_on_a_suite_without_image_measures_runs_as_rendered(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str]
+    evil_suite: Path, work: Path
 ) -> None:
     out = work / "run"
     argv = [
@@ -38,7 +38,7 @@ def test_m2_describe_image_on_a_suite_without_image_measures_runs_as_rendered(
         out,
         "--no-progress",
     ]
-    code, _out, err = run(argv, capsys)
+    code, _out, err = run(argv)
     assert code == 0, err
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert samples and all(s["error"] is None for s in samples)

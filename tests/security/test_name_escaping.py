@@ -171,7 +171,7 @@ def test_names_in_markdown_text_are_inert_even_side_by_side(first: str, second: 
     assert_inert(f"Skipped: {md_text(first)}, {md_text(second)}\n\n## {md_text(first)}{md_text(second)}\n")
 
 
-def test_d9_the_review_model_name_is_text(capsys: pytest.CaptureFixture[str]) -> None:
+def test_d9_the_review_model_name_is_text() -> None:
     name = "openai:![p](http://evil.example/pixel.png)[Click for results](http://evil.example/phish)"
     page = assert_inert(f"# {md_text(name)}\n\n| {md_cell(name)} |\n| --- |\n| {md_cell(name)} |\n")
     assert page.cells == [name]
@@ -218,18 +218,16 @@ def test_a_dataset_name_in_the_hugging_face_card_is_inert(loaded_suite: Any, dat
     assert_inert(body.replace("`", ""))  # the fingerprint's code span aside: the rest is plain text
 
 
-def test_d9_report_md_shows_no_remote_image_and_no_link(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d9_report_md_shows_no_remote_image_and_no_link(evil_suite: Path, work: Path) -> None:
     """The review's case end to end: the hostile model name through eval and report."""
     suite = work / "suite"
     shutil.copytree(evil_suite, suite, symlinks=True)
     model = "openai:![p](http://evil.example/pixel.png)[Click for results](http://evil.example/phish)"
     with serve("ok", "A") as server:
         argv = ["eval", suite, "--model", model, "--base-url", server.url, "--limit", "2", "--no-progress"]
-        code, _out, err = run(argv, capsys)
+        code, _out, err = run(argv)
     assert code == 0, err
-    assert run(["report", suite], capsys)[0] == 0
+    assert run(["report", suite])[0] == 0
     markdown = (suite / "report" / "report.md").read_text(encoding="utf-8")
     page = render(markdown)
     assert not [t for t, _ in page.tags if t in ("a", "img")]

@@ -165,7 +165,7 @@ def test_md_text(text: str, shown: str) -> None:
 
 
 def test_e13_long_replies_are_cut_in_the_viewer_and_whole_in_the_samples(
-    evil_suite: Path, tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+    evil_suite: Path, tmp_path: Path, key_env: str
 ) -> None:
     """F13: 15 MiB replies under the cap made a 189 MB report.html for 12 samples (scaled down: 1 MiB x 4)."""
     suite = tmp_path / "suite"
@@ -182,12 +182,12 @@ def test_e13_long_replies_are_cut_in_the_viewer_and_whole_in_the_samples(
             "2",
             "--no-progress",
         ]
-        code, _out, err = run(argv, capsys)
+        code, _out, err = run(argv)
     assert code == 0, err
     (samples_file,) = (suite / "runs").glob("*/samples.jsonl")
     replies = [json.loads(line)["response"] for line in samples_file.read_text().splitlines()]
     assert len(replies) == 4 and all(len(r) > MiB - 100 for r in replies)  # samples.jsonl keeps them whole
-    assert run(["report", suite], capsys)[0] == 0
+    assert run(["report", suite])[0] == 0
     html = (suite / "report" / "report.html").read_text(encoding="utf-8")
     assert len(html.encode()) < 2 * MiB < len(samples_file.read_bytes())  # no reply embedded whole
     cut = [m for m in re.findall(r'"reply":"((?:[^"\\]|\\.)*)"', html) if "cut:" in m]

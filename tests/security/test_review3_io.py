@@ -42,9 +42,7 @@ def _one_line(err: str) -> bool:
     return "Traceback" not in err and "a bug in recworld" not in err
 
 
-def test_d1_a_forged_journal_naming_a_sibling_deletes_nothing(
-    world: World, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d1_a_forged_journal_naming_a_sibling_deletes_nothing(world: World, work: Path) -> None:
     """A1: ``"trash": "victim"`` beside ``--out``; the sibling ``victim/`` was rmtree'd."""
     parent = work / "gp" / "parent"
     (parent / "victim").mkdir(parents=True)
@@ -53,7 +51,7 @@ def test_d1_a_forged_journal_naming_a_sibling_deletes_nothing(
     journal = {"schema": "recworld.swap/1", "staging": "x", "trash": "victim", "new": [0, 0], "carry": False}
     (parent / ".suite.swap.json").write_text(json.dumps(journal))
     before = snapshot(work / "gp")
-    code, _out, err = run(_build(world, parent / "suite"), capsys)
+    code, _out, err = run(_build(world, parent / "suite"))
     assert code in (0, 2) and _one_line(err)
     assert "ignored" in err  # reported, in one line
     after = snapshot(work / "gp")
@@ -64,7 +62,7 @@ def test_d1_a_forged_journal_naming_a_sibling_deletes_nothing(
 
 @pytest.mark.parametrize("writer", ["report", "eval"])
 def test_d1_a_shared_suite_with_a_journal_naming_the_folder_above_empties_nothing(
-    writer: str, world: World, work: Path, capsys: pytest.CaptureFixture[str]
+    writer: str, world: World, work: Path
 ) -> None:
     """A2, A3: ``"trash": ".."`` in ``.report.swap.json`` or ``runs/.SLUG.swap.json`` emptied ``..``."""
     downloads = work / "u" / "Downloads"
@@ -79,15 +77,13 @@ def test_d1_a_shared_suite_with_a_journal_naming_the_folder_above_empties_nothin
     (suite / "runs" / ".random__generate__zero-shot.swap.json").write_text(json.dumps(forged))
     before = snapshot(downloads)
     argv: list[object] = ["report", suite] if writer == "report" else ["eval", suite, "--model", "random"]
-    code, _out, err = run([*argv, "--no-progress"] if writer == "eval" else argv, capsys)
+    code, _out, err = run([*argv, "--no-progress"] if writer == "eval" else argv)
     assert _one_line(err) and code in (0, 2), err
     after = snapshot(downloads)
     assert [p for p in before if after.get(p) != before[p] and not p.startswith("shared-suite/report")] == []
 
 
-def test_d2_a_users_backup_beside_the_suite_is_not_taken_for_trash(
-    world: World, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d2_a_users_backup_beside_the_suite_is_not_taken_for_trash(world: World, work: Path) -> None:
     """A4: ``.suite.old-v1/`` was merged into the rebuilt suite and its ``manifest.json`` deleted."""
     suite = _fresh_suite(world, work / "b" / "suite")
     backup = work / "b" / ".suite.old-v1"
@@ -95,15 +91,13 @@ def test_d2_a_users_backup_beside_the_suite_is_not_taken_for_trash(
     (backup / "manifest.json").write_text("old manifest")
     (backup / "questions.txt").write_text("q")
     before = snapshot(backup)
-    code, _out, err = run(_build(world, suite), capsys)
+    code, _out, err = run(_build(world, suite))
     assert code == 0, err
     assert snapshot(backup) == before
     assert not (suite / "runs" / "my-old-run").exists() and not (suite / "questions.txt").exists()
 
 
-def test_d3_force_keeps_a_users_temporary_looking_file_at_any_depth(
-    world: World, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d3_force_keeps_a_users_temporary_looking_file_at_any_depth(world: World, work: Path) -> None:
     """A5: ``drafts/.chapter1.20240101.tmp`` was swept by ``eval --out m --force``."""
     mine = {
         "drafts/.chapter1.20240101.tmp": b"mine",
@@ -114,14 +108,12 @@ def test_d3_force_keeps_a_users_temporary_looking_file_at_any_depth(
         (work / "m" / relative).parent.mkdir(parents=True, exist_ok=True)
         (work / "m" / relative).write_bytes(data)
     argv = ["eval", world.suite, "--model", "random", "--out", work / "m", "--force", "--no-progress"]
-    code, _out, err = run([*argv, "--limit", "2"], capsys)
+    code, _out, err = run([*argv, "--limit", "2"])
     assert code == 0, err
     assert {r: (work / "m" / r).read_bytes() for r in mine} == mine
 
 
-def test_d4_a_forged_marker_list_never_costs_the_user_their_run_files(
-    world: World, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d4_a_forged_marker_list_never_costs_the_user_their_run_files(world: World, work: Path) -> None:
     """A6: a shared suite's marker listed ``notes.txt`` and the run's files; a rebuild deleted them."""
     suite = _fresh_suite(world, work / "c" / "suite")
     marker_path = suite / ".recworld-output.json"
@@ -140,20 +132,18 @@ def test_d4_a_forged_marker_list_never_costs_the_user_their_run_files(
     (suite / "notes.txt").write_text("mine")
     before = {p: (suite / p).read_bytes() for p in listed if (suite / p).is_file()}
     assert "notes.txt" in before and f"{run_dir}/samples.jsonl" in before
-    code, _out, err = run(_build(world, suite), capsys)
+    code, _out, err = run(_build(world, suite))
     assert code == 0, err
     assert {p: (suite / p).read_bytes() for p in before} == before
 
 
-def test_d5_a_crafted_suites_runs_link_never_carries_a_write_outside(
-    world: World, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d5_a_crafted_suites_runs_link_never_carries_a_write_outside(world: World, work: Path) -> None:
     """A8: ``runs -> ../outside-dir`` in a crafted suite took the run outside it."""
     crafted = _fresh_suite(world, work / "cr")
     shutil.rmtree(crafted / "runs")
     (work / "out").mkdir()
     (crafted / "runs").symlink_to("../out", target_is_directory=True)
-    code, _out, err = run(["eval", crafted, "--model", "random", "--no-progress"], capsys)
+    code, _out, err = run(["eval", crafted, "--model", "random", "--no-progress"])
     assert code == 2 and "symbolic link inside the recworld output" in err and _one_line(err)
     assert list((work / "out").iterdir()) == []
 
@@ -261,21 +251,19 @@ def test_d6_a_full_disk_during_a_rebuild_is_one_line_and_the_old_suite_stands(
     assert [p.name for p in work.iterdir() if p.name.startswith(".suite.")] == []
 
 
-def test_d7_long_names_fit_or_are_one_line(
-    world: World, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d7_long_names_fit_or_are_one_line(world: World, work: Path) -> None:
     """A26-A28: hidden siblings of a 245-byte name, a 300-byte model name: ENAMETOOLONG tracebacks."""
     long = work / ("a" * 245)
-    code, _out, err = run(_build(world, long), capsys)
+    code, _out, err = run(_build(world, long))
     assert code == 0, err
     assert sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []
-    code, _out, err = run(["export", long, "--to", "hf", "--out", work / ("e" * 245)], capsys)
+    code, _out, err = run(["export", long, "--to", "hf", "--out", work / ("e" * 245)])
     assert code == 0, err
-    code, _out, err = run(_build(world, work / ("b" * 256)), capsys)
+    code, _out, err = run(_build(world, work / ("b" * 256)))
     assert code == 2 and "over the 255" in err and _one_line(err)
     model = "openai:" + "m" * 300
     argv = ["eval", long, "--model", model, "--base-url", "http://127.0.0.1:9/v1", "--limit", "1"]
-    code, _out, err = run([*argv, "--max-retries", "0", "--no-progress"], capsys)
+    code, _out, err = run([*argv, "--max-retries", "0", "--no-progress"])
     assert _one_line(err), err
     runs = [p.name for p in (long / "runs").iterdir()]
     assert runs and all(len(name.encode()) <= 255 for name in runs)
@@ -283,7 +271,7 @@ def test_d7_long_names_fit_or_are_one_line(
 
 @pytest.mark.parametrize("case", ["eval", "build", "dataset"])
 def test_d8_a_path_that_is_not_utf8_is_one_line_and_writes_nothing(
-    case: str, world: World, work: Path, capsys: pytest.CaptureFixture[str]
+    case: str, world: World, work: Path
 ) -> None:
     """A30-A32: surrogate-escaped paths reached run.json, pyarrow and question rows: UnicodeEncodeError."""
     bad = os.fsdecode(b"bad\xffname")
@@ -294,7 +282,7 @@ def test_d8_a_path_that_is_not_utf8_is_one_line_and_writes_nothing(
         "build": _build(world, work / bad),
         "dataset": ["build", "--dataset", data, "--out", work / "s", *SMALL],
     }
-    code, _out, err = run(argv[case], capsys)
+    code, _out, err = run(argv[case])
     assert code == 2 and "not valid UTF-8" in err and _one_line(err), err
     assert not (work / bad).exists() and not (work / "s").exists()
 
@@ -303,9 +291,7 @@ def test_d8_a_path_that_is_not_utf8_is_one_line_and_writes_nothing(
 
 
 @pytest.mark.parametrize("name", ["recworld.log", ".samples.journal.jsonl"])
-def test_d12_a_fifo_in_a_run_folder_is_one_line_not_a_hang(
-    name: str, world: World, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d12_a_fifo_in_a_run_folder_is_one_line_not_a_hang(name: str, world: World, work: Path) -> None:
     """B1, B3, B4: a FIFO ``recworld.log`` hung eval; a FIFO journal crashed it (UnsupportedOperation)."""
     suite = _fresh_suite(world, work / "f")
     run_dir = suite / "runs" / "random__generate__zero-shot"
@@ -314,7 +300,7 @@ def test_d12_a_fifo_in_a_run_folder_is_one_line_not_a_hang(
     (run_dir / ".recworld-claim.json").write_text(json.dumps(claim))
     os.mkfifo(run_dir / name)
     with deadline(60):
-        code, _out, err = run(["eval", suite, "--model", "random", "--no-progress"], capsys)
+        code, _out, err = run(["eval", suite, "--model", "random", "--no-progress"])
     assert code == 2 and "FIFO" in err, err
     assert _one_line(err)
 
@@ -368,20 +354,18 @@ def _bomb(path: Path, size: int = 256 << 20) -> Path:
     return path
 
 
-def test_d15_a_bomb_in_a_member_the_format_reads_is_refused_before_it_is_written(
-    work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d15_a_bomb_in_a_member_the_format_reads_is_refused_before_it_is_written(work: Path) -> None:
     """B21: a 1 MB zip wrote 1.07 GB into ``cache/raw``, crashed, and left it there."""
     archive = _bomb(work / "wanted-bomb.zip")
     assert archive.stat().st_size < 2 << 20
-    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", archive], capsys)
+    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", archive])
     assert code == 2 and "zip bomb" in err and _one_line(err), err
     home = Path(os.environ["RECWORLD_HOME"])
     assert sum(p.stat().st_size for p in home.rglob("*") if p.is_file()) < 1 << 20
 
 
 def test_d15_any_failure_after_unpacking_removes_the_unpacked_copy(
-    work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """B21's second half: the parse died with ArrowMemoryError (not a RecWorldError) and 1 GiB stayed."""
     from recworld.data import sources
@@ -411,15 +395,13 @@ def test_d15_any_failure_after_unpacking_removes_the_unpacked_copy(
     ],
     ids=["file-then-dir", "top-file-then-dir", "longname"],
 )
-def test_d16_members_whose_folders_cannot_be_made_are_one_line(
-    members: list[str], work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d16_members_whose_folders_cannot_be_made_are_one_line(members: list[str], work: Path) -> None:
     """B22, B23: FileExistsError and ENAMETOOLONG tracebacks from ``mkdir`` before the ``try``."""
     archive = work / "layout.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for name in members:
             zf.writestr(name, b"userId,movieId,rating,timestamp\n1,1,4.0,1\n")
-    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", archive], capsys)
+    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", archive])
     assert code == 2 and _one_line(err) and "layout.zip" in err, err
     raw = Path(os.environ["RECWORLD_HOME"]) / "cache" / "raw"
     assert not raw.exists() or list(raw.iterdir()) == []

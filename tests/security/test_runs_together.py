@@ -141,20 +141,20 @@ def test_k11_ctrl_c_in_report_exits_130_in_one_line_and_writes_nothing(world: Wo
 
 
 def test_k12_a_failed_run_is_unscored_unmarked_and_blank_in_the_report(
-    world: World, tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+    world: World, tmp_path: Path, key_env: str
 ) -> None:
     """E5/E6: every reply malformed: exit 3, nothing scored, no marker; its report cell is blank."""
     out = tmp_path / "run"
     with serve("invalid_json") as server:
         argv = ["eval", world.suite, "--model", "openai:x", "--base-url", server.url, "--out", out]
-        code, _out, err = run([*argv, "--no-progress", "--max-retries", "0"], capsys)
+        code, _out, err = run([*argv, "--no-progress", "--max-retries", "0"])
     assert code == 3, err
     header = json.loads((out / "run.json").read_text())
     assert header["status"] == "too_many_errors" and header["counts"]["answered"] == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert all(m["score"] is None for m in metrics["measures"].values())
     assert output_kinds(out) == frozenset()  # the marker comes only after success
-    code, _out, err = run(["report", out], capsys)  # beside its own run, which is still claimed
+    code, _out, err = run(["report", out])  # beside its own run, which is still claimed
     assert code == 0, err
     markdown = (out / "report.md").read_text()
     row = next(line for line in markdown.splitlines() if line.startswith("| openai:x"))

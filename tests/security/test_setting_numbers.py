@@ -177,12 +177,12 @@ def test_options_come_only_from_settings_classes() -> None:
     ],
 )
 def test_d13_a_number_out_of_range_is_one_config_error_before_any_work(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+    evil_suite: Path, work: Path, flags: list[str]
 ) -> None:
     out = work / "run"
     runs = sorted(p.name for p in (evil_suite / "runs").iterdir()) if (evil_suite / "runs").exists() else []
     argv = ["eval", evil_suite, "--model", "openai:x", "--base-url", "http://127.0.0.1:9/v1", "--out", out]
-    code, _stdout, err = run([*argv, "--no-progress", *flags], capsys)
+    code, _stdout, err = run([*argv, "--no-progress", *flags])
     assert code == 2, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert not out.exists()  # before any work: no run folder, no claim, no log
@@ -204,30 +204,24 @@ def test_d13_a_number_out_of_range_is_one_config_error_before_any_work(
         '[[models]]\nspec = "openai:x"\ntimeout = inf',
     ],
 )
-def test_d13_toml_values_out_of_range_are_one_config_error(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str], toml: str
-) -> None:
+def test_d13_toml_values_out_of_range_are_one_config_error(evil_suite: Path, work: Path, toml: str) -> None:
     config = work / "eval.toml"
     config.write_text(toml + "\n", encoding="utf-8")
     out = work / "run"
     argv = ["eval", evil_suite, "--config", config, "--base-url", "http://127.0.0.1:9/v1", "--out", out]
     if "[[models]]" not in toml:
         argv += ["--model", "openai:x"]
-    code, _stdout, err = run([*argv, "--no-progress"], capsys)
+    code, _stdout, err = run([*argv, "--no-progress"])
     assert code == 2, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert not out.exists()
 
 
-def test_d13_a_valid_run_json_is_strict_json(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_d13_a_valid_run_json_is_strict_json(evil_suite: Path, work: Path) -> None:
     """The largest accepted values still make a run.json every JSON reader takes."""
     out = work / "run"
     flags = ["--timeout", "86400", "--backoff-max", "86400", "--seed", str(2**63 - 1), "--limit", "1"]
-    code, _stdout, err = run(
-        ["eval", evil_suite, "--model", "random", "--out", out, "--no-progress", *flags], capsys
-    )
+    code, _stdout, err = run(["eval", evil_suite, "--model", "random", "--out", out, "--no-progress", *flags])
     assert code == 0, err
 
     def refuse(name: str) -> Any:
@@ -248,7 +242,7 @@ def test_d13_a_valid_run_json_is_strict_json(
     ],
 )
 def test_numbers_of_hand_declared_options_are_bounded_too(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+    evil_suite: Path, work: Path, argv: list[str]
 ) -> None:
-    code, _stdout, err = run([a.format(suite=evil_suite) for a in argv], capsys)
+    code, _stdout, err = run([a.format(suite=evil_suite) for a in argv])
     assert code == 2 and "Traceback" not in err, err

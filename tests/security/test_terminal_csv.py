@@ -79,14 +79,12 @@ def test_x7_control_sequences_in_a_folder_name_never_reach_the_terminal(
         assert sequence not in shown, (sequence, shown[:600])
 
 
-def test_x7_piped_output_carries_no_escape_at_all(
-    hostile_folder: Path, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_x7_piped_output_carries_no_escape_at_all(hostile_folder: Path, work: Path) -> None:
     for argv in (["data", "info", str(hostile_folder)], ["data", "info", str(hostile_folder / "nope")]):
-        _code, out, err = run(argv, capsys)
+        _code, out, err = run(argv)
         assert "\x1b" not in out + err and "\x07" not in out + err and "\r" not in out + err
         assert "rich[bold red]BOLD" in out + err
-    _code, out, _err = run(["data", "info", str(hostile_folder), "--json"], capsys)
+    _code, out, _err = run(["data", "info", str(hostile_folder), "--json"])
     assert "\\u001b]0;PWNED-TITLE\\u0007" in out and "\\u009b" in out  # JSON keeps the value, escaped
 
 
@@ -132,14 +130,14 @@ def test_numbers_and_plain_text_pass(value: object) -> None:
     assert csv_cell(value) == value
 
 
-def test_x3_report_csvs_quote_a_formula_dataset_name(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_x3_report_csvs_quote_a_formula_dataset_name(work: Path) -> None:
     name = '=HYPERLINK("x","y")'
     data = write_ml_latest_small(work / "data" / name, users=30, movies=30, ratings=300)
     suite = work / "suite"
     argv = ["build", "--dataset", str(data), "--out", str(suite), "--per-measure", "5"]
-    assert run([*argv, "--measures", "kg_movie_genre", "--no-progress"], capsys)[0] == 0
-    assert run(["eval", str(suite), "--model", "random", "--no-progress"], capsys)[0] == 0
-    code, _out, err = run(["report", str(suite), "--out", str(work / "report")], capsys)
+    assert run([*argv, "--measures", "kg_movie_genre", "--no-progress"])[0] == 0
+    assert run(["eval", str(suite), "--model", "random", "--no-progress"])[0] == 0
+    code, _out, err = run(["report", str(suite), "--out", str(work / "report")])
     assert code == 0, err
     for name_csv in ("metrics.csv", "table.csv"):
         text = (work / "report" / name_csv).read_text()

@@ -83,7 +83,7 @@ def test_the_embedder_server_url_is_checked_the_same_way() -> None:
     from recworld.lunar.llm.config import EmbedderConfig
 
     with pytest.raises(ValidationError) as caught:
-        EmbedderConfig(spec="openai:e", base_url=f"http://u:{KEY}@127.0.0.1:1/v1")
+        EmbedderConfig(model="openai:e", backend=ModelConfig(base_url=f"http://u:{KEY}@127.0.0.1:1/v1"))
     assert not text_has_key(str(caught.value))
 
 
@@ -126,7 +126,6 @@ def test_d11_credentials_in_base_url_are_one_config_error_and_stored_nowhere(
     evil_suite: Path,
     work: Path,
     key_env: str,
-    capsys: pytest.CaptureFixture[str],
     template: str,
 ) -> None:
     import shutil
@@ -136,7 +135,7 @@ def test_d11_credentials_in_base_url_are_one_config_error_and_stored_nowhere(
     with FakeServer("ok", expect_key=KEY) as server:
         url = template.format(key=KEY, port=server.port)
         argv = ["eval", suite, "--model", "openai:q", "--base-url", url, "--out", work / "q", "--limit", "1"]
-        code, out, err = run([*argv, "--no-progress"], capsys)
+        code, out, err = run([*argv, "--no-progress"])
         assert server.seen == []  # refused before any request: nothing retried
     assert code == 2, err
     assert err.count("\n") == 1 and "environment" in err and "Traceback" not in err
@@ -145,9 +144,7 @@ def test_d11_credentials_in_base_url_are_one_config_error_and_stored_nowhere(
     assert not (work / "q").exists()
 
 
-def test_describe_images_refuses_a_key_in_its_base_url_before_writing(
-    work: Path, key_env: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_describe_images_refuses_a_key_in_its_base_url_before_writing(work: Path, key_env: str) -> None:
     from helpers.security.worlds import write_ml_latest_small
 
     data = write_ml_latest_small(work / "data" / "ml-latest-small")
@@ -163,7 +160,7 @@ def test_describe_images_refuses_a_key_in_its_base_url_before_writing(
         "--out",
         work / "d",
     ]
-    code, out, err = run(argv, capsys)
+    code, out, err = run(argv)
     assert code == 2 and "--base-url" in err and "Traceback" not in err, err
     assert not text_has_key(out + err) and files_with_key(work) == []
     assert not (work / "d").exists()

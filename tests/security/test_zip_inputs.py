@@ -47,30 +47,28 @@ def _zip(
     return path
 
 
-def _fetch(archive: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", str(archive)], capsys)
+def _fetch(archive: Path) -> tuple[int, str]:
+    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", str(archive)])
     return code, err
 
 
-def test_b1_a_traversing_member_is_refused(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b1_a_traversing_member_is_refused(work: Path) -> None:
     archive = _zip(work / "traversal.zip", {"../../../..zips/ESCAPED.txt": b"x"}, folder=_dataset(work))
-    code, err = _fetch(archive, capsys)
+    code, err = _fetch(archive)
     assert code == 2 and "unsafe path in zip" in err
     assert not any(p.name == "ESCAPED.txt" for p in work.parent.rglob("ESCAPED.txt"))
     assert _cache_entries() == []
 
 
-def test_b2_an_absolute_member_is_refused(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b2_an_absolute_member_is_refused(work: Path) -> None:
     target = work / "ABSOLUTE.txt"
     archive = _zip(work / "absolute.zip", {str(target): b"x"}, folder=_dataset(work))
-    code, err = _fetch(archive, capsys)
+    code, err = _fetch(archive)
     assert code == 2 and "unsafe path in zip" in err
     assert not target.exists() and _cache_entries() == []
 
 
-def test_b3_a_broken_line_names_the_zip_and_leaves_nothing(
-    work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_b3_a_broken_line_names_the_zip_and_leaves_nothing(work: Path) -> None:
     """F19: the unpacked copy stayed in cache/raw and the message named that internal path."""
     data = _dataset(work)
     ratings = (data / "ratings.csv").read_text().splitlines()
@@ -81,7 +79,7 @@ def test_b3_a_broken_line_names_the_zip_and_leaves_nothing(
         ["data", "fetch", "ml-latest-small", "--from", str(archive)],
         ["build", "--dataset", str(archive), "--out", str(work / "suite"), "--per-measure", "5"],
     ):
-        code, _out, err = run(argv, capsys)
+        code, _out, err = run(argv)
         assert code == 2
         assert f"{archive}:ml-latest-small/ratings.csv:3" in err, err
         assert "cache" not in err and os.environ["RECWORLD_HOME"] not in err
@@ -89,16 +87,14 @@ def test_b3_a_broken_line_names_the_zip_and_leaves_nothing(
         assert _cache_entries() == []
 
 
-def test_b4_a_zip_of_no_dataset_is_refused_without_unpacking(
-    work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_b4_a_zip_of_no_dataset_is_refused_without_unpacking(work: Path) -> None:
     archive = _zip(work / "not-a-dataset.zip", {"readme.txt": b"hello"})
-    code, err = _fetch(archive, capsys)
+    code, err = _fetch(archive)
     assert code == 2 and "no file that any dataset format reads" in err and str(archive) in err
     assert _cache_entries() == []
 
 
-def test_b5_a_symlink_member_is_written_as_its_text(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_b5_a_symlink_member_is_written_as_its_text(work: Path) -> None:
     data = _dataset(work)
     members = {
         "ml-latest-small/ratings.csv": b"/etc/passwd",
@@ -110,14 +106,12 @@ def test_b5_a_symlink_member_is_written_as_its_text(work: Path, capsys: pytest.C
     zips.unpack(archive, stage)
     unpacked = stage / "ml-latest-small" / "ratings.csv"
     assert not unpacked.is_symlink() and unpacked.read_bytes() == b"/etc/passwd"
-    code, err = _fetch(archive, capsys)
+    code, err = _fetch(archive)
     assert code == 2 and "ratings.csv" in err
     assert _cache_entries() == []
 
 
-def test_b6_members_no_format_reads_are_never_unpacked(
-    work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_b6_members_no_format_reads_are_never_unpacked(work: Path) -> None:
     """F20: a valid dataset plus a 1 GiB zeros.bin put 1.1 GB in the cache (256 MiB here: the same path)."""
     archive = work / "bomb.zip"
     _zip(archive, {}, folder=_dataset(work))
@@ -129,20 +123,18 @@ def test_b6_members_no_format_reads_are_never_unpacked(
         for _ in range(256):
             out.write(chunk)
     assert archive.stat().st_size < 2 << 20
-    code, err = _fetch(archive, capsys)
+    code, err = _fetch(archive)
     assert code == 0, err
     unpacked = [p for p in _raw_cache().rglob("*") if p.is_file()]
     assert sorted(p.name for p in unpacked) == ["links.csv", "movies.csv", "ratings.csv"]
     assert sum(p.stat().st_size for p in unpacked) < 1 << 20
 
 
-def test_the_unpacked_size_is_capped(
-    work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_unpacked_size_is_capped(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Dataset files that unpack past the cap are refused before one byte is written."""
     archive = _zip(work / "big.zip", {}, folder=_dataset(work))
     monkeypatch.setattr(zips, "MAX_UNPACKED_BYTES", 4096)
-    code, err = _fetch(archive, capsys)
+    code, err = _fetch(archive)
     assert code == 2 and "more than 4096" in err
     assert _cache_entries() == []
 

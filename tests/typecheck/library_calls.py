@@ -8,8 +8,11 @@ the ignore unused, and ``mypy`` fails.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import recworld
 from recworld.evaluation import EvalResult, EvalSettings
+from recworld.lunar import EmbedderConfig, LunarEvalConfig, SessionConfig
 
 
 def wrong_calls() -> None:
@@ -19,6 +22,20 @@ def wrong_calls() -> None:
     recworld.evaluate("suite", model="random", mode="beam")  # type: ignore[arg-type]
     recworld.evaluate("suite", model="random", concurrency=2.5)  # type: ignore[arg-type]
     recworld.evalute  # type: ignore[attr-defined]  # noqa: B018
+    model = SessionConfig(model="scripted")
+    # A context setting's model is a key of roles=, never a keyword of its own.
+    LunarEvalConfig(root=Path("run"), answer=model, judge=model, memory=model)  # type: ignore[call-arg]
+
+
+def right_lunar_call() -> LunarEvalConfig:
+    model = SessionConfig(model="scripted")
+    return LunarEvalConfig(
+        root=Path("run"),
+        answer=model,
+        judge=model,
+        contexts=("memory",),
+        roles={"memory": model, "memory_embedder": EmbedderConfig(model="minilm")},
+    )
 
 
 async def right_calls() -> list[EvalResult]:

@@ -21,10 +21,8 @@ from typing import Annotated, Any
 from pydantic import (
     Field,
     SerializeAsAny,
-    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -35,6 +33,7 @@ from recworld.lunar.contexts.base import (
     AssistantPrompt,
     context_setting,
     default_contexts,
+    default_privacy_contexts,
     registered,
     setting_roles,
 )
@@ -53,6 +52,14 @@ FailOnError = Annotated[
         le=1.0,
         description="Exit 3 (after writing what finished) when more than this share of pieces failed.",
     ),
+]
+
+
+# The generic baseline answer is written with 256 tokens (rubrics.generic_answer); targets get the same.
+AnswerMaxTokens = Annotated[
+    int,
+    Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
+    Flag("--max-tokens"),
 ]
 
 
@@ -175,6 +182,22 @@ def _role_model(role: str, value: Any) -> RoleModel:
         raise ValueError(f"{'.'.join([role, *(str(p) for p in first['loc'])])}: {first['msg']}") from None
 
 
+def stored_eval_config(data: Any) -> Any:
+    """A stored eval config (``run.json``'s ``config``) of an older form, with each role in ``roles``.
+
+    Runs before ``roles`` (and the first runs with them) wrote each setting's model as a
+    key of its own beside ``answer`` (``"memory": {...}``); only a stored record reads
+    that form, never a keyword (see :class:`LunarEvalConfig`).
+    """
+    if not isinstance(data, Mapping):
+        return data
+    data = dict(data)
+    flat = {role: data.pop(role) for role in setting_roles() if role in data}
+    if flat:
+        data["roles"] = {**flat, **dict(data.get("roles") or {})}
+    return data
+
+
 class LunarEvalConfig(FrozenRecord, Settings):
     """``recworld.lunar.evaluate_contexts``: answer every query under each context, judge each answer.
 
@@ -184,10 +207,13 @@ class LunarEvalConfig(FrozenRecord, Settings):
     filled with the defaults of every context run, so ``run.json`` says them all.
 
     ``roles`` holds the models the settings declare (:attr:`ContextSetting.roles
-    <recworld.lunar.contexts.ContextSetting.roles>`), by role name. Each role is also
-    a keyword and a key of its own: ``LunarEvalConfig(..., ROLE=SessionConfig(...))``
-    is ``roles={"ROLE": ...}``, and ``run.json`` writes each role beside ``answer`` and
-    ``judge``. A role with a default is filled in for every context run.
+    <recworld.lunar.contexts.ContextSetting.roles>`), by role name:
+    ``roles={"memory": SessionConfig(...)}``, the one spelling in Python and in
+    ``run.json`` (``"roles": {...}``). A role is no keyword of its own:
+    ``LunarEvalConfig(memory=...)`` is refused with an error naming ``roles={...}``
+    (a type checker refuses it too). A role with a default is filled in for every
+    context run. Run records written before, with each role a key beside ``answer``,
+    read through :func:`stored_eval_config`.
     """
 
     root: Path
@@ -200,12 +226,7 @@ class LunarEvalConfig(FrozenRecord, Settings):
     ]
     # Each setting's own options, by setting name; on the command line they are the settings' flags.
     options: Annotated[dict[str, SerializeAsAny[Record]], Flag(cli=False)] = Field(default_factory=dict)
-    # The generic baseline answer is written with 256 tokens (rubrics.generic_answer); targets get the same.
-    answer_max_tokens: Annotated[
-        int,
-        Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
-        Flag("--max-tokens"),
-    ] = 256
+    answer_max_tokens: AnswerMaxTokens = 256
     seed: Annotated[Seed, _seed("the judge order")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     privacy: Annotated[
@@ -213,12 +234,17 @@ class LunarEvalConfig(FrozenRecord, Settings):
         Field(description="Also score answers with the privacy judge (the contexts of --privacy-contexts)."),
         Flag("--privacy/--no-privacy"),
     ] = True
-    # The paper scores privacy on Full-context answers (its Fig. 4); other contexts on request.
+    # By default the settings that declare privacy_default (as the paper's Fig. 4); others on request.
     privacy_contexts: Annotated[
         tuple[str, ...],
         Field(min_length=1, description="Context settings whose answers the privacy judge scores."),
-        Flag("--privacy-contexts", parse=comma_list, cli_type=str, default_help="full"),
-    ] = ("full",)
+        Flag(
+            "--privacy-contexts",
+            parse=comma_list,
+            cli_type=str,
+            default_help=",".join(default_privacy_contexts()),
+        ),
+    ] = Field(default_factory=default_privacy_contexts)
     # The answering model's system prompt by name (contexts.base.ASSISTANT_PROMPTS): plain carries no
     # privacy instruction; discreet adds "do not recite it" (its runs go to eval/<model>@discreet/).
     assistant_prompt: Annotated[
@@ -227,7 +253,7 @@ class LunarEvalConfig(FrozenRecord, Settings):
         Flag("--assistant-prompt"),
     ] = DEFAULT_ASSISTANT_PROMPT
     timezone: UserZone = None
-    # The settings' own models by role name; written (and read) flat, each role a key beside answer.
+    # The settings' own models by role name (ContextSetting.roles): roles={"ROLE": SessionConfig(...)}.
     roles: Annotated[dict[str, RoleModel], Flag(cli=False)] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -241,22 +267,17 @@ class LunarEvalConfig(FrozenRecord, Settings):
             data = setting.read_old(data)
         options = dict(data.get("options") or {})
         data["options"] = {name: _options_of(name, value) for name, value in options.items()}
-        roles = dict(data.get("roles") or {})
         for role in setting_roles():
             if role in LunarEvalConfig.model_fields:
                 raise TypeError(f"a context setting's role {role!r} is a LunarEvalConfig field; rename it")
             if role in data and role not in cls.model_fields:  # the CLI's options class has a field per role
-                roles[role] = data.pop(role)
+                raise ValueError(
+                    f"{role!r} is a context setting's model: give it as roles={{{role!r}: ...}}, "
+                    f"not as {role}=..."
+                )
+        roles = dict(data.get("roles") or {})
         data["roles"] = {role: _role_model(role, value) for role, value in roles.items() if value is not None}
         return data
-
-    @model_serializer(mode="wrap")
-    def _flat_roles(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Each role's model written as a key of its own, as it is given."""
-        out = handler(self)
-        if isinstance(out, dict):
-            out.update(out.pop("roles", None) or {})
-        return out
 
     @field_validator("contexts", "privacy_contexts")
     @classmethod
@@ -300,11 +321,7 @@ class AblateConfig(FrozenRecord, Settings):
     answer: SessionConfig
     judge: SessionConfig
     k_max: Annotated[int, Field(ge=1, le=8, description="Largest k of the scaling curve.")] = 4
-    answer_max_tokens: Annotated[
-        int,
-        Field(ge=1, le=MAX_TOKENS, description="Answer length cap (the generic baseline's is 256)."),
-        Flag("--max-tokens"),
-    ] = 256
+    answer_max_tokens: AnswerMaxTokens = 256
     seed: Annotated[Seed, _seed("the evidence draws, the judge order")] = 0
     fail_on_error: FailOnError = DEFAULT_FAIL_ON_ERROR
     timezone: UserZone = None

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-
 from helpers.cli import run_recworld
 
 KEY = "sk-SECAUDIT-7f3c9e1d2b4a6c8e0f1a3b5c7d9e"  # the review's fake key
@@ -39,7 +37,7 @@ def eval_argv(suite: Path, url: str, out: Path, *extra: str, model: str = "opena
     return [*argv, "--limit", "1", "--measures", "kg_movie_genre", "--no-progress", *extra]
 
 
-def run(argv: Sequence[object], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+def run(argv: Sequence[object]) -> tuple[int, str, str]:
     """``recworld ARGV`` in process (:func:`helpers.cli.run_recworld`) as (exit code, stdout, stderr)."""
-    ran = run_recworld(capsys, *argv)
+    ran = run_recworld(*argv)
     return ran.returncode, ran.stdout, ran.stderr

@@ -1,7 +1,9 @@
 """``lunar eval --dry-run``: per context an answer per query, each setting's build-up step, the judges.
 
-The answers of ``none`` are rendered exactly (their prompts are the requests alone);
-the other answers are counted exactly but built at run time. Each setting says what
+The answers of a setting that declares its context text
+(:attr:`~recworld.lunar.contexts.ContextSetting.fixed_context`; the no-context floor's is
+empty, so its prompts are the requests alone) are rendered exactly; the other answers
+are counted exactly but built at run time. Each setting says what
 its own preparation asks (:meth:`~recworld.lunar.contexts.ContextSetting.plan`:
 batches its own model distils, for example), and the model of every role the chosen
 settings declare is checked, so a new setting is counted without a change here.
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 from recworld.lunar.answering.run import open_settings, sessions_of
 from recworld.lunar.config import LunarEvalConfig
-from recworld.lunar.contexts import NoContext
 from recworld.lunar.contexts.base import answer_prompt
 from recworld.lunar.llm.config import SessionConfig
 from recworld.lunar.llm.plan import PlannedStage, check_spec, planned
@@ -29,7 +30,8 @@ def plan_eval(config: LunarEvalConfig) -> dict[str, PlannedStage]:
     for setting in open_settings(config):
         for stage, planned_stage in setting.plan(inputs, sessions).items():
             stages[f"{stage} ({setting.name})"] = planned_stage
-        prompts = [answer_prompt("", q) for q, _ in pairs] if isinstance(setting, NoContext) else []
+        fixed = setting.fixed_context
+        prompts = [answer_prompt(fixed, q) for q, _ in pairs] if fixed is not None else []
         stages[f"answer ({setting.name})"] = planned(
             config.answer.name,
             len(pairs),

@@ -3,7 +3,7 @@
 Each folder holds ``answers.jsonl`` (:class:`~recworld.lunar.store.outputs.AnswerRecord`),
 ``judgments.jsonl`` (:class:`~recworld.lunar.judges.personalization.Judgment`),
 ``privacy.jsonl`` (:class:`~recworld.lunar.judges.privacy.PrivacyJudgment`, when privacy
-is on for that context: by default only ``full``, as the paper's Fig. 4) and ``run.json``
+is on for that context: ``--privacy-contexts``, by default as the paper's Fig. 4) and ``run.json``
 (:class:`~recworld.lunar.store.outputs.EvalRun`). Answers written under the ``discreet``
 system prompt go to ``DIR/eval/<model>@discreet/<context>/``, so both variants of one
 model can stand side by side (:func:`series_dir`). A failed answer

@@ -96,7 +96,7 @@ def role_flags(spec: RoleSpec) -> dict[str, Flag]:
     flag = spec.flag
     help = spec.why[:1].upper() + spec.why[1:] + ("" if spec.why.endswith(".") else ".")
     stem = flag.removesuffix("-model") if spec.kind == "model" else flag.removesuffix("-embedder") + "-embed"
-    default = spec.default.spec if isinstance(spec.default, EmbedderConfig) else None
+    default = spec.default.name if isinstance(spec.default, EmbedderConfig) else None
     own = Flag(flag, metavar="SPEC", help=help) if spec.kind == "model" else Flag(flag, help=help)
     if default is not None:
         own = Flag(flag, help=help, default_help=default)

@@ -157,17 +157,20 @@ class LunarCommand(Generic[C]):
         if self.run.smoke:
             values = layered(values, self._smoke(config))
         self._share(values)
+        roles: dict[str, Any] = {}
         for role, spec in self.layout.settings.items():  # each declared model alone: errors name its flag
             if role not in values:
                 continue
             kind = SessionConfig if spec.kind == "model" else EmbedderConfig
-            raw = values[role]
+            raw = values.pop(role)
             if spec.default is not None:
                 raw = layered(raw, spec.default.model_dump())
             try:
-                values[role] = kind.model_validate(raw)
+                roles[role] = kind.model_validate(raw)
             except ValidationError as exc:
                 raise self._named(exc, (role,)) from None
+        if roles:  # a field each on the command line (options_config), keys of roles in the stage config
+            values["roles"] = roles
         if self.contexts is not None:  # each setting's options on their own, so an error has its flag
             values["options"] = {}
             for name, raw in self.contexts.nested().items():

@@ -9,13 +9,14 @@ who reads it                       what it reads
 =================================  ==================================================
 ``lunar eval --context``           :attr:`~ContextSetting.name`, ``summary``, ``default``
 ``lunar eval --smoke``             :attr:`~ContextSetting.smoke`
+``--privacy-contexts``'s default   :attr:`~ContextSetting.privacy_default`
 its own options (``--NAME-k``)     :attr:`~ContextSetting.options_type` (Flag metadata)
 ``LunarEvalConfig``                the names and options types, to validate and store
 its own models                     :attr:`~ContextSetting.roles`: one :class:`RoleSpec`
                                    per model it needs beside the answer and judge
                                    models; the flags (``--ROLE-model``, its server and
-                                   key flags), the config key (the role's name) and
-                                   the library keyword are generated from it
+                                   key flags) are generated from it, and its name is
+                                   its key in ``LunarEvalConfig.roles``
 the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build-up
                                    step, such as distilling facts), ``build``,
                                    ``coverage`` (what a truncating setting dropped),
@@ -23,7 +24,9 @@ the eval (``answering.run``)       ``needs_embedder``, then ``prepare`` (a build
 the eval, before any call          :meth:`~ContextSetting.check`: a required model
                                    missing is one error naming its flag
 ``--dry-run``                      :meth:`~ContextSetting.plan`: the requests
-                                   ``prepare`` would send; each role's model spec checked
+                                   ``prepare`` would send; each role's model spec
+                                   checked; :attr:`~ContextSetting.fixed_context`:
+                                   its answer prompts rendered exactly
 the report                         ``order`` (row order), ``coverage`` rows
 =================================  ==================================================
 
@@ -142,10 +145,16 @@ class ContextSetting(ABC, Generic[OptionsT]):
     needs_embedder: ClassVar[bool]  # the eval opens --embedder for it
     options_type: ClassVar[type[Record]]  # its knobs: CLI options from Flag metadata, stored in run.json
     # The models it needs beside the answer and judge models, by role name (checked by check()):
-    # their flags, config keys and library keywords are generated from these.
+    # their flags are generated from these; their names are the keys of LunarEvalConfig.roles.
     roles: ClassVar[Mapping[str, RoleSpec]] = {}
     # Part of the --smoke preset's --context (the one cheap setting that shows every stage).
     smoke: ClassVar[bool] = False
+    # Its answers are scored by the privacy judge when --privacy-contexts is not given.
+    privacy_default: ClassVar[bool] = False
+    # The context build() returns for every query, when it is one text known before prepare()
+    # (the no-context floor: ""): the dry run then renders its answer prompts exactly. None:
+    # built at run time, the answers are counted but not rendered.
+    fixed_context: ClassVar[str | None] = None
     # Keys older run records (run.json) wrote flat beside answer that are now its options: key -> option.
     old_keys: ClassVar[Mapping[str, str]] = {}
 
@@ -235,6 +244,7 @@ _DECLARED: dict[str, type] = {
     "default": bool,
     "needs_embedder": bool,
     "smoke": bool,
+    "privacy_default": bool,
 }
 _REGISTRY: dict[str, type[ContextSetting[Any]]] = {}
 
@@ -251,6 +261,8 @@ def missing_parts(cls: type) -> list[str]:
         for attr, kind in _DECLARED.items()
         if not isinstance(getattr(cls, attr, None), kind)
     ]
+    if not isinstance(getattr(cls, "fixed_context", None), str | None):
+        missing.append("fixed_context: str or None")
     options = getattr(cls, "options_type", None)
     if not (isinstance(options, type) and issubclass(options, Record)):
         missing.append("options_type: a Record subclass")
@@ -321,6 +333,11 @@ def context_setting(name: str) -> type[ContextSetting[Any]]:
 def default_contexts() -> tuple[str, ...]:
     """The settings ``lunar eval`` runs when ``--context`` is not given."""
     return tuple(c.name for c in registered() if c.default)
+
+
+def default_privacy_contexts() -> tuple[str, ...]:
+    """The settings whose answers the privacy judge scores when ``--privacy-contexts`` is not given."""
+    return tuple(c.name for c in registered() if c.privacy_default)
 
 
 def smoke_contexts() -> tuple[str, ...]:

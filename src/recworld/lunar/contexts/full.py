@@ -52,6 +52,7 @@ class FullContext(ContextSetting[FullOptions]):
     options_type = FullOptions
     old_keys: ClassVar[Mapping[str, str]] = {"budget_tokens": "budget_tokens"}  # run.json before eval/3
     smoke = True  # the --smoke preset's one context: it shows every stage with the fewest calls
+    privacy_default = True  # the paper scores privacy on full-context answers (its Fig. 4)
 
     def __init__(self, options: FullOptions) -> None:
         super().__init__(options)

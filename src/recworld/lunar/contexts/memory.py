@@ -148,8 +148,8 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         self.run_record: MemoryRun | None = None
 
     # Its two models, declared here only: the flags (--memory-model, --memory-base-url, ...,
-    # --memory-embedder, --memory-embed-base-url, ...), the config keys and the library
-    # keywords (memory=, memory_embedder=) are generated from these.
+    # --memory-embedder, --memory-embed-base-url, ...) are generated from these, and the
+    # role names are their keys in LunarEvalConfig.roles (roles={"memory": ...}).
     roles: ClassVar[Mapping[str, RoleSpec]] = {
         "memory": RoleSpec(
             "--memory-model",
@@ -175,8 +175,9 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         if "distiller" in old:
             distiller = old.pop("distiller")
             stored["options"] = {**options, cls.name: old}
-            if distiller is not None and stored.get("memory") is None:
-                stored["memory"] = distiller
+            roles = dict(stored.get("roles") or {})
+            if distiller is not None and roles.get("memory") is None:
+                stored["roles"] = {**roles, "memory": distiller}
         return super().read_old(stored)
 
     @classmethod

@@ -15,6 +15,7 @@ class NoContext(ContextSetting[NoOptions]):
     default = True
     needs_embedder = False
     options_type = NoOptions
+    fixed_context = ""  # build() shows nothing, whoever asks: the dry run renders these answers
 
     def plan(self, inputs: EvalInputs, sessions: Sessions) -> dict[str, PlannedStage]:
         return {}

@@ -1,7 +1,7 @@
 """The models a context setting needs beside the answer and judge models: :class:`RoleSpec`.
 
 A setting declares them in its own module (``ContextSetting.roles``); the flags, the
-config key, the library keyword, the missing-model check and the dry-run plan are all
+key in ``LunarEvalConfig.roles``, the missing-model check and the dry-run plan are all
 generated from the declaration (see :mod:`recworld.lunar.contexts.base`). :class:`Sessions`
 carries the configured models of one eval to the settings, by role name.
 """
@@ -27,9 +27,9 @@ ROLE_FLAG_SUFFIX: dict[RoleKind, str] = {"model": "-model", "embedder": "-embedd
 class RoleSpec:
     """A model a context setting needs beside the answer and judge models, as it declares it.
 
-    The role's name (its key in :attr:`ContextSetting.roles`) is its config key and its
-    library keyword (``LunarEvalConfig(NAME=SessionConfig(...))``); it is unique among
-    the registered settings. ``flag`` is the option that names the model: it ends in
+    The role's name (its key in :attr:`ContextSetting.roles`) is its key in
+    ``LunarEvalConfig.roles`` (``roles={"NAME": SessionConfig(...)}``); it is unique
+    among the registered settings. ``flag`` is the option that names the model: it ends in
     ``-model`` for a chat model (``kind="model"``: a
     :class:`~recworld.lunar.llm.config.SessionConfig`) and in ``-embedder`` for an
     embedder (``kind="embedder"``: an :class:`~recworld.lunar.llm.config.EmbedderConfig`);

@@ -16,7 +16,7 @@ output, the reply cap, compact decoding and ``--retry-failures``.
 the :class:`~recworld.models.Model` protocol: a model object is used as it is and
 never closed by LUNAR (:func:`recworld.models.resolve_model`). Written into a run
 record, a model object is named by its identity (:func:`model_name`), so the record
-reads back as a spec string.
+reads back as a spec string. Both configs call that spec ``name``.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from recworld.runner import RunnerConfig
 LUNAR_RUNNER = RunnerConfig(concurrency=4, timeout_s=900.0, max_retries=6, progress=False)
 
 
-def model_name(model: str | Model) -> str:
-    """The spec a run records for ``model``: the string itself, or :func:`~recworld.models.object_name`."""
+def model_name(model: str | Model | Embedder) -> str:
+    """The spec a run records for a model or embedder: the string, or :func:`~recworld.models.object_name`."""
     if isinstance(model, str):
         return model
     return object_name(model)
@@ -161,13 +161,6 @@ class SessionConfig(FrozenRecord, Settings):
         return self.model_copy(update={"backend": backend, "runner": runner})
 
 
-def embedder_name(embedder: str | Embedder) -> str:
-    """The spec a run records for ``embedder``: the string itself, or :func:`~recworld.models.object_name`."""
-    if isinstance(embedder, str):
-        return embedder
-    return object_name(embedder)
-
-
 def _embedder_ref(value: Any) -> str | Embedder:
     if isinstance(value, str | Embedder):
         return value
@@ -180,7 +173,7 @@ def _embedder_ref(value: Any) -> str | Embedder:
 EmbedderRef = Annotated[
     str | Embedder,
     PlainValidator(_embedder_ref),
-    PlainSerializer(embedder_name, return_type=str),
+    PlainSerializer(model_name, return_type=str),
     Field(description="minilm, st:NAME, openai:MODEL or a plugin's spec (or, from Python, an Embedder)."),
 ]
 
@@ -197,7 +190,7 @@ class EmbedderConfig(FrozenRecord, Settings):
     ``model`` is a spec (``minilm``, ``st:NAME``, ``openai:MODEL``, a plugin's) or,
     from Python, any :class:`recworld.models.Embedder` object (``identity``,
     ``async embed``, ``aclose``): an object is used as it is and never closed by
-    LUNAR, and a run record names it by its identity (:func:`embedder_name`).
+    LUNAR, and a run record names it by its identity (:func:`model_name`; :attr:`name`).
     ``backend`` *is* the models package's :class:`~recworld.models.ModelConfig`
     (server, key variable, and ``options`` such as ``device``, ``batch_size`` or
     ``dimensions``, checked against the backend's options class when the embedder
@@ -238,9 +231,13 @@ class EmbedderConfig(FrozenRecord, Settings):
         return data
 
     @property
-    def spec(self) -> str:
-        """The embedder's spec as runs record it (an object: ``backend:model`` of its identity)."""
-        return embedder_name(self.model)
+    def name(self) -> str:
+        """The embedder's spec as runs record it (an object: ``backend:model`` of its identity).
+
+        The same name as :attr:`SessionConfig.name` (it was ``spec`` before; ``spec=`` of
+        older code and runs still reads as ``model``).
+        """
+        return model_name(self.model)
 
     @classmethod
     def of(cls, embedder: Embedder) -> EmbedderConfig:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from recworld.lunar.config import LunarEvalConfig, QueriesConfig, SynthConfig
+from recworld.lunar.config import LunarEvalConfig, QueriesConfig, SynthConfig, stored_eval_config
 from recworld.lunar.llm import FailureRecord
 from recworld.lunar.privacy.attack import RiskReport
 from recworld.lunar.store.dataset import EARLIER_STEP
@@ -213,4 +213,7 @@ class EvalRun(Record):
     @model_validator(mode="before")
     @classmethod
     def _older(cls, data: Any) -> Any:
-        return _migrated(data, "recworld.lunar.eval/2", "recworld.lunar.eval/3")
+        data = _migrated(data, "recworld.lunar.eval/2", "recworld.lunar.eval/3")
+        if isinstance(data, dict) and "config" in data:
+            data = {**data, "config": stored_eval_config(data["config"])}
+        return data
