@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from helpers.multimodal import PNG_PREFIX, draw_poster, make_dataset
+from recworld import capped
 from recworld.cli import main
 from recworld.data import image_refs
 from recworld.data.dataset import Dataset
@@ -49,13 +50,13 @@ def bomb_png(path: Path, width: int = 100_000, height: int = 100_000) -> Path:
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every path the image checks open."""
     seen: list[Path] = []
-    real = image_refs._open_image_file
+    real = capped._open_image
 
     def spy(path: Path):  # type: ignore[no-untyped-def]
         seen.append(path)
         return real(path)
 
-    monkeypatch.setattr(image_refs, "_open_image_file", spy)
+    monkeypatch.setattr(capped, "_open_image", spy)
     return seen
 
 
