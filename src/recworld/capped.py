@@ -71,7 +71,6 @@ __all__ = [
     "RefusedFileError",
     "check_line_lengths",
     "check_regular",
-    "image_format",
     "is_remote",
     "iter_lines",
     "open_fd",
@@ -203,7 +202,7 @@ def is_remote(reference: str) -> bool:
     return bool(_SCHEME.match(reference))
 
 
-def image_format(head: bytes) -> str | None:
+def _image_format(head: bytes) -> str | None:
     """The format (Pillow's name) whose signature starts ``head``: PNG, JPEG, GIF, WEBP; else None."""
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return "PNG"
@@ -230,15 +229,16 @@ def _open_image(path: Path) -> BinaryIO:
     return open_regular(path)
 
 
-def read_image(path: str | Path, *, limit: int = IMAGE_LIMIT) -> tuple[bytes, str]:
-    """The bytes and format of a local image file: a regular file of at most ``limit`` bytes.
+def read_image(path: str | Path, *, limit: int | None = None) -> tuple[bytes, str]:
+    """The bytes and format of a local image file: a regular file of at most ``limit`` bytes (IMAGE_LIMIT).
 
-    Its first bytes must be an image signature (:func:`image_format`), checked
+    Its first bytes must be an image signature (:func:`_image_format`), checked
     before any other byte is read, so a text file named ``x.png`` is never read
     whole (nor sent anywhere). Anything else is one :class:`RefusedFileError` whose
     reason is "missing", "not a regular file", "too large", "not an image" or "unreadable".
     """
     source = Path(path)
+    limit = IMAGE_LIMIT if limit is None else limit
     try:
         info = source.stat()
     except OSError as exc:
@@ -250,7 +250,7 @@ def read_image(path: str | Path, *, limit: int = IMAGE_LIMIT) -> tuple[bytes, st
     try:
         with _open_image(source) as handle:
             head = handle.read(_IMAGE_HEAD)
-            fmt = image_format(head)
+            fmt = _image_format(head)
             if fmt is None:
                 raise RefusedFileError("not an image", source, "no PNG/JPEG/GIF/WebP signature")
             data = head + handle.read(limit + 1 - len(head))  # it may have grown since the stat

@@ -21,7 +21,6 @@ import pytest
 from helpers.multimodal import PNG_PREFIX, draw_poster, make_dataset
 from recworld import capped
 from recworld.cli import main
-from recworld.data import image_refs
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError, check_image
 from recworld.data.metadata import apply_metadata
@@ -96,7 +95,7 @@ def test_describe_sends_only_the_real_image_inside_the_roots(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     cache, raw, files = hostile_cache(tmp_path)
-    monkeypatch.setattr(image_refs, "MAX_IMAGE_BYTES", files["big"].stat().st_size - 1)
+    monkeypatch.setattr(capped, "IMAGE_LIMIT", files["big"].stat().st_size - 1)
     assert files["good"].stat().st_size < files["big"].stat().st_size
     argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test", "--no-progress"]
     assert main([*argv, "--base-url", fake_vlm.url, "--image-root", str(raw)]) == 0

@@ -10,7 +10,7 @@ model server, so a local reference is used only when
 1. it resolves (``..`` and symbolic links followed) inside one of the
    :class:`ImageRoots`: the dataset's own folder or a folder the user named
    with ``--image-root``;
-2. it is a regular file of at most :data:`MAX_IMAGE_BYTES`;
+2. it is a regular file of at most :data:`recworld.capped.IMAGE_LIMIT` bytes;
 3. its first bytes are a PNG, JPEG, GIF or WebP signature (checked before any
    other byte is read, and before Pillow sees it);
 4. Pillow, restricted to that one format and with its decompression-bomb
@@ -33,13 +33,12 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from recworld.capped import IMAGE_LIMIT, RefusedFileError, is_remote, read_image
+from recworld.capped import RefusedFileError, is_remote, read_image
 from recworld.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     from recworld.data.dataset import Dataset
 
-MAX_IMAGE_BYTES = IMAGE_LIMIT
 # 40 megapixels is far above what any vision model takes (LLaVA-1.6 tiles at most 672x1344).
 MAX_IMAGE_PIXELS = 40_000_000
 
@@ -121,7 +120,7 @@ class ImageFile:
 def _read_checked(path: Path, item_id: str | None) -> tuple[bytes, str]:
     """The bytes of ``path`` and its format (:func:`recworld.capped.read_image`: size and signature first)."""
     try:
-        return read_image(path, limit=MAX_IMAGE_BYTES)
+        return read_image(path)
     except RefusedFileError as exc:
         raise RefusedImageError(exc.reason, path, exc.why, item_id=item_id) from None
 
