@@ -12,6 +12,7 @@ import base64
 import hashlib
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,26 @@ def test_a_join_of_other_bytes_keeps_the_old_file_and_leaves_no_stamp(tmp_path: 
     with pytest.raises(DataError, match="expected 3"):
         assemble_once(target, SHA, lambda: sources, size=3)
     assert target.read_bytes() == b"old" and not stamp_path(target).exists()
+
+
+def test_a_model_file_fingerprint_is_its_first_mib_and_a_fifo_is_refused(tmp_path: Path) -> None:
+    from recworld.models._common import file_fingerprint
+
+    weights = tmp_path / "model.bin"
+    data = bytes(range(256)) * 5000  # over a MiB: only the first is hashed
+    weights.write_bytes(data)
+    assert file_fingerprint(weights) == hashlib.sha256(data[: 1 << 20]).hexdigest()
+    os.mkfifo(tmp_path / "fifo.bin")  # opened with a plain open() this blocked forever
+    raised: list[BaseException] = []
+
+    def fingerprint_fifo() -> None:
+        try:
+            file_fingerprint(tmp_path / "fifo.bin")
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=fingerprint_fifo, daemon=True)  # a hang fails the case, not the suite
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "fingerprinting a FIFO hung"
+    assert len(raised) == 1 and isinstance(raised[0], DataError) and "FIFO" in str(raised[0])
