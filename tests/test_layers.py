@@ -58,9 +58,9 @@ ORDER = (
     "seeding",
     "stats",
     "paths",
+    "capped",
     "chat",
     "domain",
-    "capped",
     "csvsafe",
     "svg",
     "mdsafe",
@@ -92,7 +92,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     # intervals and tests (Clopper-Pearson, Wilson, McNemar, a bootstrap that cannot collapse).
     "stats": frozenset(),
     "paths": frozenset(),
-    "chat": frozenset(),
+    # chat types; a local image reference is hashed for the cache key through capped.
+    "chat": frozenset({"errors", "capped"}),
     # what users interact with (movie, product, music): shared by data and the measure catalogue.
     "domain": frozenset(),
     # size-capped reads of regular files only; CSV cells a spreadsheet reads as data.

@@ -20,12 +20,22 @@ the cap plus one byte.
   not on the name;
 * it is read up to a cap, and a file (or a line) over the cap is refused,
   never silently cut.
+
+The same goes for the two other ways a file is read whole: :func:`sha256_file`
+streams it (a megabyte at a time, whatever its size), and :func:`read_image`
+reads a local image reference (:func:`is_remote` tells one from a URL) up to
+:data:`IMAGE_LIMIT`, after its first bytes show an image signature. Every
+caller that hashes a file or reads an image (dataset sources, output markers,
+exports, the response cache's image key, the model backends, the dataset's
+image checks) goes through them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,21 +54,32 @@ LINE_LIMIT = 64 * MiB
 TABLE_LINE_LIMIT = 1 * MiB
 # A whole dataset file read at once (the Netflix Prize's titles, Last.fm's tags): a bound, not a budget.
 DATASET_FILE_LIMIT = 8 << 30
+# One local image sent to a model: far above any poster; LLaVA-1.6 tiles at most 672x1344 pixels.
+IMAGE_LIMIT = 20 * MiB
+_HASH_CHUNK = MiB
+_IMAGE_HEAD = 12
+# "http://", "s3://", "data:" ...; a one-letter scheme is a Windows drive ("C:\\"), not a URL.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 __all__ = [
     "DATASET_FILE_LIMIT",
+    "IMAGE_LIMIT",
     "LINE_LIMIT",
     "RECORD_LIMIT",
     "SETTINGS_LIMIT",
     "TABLE_LINE_LIMIT",
+    "RefusedFileError",
     "check_line_lengths",
     "check_regular",
+    "is_remote",
     "iter_lines",
     "open_fd",
     "open_regular",
     "open_text",
     "read_capped",
     "read_capped_text",
+    "read_image",
+    "sha256_file",
 ]
 
 
@@ -161,6 +182,87 @@ def read_capped_text(path: str | Path, *, limit: int, missing: str = "missing fi
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise DataError(f"not valid UTF-8 text (byte {exc.start})", path=source, line=line) from None
+
+
+def sha256_file(path: str | Path, *, follow: bool = True, missing: str = "missing file") -> str:
+    """SHA-256 hex of a regular file's bytes, streamed (memory stays near a megabyte whatever its size).
+
+    A device, a FIFO or a directory is one DataError (:func:`open_fd`); with
+    ``follow=False`` so is a symbolic link.
+    """
+    digest = hashlib.sha256()
+    with open_regular(path, missing=missing, follow=follow) as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def is_remote(reference: str) -> bool:
+    """True when an image reference is a URL (any scheme, ``data:`` included) rather than a file path."""
+    return bool(_SCHEME.match(reference))
+
+
+def _image_format(head: bytes) -> str | None:
+    """The format (Pillow's name) whose signature starts ``head``: PNG, JPEG, GIF, WEBP; else None."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "PNG"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "JPEG"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "GIF"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "WEBP"
+    return None
+
+
+class RefusedFileError(DataError):
+    """A file :func:`read_image` does not read; ``reason`` is a few words (what callers count)."""
+
+    def __init__(self, reason: str, path: Path, why: str = "") -> None:
+        self.reason = reason
+        self.why = why
+        super().__init__(f"{reason}: {why}" if why else reason, path=path)
+
+
+def _open_image(path: Path) -> BinaryIO:
+    """The one place an image file is opened (tests watch it to prove refused files are never read)."""
+    return open_regular(path)
+
+
+def read_image(path: str | Path, *, limit: int | None = None) -> tuple[bytes, str]:
+    """The bytes and format of a local image file: a regular file of at most ``limit`` bytes (IMAGE_LIMIT).
+
+    Its first bytes must be an image signature (:func:`_image_format`), checked
+    before any other byte is read, so a text file named ``x.png`` is never read
+    whole (nor sent anywhere). Anything else is one :class:`RefusedFileError` whose
+    reason is "missing", "not a regular file", "too large", "not an image" or "unreadable".
+    """
+    source = Path(path)
+    limit = IMAGE_LIMIT if limit is None else limit
+    try:
+        info = source.stat()
+    except OSError as exc:
+        raise RefusedFileError("missing", source, exc.strerror or "") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise RefusedFileError("not a regular file", source)
+    if info.st_size > limit:
+        raise RefusedFileError("too large", source, f"{info.st_size} bytes > {limit}")
+    try:
+        with _open_image(source) as handle:
+            head = handle.read(_IMAGE_HEAD)
+            fmt = _image_format(head)
+            if fmt is None:
+                raise RefusedFileError("not an image", source, "no PNG/JPEG/GIF/WebP signature")
+            data = head + handle.read(limit + 1 - len(head))  # it may have grown since the stat
+    except OSError as exc:
+        raise RefusedFileError("unreadable", source, exc.strerror or "") from None
+    except RefusedFileError:
+        raise
+    except DataError as exc:  # replaced by a FIFO or a device between the stat and the open
+        raise RefusedFileError("not a regular file", source, exc.detail) from None
+    if len(data) > limit:
+        raise RefusedFileError("too large", source, f"more than {limit} bytes")
+    return data, fmt
 
 
 def iter_lines(handle: BinaryIO, path: str | Path, *, limit: int = LINE_LIMIT) -> Iterator[tuple[int, bytes]]:

@@ -11,8 +11,9 @@ other object there, so a backend of any kind (an LLM, a baseline, a plugin, a
 model object, a Ray replica) cannot be handed the answer by mistake.
 An :class:`EmbeddingRequest` is one text asked of an embedder.
 
-This module imports nothing from recworld, so every layer (lrworld prompts,
-models, the runner, LUNAR) can use these types without an upward import.
+This module imports nothing from recworld but :mod:`recworld.capped` (how a
+local image is told from a URL and hashed for the cache key), so every layer
+(lrworld prompts, models, the runner, LUNAR) can use these types without an upward import.
 
 Invariant: every :class:`Response` is well-formed data, whatever backend or
 server made it: its text is valid Unicode (a lone UTF-16 surrogate, which a JSON
@@ -31,7 +32,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
+from pathlib import Path
 from typing import Any, Literal, Protocol
+
+from recworld.capped import is_remote, sha256_file
+from recworld.errors import DataError
 
 
 class AnswerMode(StrEnum):
@@ -183,14 +188,11 @@ def _cache_message(message: Message) -> dict[str, Any]:
 
 
 def _image_key(reference: str) -> str:
-    if reference.startswith(("data:", "http://", "https://")):
+    if is_remote(reference):
         return reference
-    import hashlib
-    from pathlib import Path
-
     try:
-        return "sha256:" + hashlib.sha256(Path(reference).expanduser().read_bytes()).hexdigest()
-    except OSError:
+        return "sha256:" + sha256_file(Path(reference).expanduser())
+    except (OSError, DataError):
         return reference  # the backend reports the unreadable file
 
 

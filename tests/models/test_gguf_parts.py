@@ -52,7 +52,7 @@ def test_join_is_the_parts_concatenated_in_order_with_a_stamp(fake: SplitGGUF, t
     out = join_parts(fake, tmp_path / "models")
     assert out == tmp_path / "models" / "tiny.gguf"
     assert out.read_bytes() == b"".join(CONTENTS)
-    assert (tmp_path / "models" / "tiny.gguf.sha256").read_text().strip() == fake.sha256
+    assert (tmp_path / "models" / "tiny.gguf.sha256").read_text().split() == [fake.sha256, str(fake.size)]
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["tiny.gguf", "tiny.gguf.sha256"]
     assert not any(p.module in sys.modules for p in fake.parts)  # found, never imported
 
@@ -90,7 +90,7 @@ def test_a_damaged_or_unverified_file_is_joined_again(fake: SplitGGUF, tmp_path:
     else:
         stamp.unlink()
     assert join_parts(fake, tmp_path).read_bytes() == b"".join(CONTENTS)
-    assert stamp.read_text().strip() == fake.sha256
+    assert stamp.read_text().split() == [fake.sha256, str(fake.size)]
 
 
 def test_a_missing_part_package_names_the_package_and_the_extra(fake: SplitGGUF, tmp_path: Path) -> None:

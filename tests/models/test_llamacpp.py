@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import sys
 import time
@@ -160,18 +159,17 @@ def test_gemma_name_assembles_once_then_reuses(gemma_path: Path, monkeypatch: py
     from recworld.models import llamacpp
     from recworld.paths import models_dir
 
-    calls: list[Path] = []
+    calls: list[int] = []
 
-    def fake_assemble(output_path: Path, overwrite: bool = False) -> Path:
-        calls.append(Path(output_path))
-        os.unlink(output_path)
-        os.link(gemma_path, output_path)  # the real bytes, without rewriting 253 MB
-        return Path(output_path)
+    def one_chunk() -> list[Path]:
+        calls.append(1)
+        return [gemma_path]  # the real bytes as one chunk: the hash must still match
 
-    monkeypatch.setattr(gemma_pkg, "assemble", fake_assemble)
+    monkeypatch.setattr(gemma_pkg, "chunk_paths", one_chunk)
     first = llamacpp.resolve_model_path("gemma3-270m")
     assert first.parent == models_dir() and first.stat().st_size == gemma_path.stat().st_size
-    assert llamacpp.resolve_model_path("gemma3-270m") == first
+    inode = first.stat().st_ino
+    assert llamacpp.resolve_model_path("gemma3-270m") == first and first.stat().st_ino == inode
     assert len(calls) == 1
     assert not [p for p in first.parent.iterdir() if p.name.endswith(".tmp")]
 

@@ -46,7 +46,7 @@ def run(model: OpenAICompatModel, request: Request) -> Any:
 
 def test_generate_sends_the_request_fields(keyed: ModelConfig, tmp_path: Path, transport: str) -> None:
     image = tmp_path / "poster.png"
-    image.write_bytes(b"\x89PNG fake")
+    image.write_bytes(b"\x89PNG\r\n\x1a\n fake")
     seen: list[Any] = []
     model = fake_server_model(keyed, seen=seen, transport=transport)
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
@@ -71,7 +71,7 @@ def test_generate_sends_the_request_fields(keyed: ModelConfig, tmp_path: Path, t
     assert parts[0] == {"type": "text", "text": "hi"}
     url = parts[1]["image_url"]["url"]
     assert url.startswith("data:image/png;base64,")
-    assert base64.b64decode(url.split(",", 1)[1]) == b"\x89PNG fake"
+    assert base64.b64decode(url.split(",", 1)[1]) == b"\x89PNG\r\n\x1a\n fake"
     assert seen[0].headers["authorization"] == f"Bearer {KEY}"
     assert seen[0].url.path == "/v1/chat/completions"
 

@@ -109,7 +109,7 @@ def test_images_go_to_chat_with_every_sampling_field(
     fake_vllm(monkeypatch, tiny_hf_chat)
     model: Any = load_model("vllm:org/vlm", ModelConfig(options={"batch_size": 8}))
     poster = tiny_hf_chat / "poster.png"
-    poster.write_bytes(b"\x89PNG not really")
+    poster.write_bytes(b"\x89PNG\r\n\x1a\n not really")
     pictured = Request(
         (Message("user", "describe", images=(str(poster),)),),
         seed=4,

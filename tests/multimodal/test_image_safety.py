@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from helpers.multimodal import PNG_PREFIX, draw_poster, make_dataset
+from recworld import capped
 from recworld.cli import main
-from recworld.data import image_refs
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError, check_image
 from recworld.data.metadata import apply_metadata
@@ -49,13 +49,13 @@ def bomb_png(path: Path, width: int = 100_000, height: int = 100_000) -> Path:
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every path the image checks open."""
     seen: list[Path] = []
-    real = image_refs._open_image_file
+    real = capped._open_image
 
     def spy(path: Path):  # type: ignore[no-untyped-def]
         seen.append(path)
         return real(path)
 
-    monkeypatch.setattr(image_refs, "_open_image_file", spy)
+    monkeypatch.setattr(capped, "_open_image", spy)
     return seen
 
 
@@ -95,7 +95,7 @@ def test_describe_sends_only_the_real_image_inside_the_roots(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     cache, raw, files = hostile_cache(tmp_path)
-    monkeypatch.setattr(image_refs, "MAX_IMAGE_BYTES", files["big"].stat().st_size - 1)
+    monkeypatch.setattr(capped, "IMAGE_LIMIT", files["big"].stat().st_size - 1)
     assert files["good"].stat().st_size < files["big"].stat().st_size
     argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test", "--no-progress"]
     assert main([*argv, "--base-url", fake_vlm.url, "--image-root", str(raw)]) == 0

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers.multimodal import expected_description, make_dataset
-from recworld.data.image_refs import ImageRoots, is_remote, local_references, resolve_local
+from recworld.capped import is_remote
+from recworld.data.image_refs import ImageRoots, local_references, resolve_local
 from recworld.errors import ConfigError, DataError
 from recworld.lrworld.image_variant import VARIANT, suite_images
 from recworld.lrworld.prompts import VARIANTS, render_prompt

@@ -10,7 +10,7 @@ model server, so a local reference is used only when
 1. it resolves (``..`` and symbolic links followed) inside one of the
    :class:`ImageRoots`: the dataset's own folder or a folder the user named
    with ``--image-root``;
-2. it is a regular file of at most :data:`MAX_IMAGE_BYTES`;
+2. it is a regular file of at most :data:`recworld.capped.IMAGE_LIMIT` bytes;
 3. its first bytes are a PNG, JPEG, GIF or WebP signature (checked before any
    other byte is read, and before Pillow sees it);
 4. Pillow, restricted to that one format and with its decompression-bomb
@@ -24,29 +24,23 @@ the reason (:func:`screen_images`).
 from __future__ import annotations
 
 import hashlib
-import re
-import stat
 import warnings
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from recworld.capped import open_regular
+from recworld.capped import RefusedFileError, is_remote, read_image
 from recworld.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     from recworld.data.dataset import Dataset
 
-# "http://", "s3://", "data:" ...; a one-letter scheme is a Windows drive ("C:\\"), not a URL.
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
-MAX_IMAGE_BYTES = 20 * 1024 * 1024
 # 40 megapixels is far above what any vision model takes (LLaVA-1.6 tiles at most 672x1344).
 MAX_IMAGE_PIXELS = 40_000_000
-_HEAD = 12
 
 
 class RefusedImageError(DataError):
@@ -56,11 +50,6 @@ class RefusedImageError(DataError):
         self.reason = reason
         where = f" (item {item_id!r})" if item_id is not None else ""
         super().__init__(f"{reason}{where}{': ' + detail if detail else ''}", path=path, field="image")
-
-
-def is_remote(reference: str) -> bool:
-    """True when ``reference`` is a URL (any scheme, ``data:`` included) rather than a file path."""
-    return bool(_SCHEME.match(reference))
 
 
 def resolve_local(reference: str, base_dir: Path | None) -> Path:
@@ -128,49 +117,12 @@ class ImageFile:
     height: int
 
 
-def _signature(head: bytes) -> str | None:
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "PNG"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "JPEG"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "GIF"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "WEBP"
-    return None
-
-
-def _open_image_file(path: Path) -> IO[bytes]:
-    """The one place an image file is opened (tests watch it to prove refused files are never read)."""
-    return open_regular(path)
-
-
 def _read_checked(path: Path, item_id: str | None) -> tuple[bytes, str]:
-    """The bytes of ``path`` and its format, read only after the size and signature checks pass."""
+    """The bytes of ``path`` and its format (:func:`recworld.capped.read_image`: size and signature first)."""
     try:
-        info = path.stat()
-    except OSError as exc:
-        raise RefusedImageError("missing", path, exc.strerror or "", item_id=item_id) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise RefusedImageError("not a regular file", path, item_id=item_id)
-    if info.st_size > MAX_IMAGE_BYTES:
-        raise RefusedImageError(
-            "too large", path, f"{info.st_size} bytes > {MAX_IMAGE_BYTES}", item_id=item_id
-        )
-    try:
-        with _open_image_file(path) as handle:
-            head = handle.read(_HEAD)
-            fmt = _signature(head)
-            if fmt is None:
-                raise RefusedImageError(
-                    "not an image", path, "no PNG/JPEG/GIF/WebP signature", item_id=item_id
-                )
-            data = head + handle.read(MAX_IMAGE_BYTES + 1 - len(head))
-    except OSError as exc:
-        raise RefusedImageError("unreadable", path, exc.strerror or "", item_id=item_id) from None
-    if len(data) > MAX_IMAGE_BYTES:
-        raise RefusedImageError("too large", path, f"more than {MAX_IMAGE_BYTES} bytes", item_id=item_id)
-    return data, fmt
+        return read_image(path)
+    except RefusedFileError as exc:
+        raise RefusedImageError(exc.reason, path, exc.why, item_id=item_id) from None
 
 
 def _verify_pixels(

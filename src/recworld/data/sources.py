@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from recworld import paths
-from recworld.capped import open_regular
+from recworld.capped import sha256_file
 from recworld.data import zips
 from recworld.data.dataset import Dataset
 from recworld.data.formats import SourceFormat, detect_format, find_source_root, get_format
@@ -28,16 +28,11 @@ from recworld.io import atomic_directory, recover
 # Bump when a loader's output changes, so old caches are not reused.
 # 2: same-time interactions keep file order; ids, ratings, timestamps and foreign keys validated.
 LOADER_VERSION = "2"
-_CHUNK = 1 << 20
 
 
 def file_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes (a regular file: a FIFO or a device is one DataError)."""
-    digest = hashlib.sha256()
-    with open_regular(path, missing="no such file") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+    """SHA-256 of a file's bytes (:func:`recworld.capped.sha256_file`: a FIFO or a device is a DataError)."""
+    return sha256_file(path, missing="no such file")
 
 
 def cache_root() -> Path:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from recworld import __version__
-from recworld.capped import read_capped
+from recworld.capped import read_capped, sha256_file
 from recworld.errors import DataError
 from recworld.io import (
     atomic_write_json,
@@ -204,7 +204,7 @@ def inside(out: Path, relative: str) -> Path:
 def _digest_files(staging: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for path in sorted(p for p in staging.rglob("*") if p.is_file()):
-        found[path.relative_to(staging).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        found[path.relative_to(staging).as_posix()] = sha256_file(path)
     return found
 
 

@@ -5,6 +5,10 @@
   writes confined to their output folder, named kill points;
 * :mod:`~recworld.io.proof`: the one test of whether a path is recworld's own
   to move or delete (sealed names, a per-user key);
+* :mod:`~recworld.io.keyfile`: secret key files, made whole once and read back
+  only as a key of the right length (the ownership key, a LUNAR run's key);
+* :mod:`~recworld.io.stamp`: a large file joined once from parts, verified by
+  its SHA-256 and stamped (the packaged GGUF models);
 * :mod:`~recworld.io.marker`: the output marker and the in-progress claim;
 * :mod:`~recworld.io.swap`: folder swaps journaled and recovered on the next run;
 * :mod:`~recworld.io.carry`: what a replaced output's writer did not write, kept;
@@ -19,6 +23,7 @@ from recworld.io.files import (
     atomic_write_json,
     atomic_write_jsonl,
     atomic_write_text,
+    atomic_writer,
     confine,
     confined,
     fault_hook,
@@ -58,6 +63,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_jsonl",
     "atomic_write_text",
+    "atomic_writer",
     "check_output_dir",
     "claim_output_dir",
     "confine",

@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from recworld.capped import open_regular
+from recworld.capped import sha256_file
 from recworld.errors import ConfigError, DataError
 from recworld.io.marker import CLAIM_FILE, OUTPUT_MARKER, read_marker
 
@@ -52,13 +52,9 @@ def digest(path: Path) -> tuple[int, str] | None:
             return (len(text), hashlib.sha256(text).hexdigest())
         if not stat.S_ISREG(info.st_mode):
             return None
-        sha = hashlib.sha256()
-        with open_regular(path, follow=False) as handle:
-            while chunk := handle.read(1 << 20):
-                sha.update(chunk)
+        return (info.st_size, sha256_file(path, follow=False))
     except (OSError, DataError):
         return None
-    return (info.st_size, sha.hexdigest())
 
 
 def digests(folder: Path, files: Collection[str]) -> dict[str, tuple[int, str]]:

@@ -53,6 +53,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_jsonl",
     "atomic_write_text",
+    "atomic_writer",
     "confine",
     "confined",
     "default_mode",
@@ -154,7 +155,8 @@ def default_mode(base: int) -> int:
 
 def write_error(exc: OSError, path: str | Path) -> DataError:
     """``exc``, raised while writing an output at ``path``, as one line naming the file and the reason."""
-    where = exc.filename if isinstance(exc.filename, str) and exc.filename else str(path)
+    named = exc.filename2 or exc.filename  # a rename's target, not its temporary source
+    where = named if isinstance(named, str) and named else str(path)
     reason = exc.strerror or str(exc)
     hint = {
         errno.ENAMETOOLONG: " (a file name is over 255 bytes: choose a shorter one)",
@@ -178,11 +180,19 @@ def writing(path: str | Path) -> Iterator[None]:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file, fsync, rename).
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename: :func:`atomic_writer`)."""
+    with atomic_writer(path) as handle:
+        handle.write(data)
 
-    The temporary file is ``flock``ed until it is renamed, so
-    :func:`sweep_temporary` can tell one a kill left from one being written,
-    and its name is sealed (:func:`recworld.io.proof.temporary_name`).
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
+    """A handle on a temporary sibling of ``path``, renamed over it when the block ends without error.
+
+    It is fsynced before the rename; an exception in the block removes it and
+    leaves ``path`` as it was: ``path`` holds its old bytes or all the new ones.
+    The temporary is ``flock``ed until renamed (so :func:`sweep_temporary` tells
+    one a kill left from one being written) and sealed (``proof.temporary_name``).
     """
     target = confined(path, final=False)
     with writing(target):
@@ -193,7 +203,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             with os.fdopen(fd, "wb") as handle:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
                 os.fchmod(handle.fileno(), default_mode(0o666))  # created private, as mkstemp does
-                handle.write(data)
+                yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
                 fault_point("file.staged", target)
@@ -207,17 +217,14 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 
 def is_temporary(path: Path, of: str = "") -> bool:
-    """Whether ``path`` is a temporary file :func:`atomic_write_bytes` made (for a file named ``of``).
-
-    Proven by its sealed name (:func:`recworld.io.proof.proven_temporary`), never by its form alone.
-    """
+    """Whether ``path`` is a temporary :func:`atomic_writer` made (for ``of``): its seal, never its form."""
     return proven_temporary(path, of)
 
 
 def sweep_temporary(folder: Path, *, prefix: str = "", deep: bool = True) -> None:
     """Remove the temporary files of atomic writes a kill left in ``folder`` (below it with ``deep``).
 
-    Only sealed names :func:`atomic_write_bytes` made (for a file named
+    Only sealed names :func:`atomic_writer` made (for a file named
     ``prefix``, if given) whose writer is gone (no ``flock`` held) are removed.
     A walk never follows a link.
     """

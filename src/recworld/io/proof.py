@@ -11,9 +11,10 @@ journal, or a recworld folder copied elsewhere (other inode) fails the check
 and is left alone.
 
 The key is 32 random bytes in ``RECWORLD_HOME/keys/ownership.key`` (mode
-0600), made on first use; where that folder cannot be written the key lives in
-memory only (what this process makes it can still clean up; a later process
-then leaves it, as it leaves anything it cannot prove).
+0600), made on first use and read back by :func:`recworld.io.keyfile.load_or_make_key`
+(whole or not at all; a damaged file is one error naming it); where that folder
+cannot be written the key lives in memory only (what this process makes it can
+still clean up; a later process then leaves it, as it leaves anything it cannot prove).
 
 Every generated name fits in 255 bytes: :func:`short_name` cuts a long or
 undecodable output name to a readable prefix plus a hash of the whole name.
@@ -21,7 +22,6 @@ undecodable output name to a readable prefix plus a hash of the whole name.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import os
@@ -31,8 +31,7 @@ import threading
 from pathlib import Path
 
 from recworld import paths
-from recworld.capped import read_capped
-from recworld.errors import DataError
+from recworld.io.keyfile import load_or_make_key
 
 __all__ = [
     "NAME_MAX",
@@ -68,39 +67,9 @@ def key() -> bytes:
     with _LOCK:
         known = _KEYS.get(str(path))
         if known is None:
-            known = _load_or_make(path)
+            known = load_or_make_key(path, _KEY_BYTES, memory_if_unwritable=True)
             _KEYS[str(path)] = known
     return known
-
-
-def _load_or_make(path: Path) -> bytes:
-    with contextlib.suppress(DataError):
-        data = read_capped(path, limit=_KEY_BYTES, follow=False)
-        if len(data) == _KEY_BYTES:
-            return data
-    fresh = secrets.token_bytes(_KEY_BYTES)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, fresh)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(temp, path)  # never replaces a key another process made meanwhile
-        except FileExistsError:
-            os.replace(temp, path)  # the one there was unreadable or the wrong size
-        else:
-            os.unlink(temp)
-    except OSError:
-        return fresh  # a read-only home: this process's key only
-    with contextlib.suppress(DataError):
-        data = read_capped(path, limit=_KEY_BYTES, follow=False)
-        if len(data) == _KEY_BYTES:
-            return data
-    return fresh
 
 
 def _text(part: object) -> bytes:

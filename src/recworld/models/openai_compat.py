@@ -57,12 +57,12 @@ import asyncio
 import base64
 import logging
 import math
-import mimetypes
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from recworld.capped import RefusedFileError, is_remote, read_image
 from recworld.chat import AnswerMode, Message, Request, Response, Usage
 from recworld.errors import ConfigError, DataError, ModelError
 from recworld.models._common import best_choice, completion_choice, flatten_messages
@@ -97,16 +97,20 @@ RANK_NEEDS = (
 
 
 def image_url(reference: str) -> str:
-    """A URL the chat API accepts for an image: data and http(s) URLs pass, local files are inlined."""
-    if reference.startswith(("data:", "http://", "https://")):
+    """A URL the chat API accepts for an image: a URL passes as given, a local image file is inlined.
+
+    The file is read the one capped way (:func:`recworld.capped.read_image`: a
+    regular file, an image signature, at most ``IMAGE_LIMIT`` bytes), and its
+    media type is the format its bytes show, not its name.
+    """
+    if is_remote(reference):
         return reference
     path = Path(reference).expanduser()
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read image: {exc.strerror}") from exc
-    mime = mimetypes.guess_type(path.name)[0] or "image/png"
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        data, fmt = read_image(path)
+    except RefusedFileError as exc:
+        raise ConfigError(f"{path}: cannot read image: {exc.detail}") from None
+    return f"data:image/{fmt.lower()};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def chat_message(message: Message) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from recworld.capped import is_remote
 from recworld.chat import AnswerMode, Message, Request, Response
 from recworld.errors import RecWorldError
 from recworld.models.base import Model, context_window, max_concurrency, token_counter
@@ -47,7 +48,7 @@ def _check_identity(identity: Mapping[str, str], shown: str, secret: str) -> Non
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()), data
     dumped = json.dumps(data, sort_keys=True) + shown
     assert secret not in dumped, "a key reached the identity or repr"
-    local = [v for v in data.values() if os.path.isabs(v) and not v.startswith(("http://", "https://"))]
+    local = [v for v in data.values() if os.path.isabs(v) and not is_remote(v)]
     assert not local, f"the identity holds local paths {local}: it must name a model, not a machine"
 
 

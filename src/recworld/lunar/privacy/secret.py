@@ -1,9 +1,11 @@
 """The run's secret: the key of every surrogate and of the time offset.
 
 Invariant: the key and the offset it gives are never written to ``RUN/dataset/``, the
-manifest, a log or the terminal. The key comes from ``RECWORLD_LUNAR_KEY`` (hex; then
-nothing is written) or from ``RUN/private/key`` (mode 0600, created with a fresh random key
-on the first run into that folder, reused when the run resumes, so the cache still hits).
+manifest, a log or the terminal. The key comes from ``RECWORLD_LUNAR_KEY`` (hex, at least
+16 bytes; then nothing is written) or from ``RUN/private/key`` (32 bytes as hex, mode 0600,
+made whole with a fresh random key on the first run into that folder and reused when the
+run resumes, so the cache still hits: :func:`recworld.io.keyfile.load_or_make_key`; a
+damaged file is one error naming it, never a short key or a silently new one).
 Delete that file and the real dates of a release can no longer be recovered by anyone.
 
 The offset is a whole number of weeks, drawn from the key among the shifts that move every
@@ -21,10 +23,14 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from recworld.errors import ConfigError
+from recworld.io import confined
+from recworld.io.keyfile import load_or_make_key
 from recworld.lunar.privacy.surrogates import digest
 
 KEY_ENV = "RECWORLD_LUNAR_KEY"
 KEY_FILE = Path("private") / "key"
+KEY_BYTES = 32
+MIN_ENV_BYTES = 16
 # Offsets tried: 5 to 30 years forward, in weeks.
 MIN_WEEKS, MAX_WEEKS = 260, 1560
 
@@ -34,20 +40,18 @@ def run_key(out_dir: Path | None) -> bytes:
     env = os.environ.get(KEY_ENV)
     if env:
         try:
-            return bytes.fromhex(env.strip())
+            key = bytes.fromhex(env.strip())
         except ValueError:
-            raise ConfigError(f"{KEY_ENV} must be hex (e.g. the output of `openssl rand -hex 32`)") from None
+            key = b""
+        if len(key) < MIN_ENV_BYTES:
+            raise ConfigError(
+                f"{KEY_ENV} must be at least {MIN_ENV_BYTES} bytes as hex "
+                "(e.g. the output of `openssl rand -hex 32`)"
+            )
+        return key
     if out_dir is None:
-        return secrets.token_bytes(32)
-    path = out_dir / KEY_FILE
-    if path.exists():
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    key = secrets.token_bytes(32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as f:
-        f.write(key.hex())
-    return key
+        return secrets.token_bytes(KEY_BYTES)
+    return load_or_make_key(confined(out_dir / KEY_FILE), KEY_BYTES)
 
 
 def offset_weeks(key: bytes, real_days: Collection[date]) -> int:
