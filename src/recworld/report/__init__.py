@@ -2,8 +2,41 @@
 
 ``write_report(run_dirs, out_dir)`` is the entry point; ``recworld report`` calls it.
 matplotlib and jinja2 are imported only when a report is written.
+
+Every name here loads its module on first use (module ``__getattr__``, the lazy-attribute
+pattern of Scientific Python's SPEC 1), so a command module that imports one submodule
+does not pay for the rest at start-up.
 """
 
-from recworld.report.writer import LONG_COLUMNS, write_report
+from __future__ import annotations
 
-__all__ = ["LONG_COLUMNS", "write_report"]
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recworld.report.writer import LONG_COLUMNS, write_report
+
+# Public names that load their module (and its heavy imports) when first asked for.
+_ON_FIRST_USE = {
+    "LONG_COLUMNS": "recworld.report.writer",
+    "write_report": "recworld.report.writer",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+__all__ = [
+    "LONG_COLUMNS",
+    "write_report",
+]

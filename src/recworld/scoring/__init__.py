@@ -5,20 +5,63 @@ a run's typed sample records (:class:`SampleRecord`) into its
 :class:`MetricsRecord` (``compute_metrics`` gives the same as JSON);
 ``paired_comparison`` compares two runs on the questions they share
 (:class:`PairedRecord`). The report reads these records as they are.
+
+Every name here loads its module on first use (module ``__getattr__``, the lazy-attribute
+pattern of Scientific Python's SPEC 1), so a command module that imports one submodule
+does not pay for the rest at start-up.
 """
 
-from recworld.scoring.extract import extract_choice, strip_reasoning
-from recworld.scoring.metrics import PAIRED_SCHEMA, compute_metrics, load_samples, score_samples
-from recworld.scoring.paired import paired_comparison
-from recworld.scoring.records import (
-    METRICS_SCHEMA,
-    SAMPLE_SCHEMA,
-    MetricsRecord,
-    PairedRecord,
-    SampleRecord,
-    SampleUsage,
-)
-from recworld.stats import CONFIDENCE, N_RESAMPLES
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recworld.scoring.extract import extract_choice, strip_reasoning
+    from recworld.scoring.metrics import PAIRED_SCHEMA, compute_metrics, load_samples, score_samples
+    from recworld.scoring.paired import paired_comparison
+    from recworld.scoring.records import (
+        METRICS_SCHEMA,
+        SAMPLE_SCHEMA,
+        MetricsRecord,
+        PairedRecord,
+        SampleRecord,
+        SampleUsage,
+    )
+    from recworld.stats import CONFIDENCE, N_RESAMPLES
+
+# Public names that load their module (and its heavy imports) when first asked for.
+_ON_FIRST_USE = {
+    "extract_choice": "recworld.scoring.extract",
+    "strip_reasoning": "recworld.scoring.extract",
+    "PAIRED_SCHEMA": "recworld.scoring.metrics",
+    "compute_metrics": "recworld.scoring.metrics",
+    "load_samples": "recworld.scoring.metrics",
+    "score_samples": "recworld.scoring.metrics",
+    "paired_comparison": "recworld.scoring.paired",
+    "METRICS_SCHEMA": "recworld.scoring.records",
+    "SAMPLE_SCHEMA": "recworld.scoring.records",
+    "MetricsRecord": "recworld.scoring.records",
+    "PairedRecord": "recworld.scoring.records",
+    "SampleRecord": "recworld.scoring.records",
+    "SampleUsage": "recworld.scoring.records",
+    "CONFIDENCE": "recworld.stats",
+    "N_RESAMPLES": "recworld.stats",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "CONFIDENCE",

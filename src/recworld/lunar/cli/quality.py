@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from recworld.console.options import Given, with_options
-from recworld.lunar import api
 from recworld.lunar.cli import output as show
 from recworld.lunar.cli.flags import session_roles
 from recworld.lunar.cli.options import LunarCommand, lunar_options
@@ -36,6 +35,7 @@ def add_rate(app: typer.Typer) -> None:
         given: LunarCommand[RateConfig],
     ) -> None:
         """LLM-rated log plausibility and profile consistency (paper Tables 1, 9), plus query quality."""
+        from recworld.lunar import api
         from recworld.lunar.cli.plans import plan_rate
 
         config, options = given.build(RateConfig, root=root), given.run

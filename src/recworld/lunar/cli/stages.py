@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from recworld.console.options import Flag, Given, build, with_options
-from recworld.lunar import api
 from recworld.lunar.cli import output as show
 from recworld.lunar.cli.flags import RunOptions, session_roles
 from recworld.lunar.cli.options import LunarCommand, context_flag, lunar_options
@@ -39,6 +38,7 @@ def add_synth(app: typer.Typer) -> None:
     @lunar_options(SynthConfig, roles=session_roles(judge=False), flags=SYNTH_EMBEDDER, dry_run=True)
     def synth(given: LunarCommand[SynthConfig]) -> None:
         """Synthesise profiles, trajectories and records anchored on real users."""
+        from recworld.lunar import api
         from recworld.lunar.synth.plan import plan_synth
 
         config, run = given.build(SynthConfig), given.run
@@ -62,6 +62,7 @@ def add_queries(app: typer.Typer) -> None:
     )
     def queries(root: Root, given: LunarCommand[QueriesConfig]) -> None:
         """Generate queries (seed exemplars) and build their rubrics and evidence sets."""
+        from recworld.lunar import api
         from recworld.lunar.queries.plan import plan_queries
 
         config, run = given.build(QueriesConfig, root=root), given.run
@@ -86,6 +87,7 @@ def add_eval(app: typer.Typer) -> None:
     )
     def eval_command(root: Root, given: LunarCommand[LunarEvalConfig]) -> None:
         """Answer every query under each context setting and judge it against the generic baseline."""
+        from recworld.lunar import api
         from recworld.lunar.answering.plan import plan_eval
 
         config, run = given.build(LunarEvalConfig, root=root), given.run
@@ -103,6 +105,7 @@ def add_ablate(app: typer.Typer) -> None:
     @lunar_options(AblateConfig, roles=session_roles(judge=True), exclude=["root"])
     def ablate(root: Root, given: LunarCommand[AblateConfig]) -> None:
         """Evidence ablations: Full-E vs Single-E on multi-domain queries, and k-scaling (Table 5, Fig. 3)."""
+        from recworld.lunar import api
         from recworld.lunar.cli.plans import plan_ablate
 
         config, run = given.build(AblateConfig, root=root), given.run
@@ -121,6 +124,8 @@ def add_report(app: typer.Typer) -> None:
         run: Given,
     ) -> None:
         """Write report.html (tables, figures, a sample viewer), report.md, two CSVs and quality.json."""
+        from recworld.lunar import api
+
         options = build(RunOptions, run.nested())
         config = build(ReportConfig, {"root": root, **given.nested()})
         written = api.write_lunar_report(config, progress=options.progress)
