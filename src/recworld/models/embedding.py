@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-Vectors = npt.NDArray[np.float32]
+# Quoted so that naming the type (every embedder, the runner, the options of each command) loads no numpy.
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 DEFAULT_BATCH = 64
 
@@ -70,6 +72,8 @@ def batch_size(embedder: Embedder) -> int:
 
 def normalise(vectors: npt.ArrayLike) -> Vectors:
     """Rows scaled to unit L2 norm (a zero row stays zero), as float32: a dot product is then the cosine."""
+    import numpy as np
+
     v = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     out: Vectors = np.divide(v, norms, out=np.zeros_like(v), where=norms > 0)

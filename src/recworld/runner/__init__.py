@@ -8,19 +8,58 @@ the run-level one (:func:`judge`). Every runner is opened by
 confined, who closes the model, closing order). It knows nothing of suites,
 questions or scores: LRWorld evaluation lives in :mod:`recworld.evaluation`,
 above this package.
+
+Every name here loads its module on first use (module ``__getattr__``, the lazy-attribute
+pattern of Scientific Python's SPEC 1): a config that holds a :class:`RunnerConfig`
+(every command's options) loads neither asyncio, the cache nor numpy.
 """
 
-from recworld.runner.cache import ResponseCache, cache_key
-from recworld.runner.config import RunnerConfig, RunnerStats
-from recworld.runner.embeddings import BlockingEmbedder, EmbeddingRunner
-from recworld.runner.engine import Completion, Runner
-from recworld.runner.opening import (
-    answer_all,
-    open_blocking_embedder,
-    open_embedding_runner,
-    open_runner,
-)
-from recworld.runner.policy import DEFAULT_FAIL_ON_ERROR, FailOnError, Failure, judge
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recworld.runner.cache import ResponseCache, cache_key
+    from recworld.runner.config import RunnerConfig, RunnerStats
+    from recworld.runner.embeddings import BlockingEmbedder, EmbeddingRunner
+    from recworld.runner.engine import Completion, Runner
+    from recworld.runner.opening import answer_all, open_blocking_embedder, open_embedding_runner, open_runner
+    from recworld.runner.policy import DEFAULT_FAIL_ON_ERROR, FailOnError, Failure, judge
+
+# Public names that load their module (and its heavy imports) when first asked for.
+_ON_FIRST_USE = {
+    "ResponseCache": "recworld.runner.cache",
+    "cache_key": "recworld.runner.cache",
+    "RunnerConfig": "recworld.runner.config",
+    "RunnerStats": "recworld.runner.config",
+    "BlockingEmbedder": "recworld.runner.embeddings",
+    "EmbeddingRunner": "recworld.runner.embeddings",
+    "Completion": "recworld.runner.engine",
+    "Runner": "recworld.runner.engine",
+    "answer_all": "recworld.runner.opening",
+    "open_blocking_embedder": "recworld.runner.opening",
+    "open_embedding_runner": "recworld.runner.opening",
+    "open_runner": "recworld.runner.opening",
+    "DEFAULT_FAIL_ON_ERROR": "recworld.runner.policy",
+    "FailOnError": "recworld.runner.policy",
+    "Failure": "recworld.runner.policy",
+    "judge": "recworld.runner.policy",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "DEFAULT_FAIL_ON_ERROR",

@@ -42,7 +42,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 from recworld.errors import ConfigError
 from recworld.lunar.contexts.roles import RoleModel, RoleSpec, Sessions
@@ -51,7 +51,9 @@ from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.llm.structured import FailureRecord, StructuredLLM
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 from recworld.records import FrozenRecord, Record, Settings
-from recworld.runner import BlockingEmbedder
+
+if TYPE_CHECKING:
+    from recworld.runner import BlockingEmbedder
 
 # The answering model's system prompt, by name (``--assistant-prompt``). The default carries no
 # privacy instruction: the privacy x personalisation trade-off is what the privacy judge measures,

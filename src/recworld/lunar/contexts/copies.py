@@ -37,8 +37,6 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from recworld.records import FrozenRecord
 
 CANDIDATES = 5
@@ -88,6 +86,8 @@ def tokens(text: str) -> set[str]:
 def _spread(values: Sequence[float]) -> Spread | None:
     if not values:
         return None
+    import numpy as np
+
     a = np.asarray(values, dtype=float)
     return Spread(
         mean=float(a.mean()), median=float(np.median(a)), p90=float(np.quantile(a, 0.9)), max=float(a.max())

@@ -44,9 +44,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-import numpy as np
 from pydantic import Field
 
 from recworld.console.options import Flag
@@ -71,12 +70,13 @@ from recworld.lunar.contexts.roles import RoleSpec, Sessions
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.lunar.llm.embed import EMBEDDINGS_FILE, identity_name
 from recworld.lunar.llm.plan import PlannedStage, planned
-from recworld.lunar.llm.session import open_llm
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
 from recworld.models import Embedder, resolve_embedder
 from recworld.models.registry import ServerURL
 from recworld.records import MAX_INT, FrozenRecord, Record, Settings
-from recworld.runner import open_embedding_runner
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class MemoryCounts(FrozenRecord):
@@ -199,6 +199,11 @@ class MemoryContext(ContextSetting[MemoryOptions]):
 
     async def prepare(self, env: ContextEnv) -> Preparation:
         """Run the memory loop for every user (cached by the Runner), embed the requests; what it asked."""
+        import numpy as np
+
+        from recworld.lunar.llm.session import open_llm
+        from recworld.runner import open_embedding_runner
+
         model = self.memory_model(env.sessions)
         config = self.role_embedder(env.sessions, "memory_embedder")
         embedder, owned = resolve_embedder(config.model, config.backend)  # an object stays the caller's

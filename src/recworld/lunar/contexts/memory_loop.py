@@ -16,9 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import Field
 
 from recworld.errors import require
@@ -35,7 +34,11 @@ from recworld.lunar.llm import StructuredLLM, gather_or_cancel
 from recworld.lunar.llm.decoding import room
 from recworld.lunar.schemas import BehaviourRecord, UserData
 from recworld.records import Draft
-from recworld.runner import EmbeddingRunner
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from recworld.runner import EmbeddingRunner
 
 BATCH_SIZE = 10
 TOP_K = 50

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, tzinfo
-from typing import Annotated, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from pydantic import Field
 
@@ -15,7 +15,9 @@ from recworld.lunar.contexts.roles import Sessions
 from recworld.lunar.llm.plan import PlannedStage
 from recworld.lunar.schemas import BehaviourRecord, EvalInputs, Query, Rubric, UserData, records_block
 from recworld.records import MAX_INT, FrozenRecord, Settings
-from recworld.runner import BlockingEmbedder
+
+if TYPE_CHECKING:
+    from recworld.runner import BlockingEmbedder
 
 
 class RagOptions(FrozenRecord, Settings):

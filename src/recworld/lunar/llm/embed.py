@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recworld.models import Embedder, normalise, resolve_embedder
-from recworld.runner import BlockingEmbedder, open_blocking_embedder
 
 if TYPE_CHECKING:
     from recworld.lunar.llm.config import EmbedderConfig
+    from recworld.runner import BlockingEmbedder
 
 DEFAULT_EMBEDDER = "minilm"
 EMBEDDINGS_FILE = "embeddings.sqlite"
@@ -58,6 +58,8 @@ def open_embedder(config: EmbedderConfig, root: Path | None) -> Iterator[Blockin
     exit; an object is used as it is and never closed
     (:func:`recworld.models.resolve_embedder`, :func:`recworld.runner.open_blocking_embedder`).
     """
+    from recworld.runner import open_blocking_embedder
+
     embedder, owned = resolve_embedder(config.model, config.backend)
     cache_path = root / EMBEDDINGS_FILE if root is not None else None
     with open_blocking_embedder(embedder, config.runner, cache_path, owned=owned) as blocking:
