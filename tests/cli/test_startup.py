@@ -11,10 +11,12 @@ check reads plain module names; it calls nothing of recworld's but the entry poi
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,36 @@ def test_every_help_loads_no_heavy_library(walked: dict[str, list[object]]) -> N
 def test_the_check_names_a_heavy_library_by_its_top_level_module() -> None:
     assert heavy_in(["json", "pandas", "scipy", "recworld", "typer"]) == ["pandas", "scipy"]
     assert heavy_in(["pydantic", "typer", "asyncio"]) == []
+
+
+LAZY_FACES = (
+    "recworld.data",
+    "recworld.mining",
+    "recworld.runner",
+    "recworld.scoring",
+    "recworld.multimodal",
+    "recworld.evaluation",
+    "recworld.report",
+    "recworld.lunar",
+)
+
+
+@pytest.mark.parametrize("package", LAZY_FACES)
+def test_each_name_of_a_lazy_face_resolves_and_is_listed(package: str) -> None:
+    face = importlib.import_module(package)
+    for name in face.__all__:
+        value = getattr(face, name)
+        assert getattr(face, name) is value, name  # loaded once, then a plain attribute
+        assert name in dir(face), name
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        face.not_a_name  # noqa: B018
+
+
+def test_loading_the_fetch_module_leaves_the_fetch_function_on_the_package() -> None:
+    import recworld.data
+
+    module = importlib.import_module("recworld.data.fetch")
+    # what the import system does once a submodule has loaded: bind it on its package
+    recworld.data.fetch = module  # type: ignore[assignment]
+    assert recworld.data.fetch is module.fetch
+    assert callable(recworld.data.fetch) and not isinstance(recworld.data.fetch, types.ModuleType)
