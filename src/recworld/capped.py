@@ -275,19 +275,24 @@ def iter_lines(handle: BinaryIO, path: str | Path, *, limit: int = LINE_LIMIT) -
         yield number, raw
 
 
-def check_line_lengths(path: str | Path, *, limit: int = TABLE_LINE_LIMIT, chunk: int = 4 * MiB) -> None:
+def check_line_lengths(
+    path: str | Path, *, limit: int = TABLE_LINE_LIMIT, chunk: int = 4 * MiB, upto: int | None = None
+) -> None:
     """Refuse a file holding a line over ``limit`` bytes (DataError naming it), reading ``chunk`` at a time.
 
     The check before a table goes to a parser that would hold a whole line in
     memory (pandas' C reader): a 2 GiB line is found after ``limit`` bytes, and
-    memory stays near ``chunk`` whatever the file holds.
+    memory stays near ``chunk`` whatever the file holds. With ``upto``, only the
+    file's first ``upto`` bytes are read (a cheap look before the file is hashed).
     """
     import numpy as np  # only the table readers need it
 
     source = Path(path)
     number, run = 1, 0  # the line being read and its length so far
+    left = -1 if upto is None else upto  # bytes still to read (-1: all)
     with open_regular(source) as handle:
-        while block := handle.read(chunk):
+        while left and (block := handle.read(chunk if left < 0 else min(chunk, left))):
+            left = left - len(block) if left > 0 else left
             ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
             if not ends.size:
                 run += len(block)

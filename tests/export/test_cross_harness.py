@@ -1,26 +1,29 @@
 """Cross-harness check: lm-eval on our export and ``recworld eval`` agree on the same GGUF and questions.
 
 lm-eval and inspect_ai live in their own venv (tests/helpers/export_harness.py); RecWorld
-never imports them. The model is Gemma 3 270M (base, GGUF) served by
-``llama_cpp.server``. lm-eval's own API models need echoed prompt log-probs, which
+never imports them. The model is Gemma 3 270M (base, GGUF) behind a
+loopback ``/v1/completions`` endpoint that answers as ``llama_cpp.server`` does, without its
+``logits_all`` cost. lm-eval's own API models need echoed prompt log-probs, which
 llama-cpp-python 0.3.36's server computes far too slowly (and
 misaligns without a BOS token), so lm-eval runs with a small model class that
-reads first-token log-probs from the server (docs/export.md has the detail).
+reads first-token log-probs from the endpoint (docs/export.md has the detail).
 Gemma's GGUF adds a BOS and has no chat template, so both harnesses score the
 same completion prompt and the same " A".." D" continuations.
 """
 
 from __future__ import annotations
 
+import ctypes
+import http.server
 import json
-import socket
 import subprocess
-import sys
+import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from helpers.export_harness import offline_env
@@ -33,9 +36,8 @@ MEASURE = "kg_movie_genre"
 TASK = f"recworld_ml_100k_{MEASURE}"
 MODEL = "gemma3-270m"
 TOLERANCE = 0.02
-# Questions compared. The server must compute logits for every prompt token (logprobs need
-# logits_all) and Gemma's output layer is 262k wide: about 10 s per new prompt on 2 busy cores, so
-# 50 questions would take ~9 min (15 took 400 s). 10 keep it near 4 min; every choice must match.
+# Questions compared; every choice must match. Each costs a prompt evaluation in both harnesses
+# (about 3 s each on 2 busy cores).
 N_QUESTIONS = 10
 
 
@@ -45,49 +47,77 @@ def harness(harness_python: Path) -> Path:
     return harness_python
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+class _FirstTokenLogprobs(http.server.BaseHTTPRequestHandler):
+    """``POST /v1/completions`` with ``max_tokens=1``: the first token's top log-probs, as llama_cpp.server.
+
+    llama_cpp.server gives log-probs only with ``logits_all``, which computes Gemma's 262k-wide
+    output layer for every prompt token (about 10 s a prompt on 2 busy cores). Here the prompt is
+    tokenized as that server does (BOS, special tokens parsed), evaluated by llama-cpp-python's own
+    ``Llama.eval``, and only the last position's logits are read: the same reply for a tenth of the work.
+    """
+
+    llm: Any = None
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        import llama_cpp
+
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        assert body["max_tokens"] == 1 and body["temperature"] == 0, body
+        llm = self.llm
+        with self.lock:
+            tokens = llm.tokenize(body["prompt"].encode("utf-8"), add_bos=True, special=True)
+            llm.reset()
+            llm.eval(tokens)
+            last = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)
+            row = ctypes.cast(last, ctypes.POINTER(ctypes.c_float))
+            logits = np.ctypeslib.as_array(row, shape=(llm.n_vocab(),)).astype(np.float64)
+        logprobs = logits - logits.max()
+        logprobs -= np.log(np.exp(logprobs).sum())
+        ranked = [int(i) for i in np.argsort(-logprobs, kind="stable")[: int(body["logprobs"])]]
+        text = [llm.detokenize([i]).decode("utf-8", errors="ignore") for i in ranked]
+        # As llama_cpp.server builds it: best first (a later token with the same text replaces an
+        # earlier one), then the generated token, the best at temperature 0, once more.
+        top = {t: float(logprobs[i]) for t, i in zip(text, ranked, strict=True)}
+        top[text[0]] = float(logprobs[ranked[0]])
+        reply = json.dumps({"choices": [{"logprobs": {"top_logprobs": [top]}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
 
 @pytest.fixture
-def gguf_server(tmp_path: Path) -> Iterator[str]:
+def gguf_server() -> Iterator[str]:
+    """The GGUF behind a loopback ``/v1/completions`` endpoint (a thread of this process)."""
+    import llama_cpp
+
     from recworld.models.llamacpp import resolve_model_path
 
-    port = _free_port()
-    log = (tmp_path / "server.log").open("wb")
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_model_path(MODEL))]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"]
-    command += ["--n_threads_batch", "2", "--logits_all", "True"]
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    path = str(resolve_model_path(MODEL))
+    llm = llama_cpp.Llama(path, n_ctx=2048, n_threads=2, n_threads_batch=2, logits_all=False, verbose=False)
+    handler = type("Handler", (_FirstTokenLogprobs,), {"llm": llm})
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()[-2000:]
-            try:
-                urllib.request.urlopen(f"{url}/v1/models", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "llama_cpp.server did not start in 120 s"
-                time.sleep(0.5)
-        yield url
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # uvicorn's graceful shutdown can wait on a busy machine
-            server.kill()
-            server.wait(timeout=10)
-        log.close()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+        llm.close()
 
 
 # lm-eval's built-in API models score by echoing the prompt's log-probs. llama_cpp.server computes
 # those with a Python sort over the whole vocabulary per prompt token (about 30 s per request for
 # Gemma's 262k vocabulary) and misaligns them when the prompt does not start with BOS. Every option
 # label is one token here, so this lm-eval model reads the first generated token's log-probs from
-# the same server instead: lm-eval still builds the requests (prompt, delimiter, choices) and the score.
+# the endpoint instead: lm-eval still builds the requests (prompt, delimiter, choices) and the score.
 _LM_EVAL_DRIVER = """
 import json, math, sys, urllib.request
 import lm_eval
@@ -123,9 +153,11 @@ class FirstToken(LM):
         raise NotImplementedError
 
 url, include, task = sys.argv[1:4]
+# Only the export's tasks: indexing lm-eval's ~14,000 built-in task files costs seconds, and the
+# lm_eval command line (test_lm_eval_runs_both_variants_and_groups) loads the export beside them.
+tasks = TaskManager(include_path=include, include_defaults=False)
 res = lm_eval.simple_evaluate(model="first-token-server", model_args=f"base_url={url}", tasks=[task],
-                              task_manager=TaskManager(include_path=include), log_samples=True,
-                              limit=int(sys.argv[4]))
+                              task_manager=tasks, log_samples=True, limit=int(sys.argv[4]))
 picks = {}
 for sample in res["samples"][task]:
     scores = [float(r[0]) for r in sample["filtered_resps"]]

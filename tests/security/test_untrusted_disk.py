@@ -392,23 +392,32 @@ def test_every_reader_of_a_run_folder_refuses_what_is_not_a_regular_file(
     final_newline=st.booleans(),
     chunk=st.integers(1, 300),
     limit=st.integers(1, 150),
+    upto=st.integers(0, 6000),
 )
 def test_a_line_over_the_cap_is_named_by_number_in_bounded_reads(
-    lengths: list[int], final_newline: bool, chunk: int, limit: int
+    lengths: list[int], final_newline: bool, chunk: int, limit: int, upto: int
 ) -> None:
-    """:func:`recworld.capped.check_line_lengths` and ``iter_lines`` name the first line over the cap."""
+    """:func:`recworld.capped.check_line_lengths` and ``iter_lines`` name the first line over the cap.
+
+    Reading only the first ``upto`` bytes, the scan names it when those bytes hold more than
+    ``limit`` of it, and never names a line that is within the cap.
+    """
     from recworld.capped import check_line_lengths, iter_lines, open_regular
 
     _count("line-cap")
     body = b"\n".join(b"x" * n for n in lengths) + (b"\n" if final_newline and lengths else b"")
     expected = next((i + 1 for i, n in enumerate(lengths) if n > limit), None)
+    starts = [sum(lengths[:i]) + i for i in range(len(lengths))]  # each line's first byte
+    seen = expected is not None and starts[expected - 1] + limit + 1 <= upto
     with tempfile.NamedTemporaryFile(prefix="rw-lines-") as handle:
         handle.write(body)
         handle.flush()
         path = Path(handle.name)
-        for check in ("scan", "iter"):
+        for check in ("scan", "head", "iter"):
             try:
-                if check == "scan":
+                if check == "head":
+                    check_line_lengths(path, limit=limit, chunk=chunk, upto=upto)
+                elif check == "scan":
                     check_line_lengths(path, limit=limit, chunk=chunk)
                 else:
                     with open_regular(path) as source:
@@ -416,9 +425,9 @@ def test_a_line_over_the_cap_is_named_by_number_in_bounded_reads(
                         for _ in iter_lines(source, path, limit=limit + 1):
                             pass
             except DataError as exc:
-                assert exc.line == expected, (check, exc.line, expected)
+                assert exc.line == expected and (check != "head" or seen), (check, exc.line, expected)
             else:
-                assert expected is None, check
+                assert (not seen) if check == "head" else expected is None, check
 
 
 @pytest.mark.parametrize(

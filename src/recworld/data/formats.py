@@ -29,6 +29,7 @@ class SourceFormat:
     optional: tuple[str, ...]  # globs of further files the loader reads when present
     loader: Loader
     aliases: tuple[str, ...] = ()
+    tables: bool = False  # every file is a delimited table read under TABLE_LINE_LIMIT (_tables.read_table)
 
     def detect(self, path: Path) -> bool:
         """True when ``path`` is a folder holding every required file."""
@@ -59,6 +60,7 @@ FORMATS: dict[str, SourceFormat] = {
             required=("u.data", "u.item"),
             optional=("u.user", "u.genre"),
             loader=movielens.load_ml100k,
+            tables=True,
         ),
         SourceFormat(
             "recbole",
@@ -66,6 +68,7 @@ FORMATS: dict[str, SourceFormat] = {
             required=("*.inter",),
             optional=("*.item", "*.user"),
             loader=recbole.load_recbole,
+            tables=True,
         ),
         SourceFormat(
             "ml-1m",
@@ -73,6 +76,7 @@ FORMATS: dict[str, SourceFormat] = {
             required=("ratings.dat", "movies.dat"),
             optional=("users.dat",),
             loader=movielens.load_ml1m,
+            tables=True,
         ),
         SourceFormat(
             "ml-25m",
@@ -81,6 +85,7 @@ FORMATS: dict[str, SourceFormat] = {
             optional=("links.csv",),
             loader=movielens.load_ml25m,
             aliases=("ml-latest", "ml-latest-small", "ml-20m"),
+            tables=True,
         ),
         SourceFormat(
             "amazon",

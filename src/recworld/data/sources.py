@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from recworld import paths
-from recworld.capped import sha256_file
+from recworld.capped import check_line_lengths, sha256_file
 from recworld.data import zips
 from recworld.data.dataset import Dataset
 from recworld.data.formats import SourceFormat, detect_format, find_source_root, get_format
@@ -28,6 +28,7 @@ from recworld.io import atomic_directory, recover
 # Bump when a loader's output changes, so old caches are not reused.
 # 2: same-time interactions keep file order; ids, ratings, timestamps and foreign keys validated.
 LOADER_VERSION = "2"
+_HEAD = 4 << 20  # what source_key reads of a table before hashing it
 
 
 def file_digest(path: Path) -> str:
@@ -112,8 +113,16 @@ def source_folder(path: Path) -> Path:
 
 
 def source_key(fmt: SourceFormat, root: Path, metadata: Path | None) -> tuple[str, dict[str, str]]:
-    """The cache key of a source and the per-file digests it was built from."""
-    digests = {p.name: file_digest(p) for p in fmt.files(root)}
+    """The cache key of a source and the per-file digests it was built from.
+
+    The cheap refusal comes first: a table's line over the parser's cap near the top of the file
+    (a 2 GiB first line) is one DataError after a few MiB, not after hashing the whole file.
+    """
+    files = fmt.files(root)
+    if fmt.tables:
+        for path in files:
+            check_line_lengths(path, upto=_HEAD)
+    digests = {p.name: file_digest(p) for p in files}
     if metadata is not None:
         digests[f"metadata:{metadata.name}"] = file_digest(metadata)
         # Relative poster paths resolve against the metadata file's folder.
