@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import recworld_exit_code
 from helpers.security.common import run
 from helpers.security.forked import forked
 from helpers.security.worlds import write_ml_latest_small
 from recworld.capped import SETTINGS_LIMIT, read_capped, read_capped_text
-from recworld.cli import main
 from recworld.errors import DataError
 from recworld.export.common import load_suite
 from recworld.io import iter_json_lines, read_json_object
@@ -34,7 +34,7 @@ def _cli(argv: list[str], cwd: Path, timeout: float = 60) -> tuple[int, str, flo
 
     def command() -> int:
         os.chdir(cwd)
-        return main(argv)
+        return recworld_exit_code(*argv)
 
     return forked(command, cwd.with_name(f"{cwd.name}.stderr"), timeout=timeout)
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.security.common import run
 from helpers.security.worlds import write_ml_latest_small
-from recworld.cli import main
 
 
 def _world(work: Path) -> Path:
@@ -145,8 +145,10 @@ def test_b19_a_recbole_user_id_of_256_kib_builds_and_evaluates(work: Path) -> No
     (folder / "big.item").write_text("\n".join(item) + "\n")
     suite = work / "suite"
     argv = ["build", "--dataset", str(folder), "--out", str(suite), "--per-measure", "5"]
-    assert main([*argv, "--measures", "kg_movie_genre", "--no-progress"]) == 0
-    assert main(["eval", str(suite), "--model", "random", "--no-progress"]) == 0
+    ran = run_recworld(*argv, "--measures", "kg_movie_genre", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("eval", str(suite), "--model", "random", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
@@ -168,11 +170,14 @@ def test_b25_report_recomputes_missing_or_wrong_metrics(world: object, tmp_path:
     assert isinstance(world, World)
     suite = copy(world.suite, tmp_path / "suite")
     (run_dir,) = (suite / "runs").iterdir()
-    assert main(["report", str(run_dir), "--out", str(tmp_path / "good")]) == 0
+    ran = run_recworld("report", str(run_dir), "--out", str(tmp_path / "good"))
+    assert ran.returncode == 0, ran.stderr
     good = (tmp_path / "good" / "metrics.csv").read_text()
     (run_dir / "metrics.json").unlink()
-    assert main(["report", str(run_dir), "--out", str(tmp_path / "missing")]) == 0
+    ran = run_recworld("report", str(run_dir), "--out", str(tmp_path / "missing"))
+    assert ran.returncode == 0, ran.stderr
     (run_dir / "metrics.json").write_text('{"schema": "recworld.metrics/3", "measures": {"x": "wrong"}}')
-    assert main(["report", str(run_dir), "--out", str(tmp_path / "wrong")]) == 0
+    ran = run_recworld("report", str(run_dir), "--out", str(tmp_path / "wrong"))
+    assert ran.returncode == 0, ran.stderr
     for name in ("missing", "wrong"):
         assert (tmp_path / name / "metrics.csv").read_text() == good

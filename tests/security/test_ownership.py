@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.security.commands import (
     EVIL_RATER,
     USER_DEEP,
@@ -27,7 +28,6 @@ from helpers.security.commands import (
     copy,
     plant,
     prepare,
-    run_main,
 )
 from helpers.security.common import run
 from helpers.security.fake_server import serve
@@ -309,7 +309,8 @@ def test_a_rebuild_carries_a_users_link_as_a_link(
     (suite / "linked").symlink_to(outside, target_is_directory=True)
     (suite / "runs" / "a-link").symlink_to(outside, target_is_directory=True)
     argv = ["build", "--dataset", str(world.data), "--out", str(suite), "--per-measure", "5"]
-    assert run_main([*argv, "--measures", "kg_movie_genre", "--no-progress"]) == 0
+    ran = run_recworld(*argv, "--measures", "kg_movie_genre", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
     assert (suite / "linked").is_symlink() and (suite / "runs" / "a-link").is_symlink()
     assert (
         sorted(os.listdir(outside)) == ["theirs.txt"] and (outside / "theirs.txt").read_bytes() == b"theirs\n"
@@ -323,8 +324,10 @@ def test_rerun_on_own_output_keeps_users_files(
     monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
     out = tmp_path / "run"
     argv = ["eval", str(world.suite), "--model", "random", "--out", str(out), "--no-progress"]
-    assert run_main(argv) == 0
+    ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
     mine = plant(out)
-    assert run_main([*argv, "--limit", "2"]) == 0
+    ran = run_recworld(*argv, "--limit", "2")
+    assert ran.returncode == 0, ran.stderr
     assert {k: (out / k).read_bytes() for k in mine} == mine
     assert output_kinds(out) == {"eval-run"}

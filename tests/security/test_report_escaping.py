@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.security.common import run
 from helpers.security.fake_server import MiB, serve
 from recworld.mdsafe import md_cell, md_text
@@ -78,10 +79,10 @@ def hostile_report(evil_suite: Path, tmp_path_factory: pytest.TempPathFactory) -
             "5",
             "--no-progress",
         ]
-        from recworld.cli import main
-
-        assert main(argv) == 0
-    assert main(["report", str(suite)]) == 0
+        ran = run_recworld(*argv)
+        assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("report", str(suite))
+    assert ran.returncode == 0, ran.stderr
     return suite / "report"
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.commands import World, copy, run_main
+from helpers.cli import recworld_exit_code, run_recworld
+from helpers.security.commands import World, copy
 from helpers.security.common import run
 from helpers.security.disk_states import deadline, snapshot
 from helpers.security.worlds import write_ml_latest_small
@@ -128,7 +129,8 @@ def test_d4_a_forged_marker_list_never_costs_the_user_their_run_files(world: Wor
     marker["files"] += listed
     marker.setdefault("digests", {}).update({name: [0, "0" * 64] for name in listed})
     marker_path.write_text(json.dumps(marker))
-    assert run_main(["eval", suite, "--model", "random", "--no-progress", "--limit", "2"]) == 0
+    ran = run_recworld("eval", suite, "--model", "random", "--no-progress", "--limit", "2")
+    assert ran.returncode == 0, ran.stderr
     (suite / "notes.txt").write_text("mine")
     before = {p: (suite / p).read_bytes() for p in listed if (suite / p).is_file()}
     assert "notes.txt" in before and f"{run_dir}/samples.jsonl" in before
@@ -164,7 +166,7 @@ def _in_child(prepare: Callable[[], None], argv: list[object]) -> tuple[int, str
 
             sys.stderr = os.fdopen(2, "w", buffering=1)
             prepare()
-            code = run_main([str(a) for a in argv])
+            code = recworld_exit_code(*argv)
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
@@ -211,7 +213,8 @@ def test_d6_a_read_only_folder_is_one_line(case: str, world: World, work: Path) 
     (work / "ro").mkdir()
     suite = copy(world.suite, work / "rosuite") if case == "report" else _fresh_suite(world, work / "rosuite")
     if case == "eval-rerun":
-        assert run_main(["eval", suite, "--model", "random", "--no-progress", "--limit", "1"]) == 0
+        ran = run_recworld("eval", suite, "--model", "random", "--no-progress", "--limit", "1")
+        assert ran.returncode == 0, ran.stderr
     argv: dict[str, list[object]] = {
         "eval-out": ["eval", suite, "--model", "random", "--out", work / "ro" / "run", "--no-progress"],
         "report": ["report", suite],
@@ -331,7 +334,9 @@ def test_d14_a_2_gib_line_is_one_bounded_error(header: bool, work: Path, world: 
     with ratings.open("r+b") as handle:
         handle.truncate(2 << 30)  # sparse: no disk used
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    code, peak = _peak_rss_kib(lambda: run_main(["build", "--dataset", big, "--out", work / "bigs", *SMALL]))
+    code, peak = _peak_rss_kib(
+        lambda: recworld_exit_code("build", "--dataset", big, "--out", work / "bigs", *SMALL)
+    )
     assert code == 2
     assert peak - base < 300_000 or peak < 1_200_000, (base, peak)  # KiB: nowhere near the 2 GiB
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import recworld_exit_code
 from helpers.security.commands import World
 from helpers.security.common import run
 from helpers.security.fake_server import FakeServer, serve
 from helpers.security.forked import Child
-from recworld.cli import main
 from recworld.io import output_kinds
 
 
@@ -42,7 +42,7 @@ def _eval(suite: Path, url: str, out: Path, *extra: str) -> Child:
     argv = ["eval", str(suite), "--model", "openai:x", "--base-url", url, "--out", str(out)]
     argv += ["--no-progress", "--concurrency", "1", *extra]
     stderr = out.with_name(f"{out.name}-{next(_CHILDREN)}.stderr")
-    return Child(lambda: main(argv), stderr)
+    return Child(lambda: recworld_exit_code(*argv), stderr)
 
 
 _CHILDREN = itertools.count()
