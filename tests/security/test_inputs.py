@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import run_recworld
-from helpers.security.common import run
 from helpers.security.worlds import write_ml_latest_small
 
 
@@ -25,8 +24,8 @@ def _world(work: Path) -> Path:
 
 
 def _info(folder: Path) -> tuple[int, dict[str, object] | None, str]:
-    code, out, err = run(["data", "info", folder, "--json"])
-    return code, (json.loads(out) if code == 0 else None), err
+    ran = run_recworld("data", "info", folder, "--json")
+    return ran.returncode, (json.loads(ran.stdout) if ran.returncode == 0 else None), ran.stderr
 
 
 def _one_line(code: int, err: str, *needles: str) -> None:
@@ -122,8 +121,10 @@ def test_b18_a_metadata_csv_of_100000_columns_is_bounded(work: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(["movieId", *(f"c{i}" for i in range(100_000))])
         writer.writerow(["1", *("x" for _ in range(100_000))])
-    code, _out, err = run(["data", "info", data, "--metadata", meta])
-    assert code in (0, 2) and err.count("\n") <= 3 and "Traceback" not in err, err
+    ran = run_recworld("data", "info", data, "--metadata", meta)
+    assert ran.returncode in (0, 2) and ran.stderr.count("\n") <= 3 and "Traceback" not in ran.stderr, (
+        ran.stderr
+    )
 
 
 def test_b19_a_recbole_user_id_of_256_kib_builds_and_evaluates(work: Path) -> None:
@@ -159,8 +160,8 @@ def test_b20_lunar_anchors_that_never_end_are_one_line(kind: str, work: Path) ->
     else:
         anchors.symlink_to("/dev/zero")
     argv = ["lunar", "synth", "--anchors", anchors, "--out", work / "lun", "--model", "scripted"]
-    code, _out, err = run([*argv, "--no-progress"])
-    _one_line(code, err, "anchors.csv")
+    ran = run_recworld(*argv, "--no-progress")
+    _one_line(ran.returncode, ran.stderr, "anchors.csv")
     assert not (work / "lun").exists()
 
 
