@@ -9,29 +9,29 @@ from __future__ import annotations
 
 import pytest
 
-from recworld.cli import main
+from helpers.cli import run_recworld
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_show_completion_prints_a_script(shell: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--show-completion", shell]) == 0
-    script = capsys.readouterr().out
+def test_show_completion_prints_a_script(shell: str) -> None:
+    ran = run_recworld("--show-completion", shell)
+    assert ran.returncode == 0, ran.stderr
+    script = ran.stdout
     assert "_RECWORLD_COMPLETE" in script and "recworld" in script
 
 
-def _complete(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], words: str) -> list[str]:
+def _complete(monkeypatch: pytest.MonkeyPatch, words: str) -> list[str]:
     monkeypatch.setenv("_RECWORLD_COMPLETE", "complete_bash")
     monkeypatch.setenv("COMP_WORDS", words)
     monkeypatch.setenv("COMP_CWORD", str(len(words.split()) - 1))
-    assert main([]) == 0
-    return capsys.readouterr().out.split()
+    ran = run_recworld()
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.split()
 
 
-def test_commands_and_generated_options_complete(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert _complete(monkeypatch, capsys, "recworld ev") == ["eval"]
-    assert "init" in _complete(monkeypatch, capsys, "recworld in")
-    options = set(_complete(monkeypatch, capsys, "recworld eval --mo"))
+def test_commands_and_generated_options_complete(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _complete(monkeypatch, "recworld ev") == ["eval"]
+    assert "init" in _complete(monkeypatch, "recworld in")
+    options = set(_complete(monkeypatch, "recworld eval --mo"))
     assert {"--model", "--mode", "--model-option"} <= options
-    assert "synth" in _complete(monkeypatch, capsys, "recworld lunar sy")
+    assert "synth" in _complete(monkeypatch, "recworld lunar sy")

@@ -13,7 +13,7 @@ import typer
 
 from helpers.cli import RECWORLD, cli_env
 from recworld.console import resumable
-from recworld.console.app import run
+from recworld.console.app import run  # on a typer app built here; recworld's own: helpers.cli
 from recworld.errors import RunError
 
 

@@ -23,10 +23,10 @@ from typing import NamedTuple
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.data_writers import N_INTERACTIONS, write_ml1m, write_ml25m, write_ml100k, write_recbole
 from helpers.source_writers import write_amazon_world, write_lastfm_world, write_netflix_world
 from recworld import paths
-from recworld.cli import main
 from recworld.data import load_source
 from recworld.lunar.anchors import load_anchor_files
 
@@ -531,13 +531,11 @@ def _check(case: Case, tmp: Path, code: int, err: str) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_malformed_input_is_one_clear_error(
-    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_malformed_input_is_one_clear_error(case: Case, tmp_path: Path) -> None:
     argv = case.make(tmp_path)
-    capsys.readouterr()
-    code = main(argv)
-    _check(case, tmp_path, code, capsys.readouterr().err)
+    ran = run_recworld(*argv)
+    code = ran.returncode
+    _check(case, tmp_path, code, ran.stderr)
 
 
 def _recworld() -> list[str]:
@@ -639,7 +637,8 @@ def test_latin1_netflix_titles_are_read_as_published(tmp_path: Path) -> None:
     assert dataset.items.set_index("item_id").loc["1", "title"] == "Café Noir"
 
 
-def test_a_good_zip_still_fetches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_good_zip_still_fetches(tmp_path: Path) -> None:
     argv = zipped(lambda b: b)(tmp_path)
-    assert main(argv) == 0, capsys.readouterr().err
+    ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
     assert json.loads((paths.datasets_dir() / "ml-100k" / "dataset.json").read_text())["name"] == "ml-100k"

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from helpers.runner_fakes import write_suite
 from recworld.chat import AnswerMode
-from recworld.console.app import run as run_app
+from recworld.console.app import run as run_app  # on a typer app built here; recworld's own: helpers.cli
 from recworld.errors import ConfigError, DataError
 from recworld.evaluation import EvalConfig, RunHeader, evaluate_config, read_run_header
 from recworld.evaluation.cli import eval_command_for

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.runner_fakes import answer_for, write_suite
 from recworld.chat import Request
-from recworld.cli import main
 from recworld.evaluation import EvalConfig, evaluate_config
 from recworld.models.scripted import ScriptedModel
 from recworld.report import write_report
@@ -53,15 +53,14 @@ def read_json(path: Path) -> Any:
 
 
 @pytest.mark.timing
-def test_a_rejected_key_stops_the_run_with_exit_3_and_no_score(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_rejected_key_stops_the_run_with_exit_3_and_no_score(suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     with rejecting_server() as server:
         started = time.monotonic()
-        code = main(eval_args(suite, server.base_url, out))
+        ran = run_recworld(*eval_args(suite, server.base_url, out))
+        code = ran.returncode
         elapsed = time.monotonic() - started
-    err = capsys.readouterr().err.strip().splitlines()
+    err = ran.stderr.strip().splitlines()
     assert code == 3 and elapsed < 10
     assert len(err) == 1 and "401" in err[0] and FAKE_KEY not in err[0]
     assert len(server.requests) <= 4  # stopped at once: the requests in flight, not all 20
@@ -82,14 +81,13 @@ def test_a_rejected_key_stops_the_run_with_exit_3_and_no_score(
 
 
 @pytest.mark.timing
-def test_a_refused_connection_stops_the_run_once_retries_are_spent(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_refused_connection_stops_the_run_once_retries_are_spent(suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     started = time.monotonic()
-    code = main(eval_args(suite, refused_url(), out))
+    ran = run_recworld(*eval_args(suite, refused_url(), out))
+    code = ran.returncode
     elapsed = time.monotonic() - started
-    err = capsys.readouterr().err.strip().splitlines()
+    err = ran.stderr.strip().splitlines()
     assert code == 3 and elapsed < 10
     assert len(err) == 1 and "gave up after 3 attempts" in err[0] and "connect" in err[0]
     run = read_json(out / "run.json")
@@ -103,12 +101,11 @@ def half_fail(key: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("threshold", "code"), [("0.9", 0), ("0.05", 3)])
-def test_the_fail_on_error_threshold(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], threshold: str, code: int
-) -> None:
+def test_the_fail_on_error_threshold(suite: Path, tmp_path: Path, threshold: str, code: int) -> None:
     out = tmp_path / "run"
     with FakeOpenAIServer("letters", plan=half_fail) as server:
-        assert main(eval_args(suite, server.base_url, out, "--fail-on-error", threshold)) == code
+        ran = run_recworld(*eval_args(suite, server.base_url, out, "--fail-on-error", threshold))
+        assert ran.returncode == code
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     failed = [s for s in samples if s["error"]]
     assert len(samples) == 20 and 0 < len(failed) < 20
@@ -118,10 +115,11 @@ def test_the_fail_on_error_threshold(
     run = read_json(out / "run.json")
     assert run["status"] == ("finished" if code == 0 else "too_many_errors")
     if code == 3:
-        assert "--fail-on-error 0.05" in capsys.readouterr().err
+        assert "--fail-on-error 0.05" in ran.stderr
     # A rerun sends only the failed samples, and succeeds once the server is healthy.
     with FakeOpenAIServer("letters") as healthy:
-        assert main(eval_args(suite, healthy.base_url, out, "--fail-on-error", threshold)) == 0
+        ran = run_recworld(*eval_args(suite, healthy.base_url, out, "--fail-on-error", threshold))
+        assert ran.returncode == 0, ran.stderr
     assert sum(healthy.counts.values()) == len(failed)
     assert read_json(out / "run.json")["status"] == "finished"
     assert read_json(out / "metrics.json")["errors"] == 0
@@ -146,11 +144,10 @@ def test_a_bug_in_a_backend_propagates(suite: Path) -> None:
         ("--limit", "0", "--limit"),
     ],
 )
-def test_bad_options_are_named_as_typed(
-    suite: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, named: str
-) -> None:
-    assert main(["eval", str(suite), "--model", "scripted", option, value]) == 2
-    err = capsys.readouterr().err
+def test_bad_options_are_named_as_typed(suite: Path, option: str, value: str, named: str) -> None:
+    ran = run_recworld("eval", str(suite), "--model", "scripted", option, value)
+    assert ran.returncode == 2
+    err = ran.stderr
     assert f"invalid value for {named}:" in err and "timeout_s" not in err
 
 

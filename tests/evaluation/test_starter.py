@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recworld.cli import main
+from helpers.cli import run_recworld
 from recworld.console.options import build, file_keys, layered
 from recworld.evaluation.config import EvalConfig
 from recworld.evaluation.config_file import read_eval_file
@@ -60,15 +60,16 @@ def test_uncommenting_any_lines_gives_their_defaults(
     assert _defaults(top) == _defaults({})
 
 
-def test_init_writes_refuses_to_overwrite_and_prints(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_init_writes_refuses_to_overwrite_and_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["init"]) == 0
+    ran = run_recworld("init")
+    assert ran.returncode == 0, ran.stderr
     assert (tmp_path / "eval.toml").read_text() == TEXT
-    assert main(["init"]) == 2
-    assert "exists; give another --out, or --force" in capsys.readouterr().err
-    assert main(["init", "--force", "--out", "other.toml"]) == 0
-    capsys.readouterr()
-    assert main(["init", "--out", "-"]) == 0
-    assert capsys.readouterr().out == TEXT
+    ran = run_recworld("init")
+    assert ran.returncode == 2
+    assert "exists; give another --out, or --force" in ran.stderr
+    ran = run_recworld("init", "--force", "--out", "other.toml")
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("init", "--out", "-")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == TEXT

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from recworld.cli import main
+from helpers.cli import run_recworld
 
 MEASURES = "kg_movie_genre,mem_item_item"
 PER_MEASURE = 50  # the cross-harness check compares accuracies over these 50 kg_movie_genre questions
@@ -16,6 +16,6 @@ PER_MEASURE = 50  # the cross-harness check compares accuracies over these 50 kg
 def ml100k_suite(ml100k_fetched: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("export-suite") / "suite"
     argv = ["build", "--dataset", str(ml100k_fetched), "--measures", MEASURES]
-    code = main([*argv, "--per-measure", str(PER_MEASURE), "--seed", "0", "--out", str(out)])
-    assert code == 0, "recworld build failed"
+    ran = run_recworld(*argv, "--per-measure", str(PER_MEASURE), "--seed", "0", "--out", str(out))
+    assert ran.returncode == 0, "recworld build failed"
     return out

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from recworld.cli import main
+from helpers.cli import run_recworld
 from recworld.errors import ConfigError, DataError
 from recworld.export.common import ANSWER_CUE, PROVENANCE_NAME, load_suite
 from recworld.export.run import TARGETS, export_suite
@@ -156,13 +156,13 @@ def test_suite_edited_after_build_is_refused(ml100k_suite: Path, tmp_path: Path)
     assert not (tmp_path / "x").exists()
 
 
-def test_cli_exports_and_rejects_unknown_target(
-    ml100k_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["export", str(ml100k_suite), "--to", "inspect", "--out", str(tmp_path / "i")]) == 0
-    assert "recworld_ml_100k_kg_movie_genre" in capsys.readouterr().out
-    assert main(["export", str(ml100k_suite), "--to", "helm", "--out", str(tmp_path / "h")]) == 2
-    assert "unknown export target" in capsys.readouterr().err
+def test_cli_exports_and_rejects_unknown_target(ml100k_suite: Path, tmp_path: Path) -> None:
+    ran = run_recworld("export", str(ml100k_suite), "--to", "inspect", "--out", str(tmp_path / "i"))
+    assert ran.returncode == 0, ran.stderr
+    assert "recworld_ml_100k_kg_movie_genre" in ran.stdout
+    ran = run_recworld("export", str(ml100k_suite), "--to", "helm", "--out", str(tmp_path / "h"))
+    assert ran.returncode == 2
+    assert "unknown export target" in ran.stderr
     assert not (tmp_path / "h").exists()
 
 

@@ -1,8 +1,11 @@
 """Run ``recworld`` the way a person does: 80 columns, no TTY, in process or as the installed script.
 
-:func:`run_in_process` calls ``recworld.cli.main`` (what the installed script calls) with the
-environment of :func:`cli_env`: use it unless the subprocess is the point (a signal, the script
-itself, the environment a child inherits). ``RECWORLD`` is the installed script for those.
+:func:`run_recworld` is the one in-process road: it calls ``recworld.cli.main`` (what the installed
+script calls) and captures what the command prints; :func:`run_in_process` adds the environment of
+:func:`cli_env`. Use them unless the subprocess is the point (a signal, the script itself, the
+environment a child inherits): ``RECWORLD`` is the installed script for those. A child forked from
+a test, whose stderr is a file the parent reads, runs :func:`recworld_exit_code` (output left on
+its own streams). No test calls ``main`` itself except ``tests/cli`` tests about ``main``.
 
 Typer's ``CliRunner`` is for a test about a typer app object rather than about ``recworld``: an
 app the test builds around the option generator (``tests/cli/test_generated_options.py``,
@@ -61,8 +64,17 @@ def run_recworld(*args: object) -> subprocess.CompletedProcess[str]:
     argv = [str(a) for a in args]
     out, err = _Captured(), _Captured()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
+        code = recworld_exit_code(*argv)
     return subprocess.CompletedProcess(["recworld", *argv], code, out.text(), err.text())
+
+
+def recworld_exit_code(*args: object) -> int:
+    """``recworld ARGS`` through ``recworld.cli.main``, its output left on ``sys.stdout``/``sys.stderr``.
+
+    For a forked child (its stderr a file the parent reads, or a process the parent kills); a test
+    in this process uses :func:`run_recworld`, which captures.
+    """
+    return main([str(a) for a in args])
 
 
 def as_a_person(monkeypatch: pytest.MonkeyPatch, cwd: Path, **extra: str) -> None:

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.lrworld.checks import FAST_NEUMF, basic_checks, build, reference_check
 from helpers.lrworld.datasets import make_movie_dataset
 from recworld.baselines.classic import create
-from recworld.cli import main
 from recworld.data.dataset import Dataset, Domain
 from recworld.lrworld.builders.base import draw_distinct, negative_weights
 from recworld.lrworld.catalogue import MEASURES, MEASURES_BY_ID, OptionKind
@@ -203,8 +203,10 @@ def test_cli_negatives_option(tmp_path: Path) -> None:
         "--measures",
         "assoc_rule",
     ]
-    assert main([*args, "--negatives", "popularity"]) == 0
+    ran = run_recworld(*args, "--negatives", "popularity")
+    assert ran.returncode == 0, ran.stderr
     assert json.loads((out / "manifest.json").read_text())["config"]["negatives"] == "popularity"
     bad = tmp_path / "bad"
-    assert main([*args[:3], "--out", str(bad), "--negatives", "nope"]) == 2
+    ran = run_recworld(*args[:3], "--out", str(bad), "--negatives", "nope")
+    assert ran.returncode == 2
     assert not bad.exists()

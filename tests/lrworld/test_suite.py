@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from helpers import child_env
+from helpers.cli import run_recworld
 from helpers.lrworld.checks import FAST_NEUMF
 from helpers.lrworld.datasets import make_movie_dataset
-from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError
 from recworld.io import OUTPUT_MARKER
@@ -292,16 +292,16 @@ def cache_dir(tmp_path: Path) -> Path:
     return make_movie_dataset().save(tmp_path / "toy-cache")
 
 
-def test_cli_builds_a_suite(cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_builds_a_suite(cache_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "cli-suite"
-    code = main(
-        ["build", "--dataset", str(cache_dir), "--out", str(out), "--per-measure", "4", "--seed", "3",
-         "--measures", "kg_movie_genre,assoc_rule,taxo_leaf"]
+    ran = run_recworld(
+        "build", "--dataset", cache_dir, "--out", out, "--per-measure", "4", "--seed", "3",
+        "--measures", "kg_movie_genre,assoc_rule,taxo_leaf",
     )  # fmt: skip
-    assert code == 0
+    assert ran.returncode == 0, ran.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"] == {"kg_movie_genre": 4, "assoc_rule": 4} and manifest["seed"] == 3
-    printed = capsys.readouterr().out
+    printed = ran.stdout
     # Piped (captured): the table is tab-separated lines under a header, every id and reason whole.
     lines = printed.splitlines()
     start = lines.index("measure\tquestions\tskipped\tseconds")
@@ -323,27 +323,29 @@ def test_cli_builds_a_suite(cache_dir: Path, tmp_path: Path, capsys: pytest.Capt
 )
 def test_cli_bad_options_exit_2(cache_dir: Path, tmp_path: Path, args: list[str]) -> None:
     out = tmp_path / "bad"
-    assert main(["build", "--dataset", str(cache_dir), "--out", str(out), *args]) == 2
+    ran = run_recworld("build", "--dataset", str(cache_dir), "--out", str(out), *args)
+    assert ran.returncode == 2
     assert not out.exists()
 
 
-def test_cli_bad_dataset_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_dataset_exits_2(tmp_path: Path) -> None:
     out = tmp_path / "bad"
-    assert main(["build", "--dataset", str(tmp_path / "missing"), "--out", str(out)]) == 2
-    assert "missing" in capsys.readouterr().err
+    ran = run_recworld("build", "--dataset", str(tmp_path / "missing"), "--out", str(out))
+    assert ran.returncode == 2
+    assert "missing" in ran.stderr
     assert not out.exists()
 
 
-def test_cli_refuses_a_foreign_out_with_one_line(
-    cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_refuses_a_foreign_out_with_one_line(cache_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "photos"
     out.mkdir()
     (out / "holiday.jpg").write_bytes(b"precious")
     argv = ["build", "--dataset", str(cache_dir), "--out", str(out), "--measures", "assoc_rule"]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    ran = run_recworld(*argv)
+    assert ran.returncode == 2
+    err = ran.stderr.strip().splitlines()
     assert len(err) == 1 and "--force" in err[0]
     assert tree(out) == {"holiday.jpg": b"precious"}
-    assert main([*argv, "--force", "--per-measure", "3"]) == 0
+    ran = run_recworld(*argv, "--force", "--per-measure", "3")
+    assert ran.returncode == 0, ran.stderr
     assert tree(out)["holiday.jpg"] == b"precious"

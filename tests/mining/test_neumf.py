@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from helpers.cli import run_recworld
 from helpers.mining import random_interactions
-from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.errors import ConfigError, DataError
 from recworld.lrworld.builders.neural import WeakNeuMFError
@@ -234,15 +234,14 @@ def test_lazy_adam_matches_torch_sparse_adam_bit_for_bit() -> None:
 # --- the weak-NeuMF guard and the manifest --------------------------------------------------------------
 
 
-def test_weak_neural_space_skips_its_measures_and_the_build_exits_0(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_weak_neural_space_skips_its_measures_and_the_build_exits_0(tmp_path: Path) -> None:
     cache = _movie_dataset(_popularity_only_frame(0), "flat").save(tmp_path / "flat")
     out = tmp_path / "suite"
     argv = ["build", "--dataset", str(cache), "--out", str(out), "--per-measure", "5", "--no-progress"]
     argv += ["--measures", "neu_user2items,neu_item2users,assoc_rule"]
-    assert main(argv) == 0
-    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
+    err = [line for line in ran.stderr.splitlines() if line.strip()]
     warned = [line for line in err if "skipped" in line]
     assert len(warned) == 1, err  # one warning, naming both measures and the figures
     assert "neu_user2items" in warned[0] and "neu_item2users" in warned[0] and "HR@10" in warned[0]
@@ -258,11 +257,13 @@ def test_weak_neural_space_skips_its_measures_and_the_build_exits_0(
     assert manifest["neumf"]["verdict"] == "weak" and manifest["neumf"]["space"] == "gmf_cosine"
 
     strict = tmp_path / "strict"
-    assert main([*argv[:4], str(strict), *argv[5:], "--require-neural"]) == 3
-    assert "does not beat popularity" in capsys.readouterr().err
+    ran = run_recworld(*argv[:4], str(strict), *argv[5:], "--require-neural")
+    assert ran.returncode == 3
+    assert "does not beat popularity" in ran.stderr
     assert not strict.exists()  # a required gate that fails writes nothing
 
-    assert main([*argv, "--allow-weak-neumf", "--force"]) == 0
+    ran = run_recworld(*argv, "--allow-weak-neumf", "--force")
+    assert ran.returncode == 0, ran.stderr
     record = json.loads((out / "manifest.json").read_text())
     assert record["neumf"]["verdict"] == "weak" and record["neumf"]["allowed_weak"] is True
     assert {"neu_user2items", "neu_item2users"} <= set(record["counts"])

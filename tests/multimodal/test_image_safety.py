@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.multimodal import PNG_PREFIX, draw_poster, make_dataset
 from recworld import capped
-from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError, check_image
 from recworld.data.metadata import apply_metadata
@@ -92,13 +92,13 @@ def test_describe_sends_only_the_real_image_inside_the_roots(
     fake_vlm: FakeOpenAIServer,
     opened: list[Path],
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cache, raw, files = hostile_cache(tmp_path)
     monkeypatch.setattr(capped, "IMAGE_LIMIT", files["big"].stat().st_size - 1)
     assert files["good"].stat().st_size < files["big"].stat().st_size
     argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test", "--no-progress"]
-    assert main([*argv, "--base-url", fake_vlm.url, "--image-root", str(raw)]) == 0
+    ran = run_recworld(*argv, "--base-url", fake_vlm.url, "--image-root", str(raw))
+    assert ran.returncode == 0, ran.stderr
 
     # Exactly one request, carrying exactly the good poster's bytes.
     (body,) = fake_vlm.chat
@@ -110,7 +110,7 @@ def test_describe_sends_only_the_real_image_inside_the_roots(
     resolved = {p.resolve() for p in opened}
     assert files["secret"].resolve() not in resolved
     assert Path("/etc/passwd") not in resolved and files["big"].resolve() not in resolved
-    err = capsys.readouterr().err
+    err = ran.stderr
     assert "7 item images skipped" in err
     for reason in ("4 outside the image roots", "1 not an image", "1 too large", "1 too many pixels"):
         assert reason in err, reason
@@ -122,22 +122,23 @@ def test_without_image_root_nothing_outside_the_dataset_folder_is_read(
     tmp_path: Path,
     fake_vlm: FakeOpenAIServer,
     opened: list[Path],
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cache, _, _ = hostile_cache(tmp_path)
     argv = ["describe-images", "--dataset", str(cache), "--model", "openai:llava-test", "--no-progress"]
-    assert main([*argv, "--base-url", fake_vlm.url]) == 3
+    ran = run_recworld(*argv, "--base-url", fake_vlm.url)
+    assert ran.returncode == 3
     assert fake_vlm.chat == [] and opened == []
-    err = capsys.readouterr().err.strip()
+    err = ran.stderr.strip()
     assert len(err.splitlines()) == 1 and "every local image was refused" in err
     assert not (tmp_path / "cache-described").exists()
 
 
-def test_a_missing_image_root_is_an_option_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_image_root_is_an_option_error(tmp_path: Path) -> None:
     cache, _, _ = hostile_cache(tmp_path)
     argv = ["describe-images", "--dataset", str(cache), "--model", "scripted", "--no-progress"]
-    assert main([*argv, "--image-root", str(tmp_path / "nope")]) == 2
-    assert "--image-root" in capsys.readouterr().err
+    ran = run_recworld(*argv, "--image-root", str(tmp_path / "nope"))
+    assert ran.returncode == 2
+    assert "--image-root" in ran.stderr
 
 
 @pytest.mark.parametrize(

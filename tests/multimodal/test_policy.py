@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.cli import run_recworld
 from helpers.multimodal import make_dataset
 from recworld.chat import Request
-from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.models.scripted import ScriptedModel
 from recworld.multimodal.describe import DescribeFailedError, run_describe
@@ -80,21 +80,20 @@ def test_too_many_failed_images_raise_after_writing_and_the_object_stays_open(
         assert report.model == "mine"
 
 
-def test_the_command_exits_3_in_one_line_past_the_limit_and_0_below_it(
-    posters: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_command_exits_3_in_one_line_past_the_limit_and_0_below_it(posters: Path, tmp_path: Path) -> None:
     script = tmp_path / "blank.json"
     script.write_text(json.dumps({"*": "   "}))
     argv = ["describe-images", "--dataset", str(posters), "--model", f"scripted:{script}", "--no-progress"]
     argv += ["--image-root", str(posters.parent / "posters"), "--out", str(tmp_path / "d")]
-    assert main(argv) == 3  # RunError's code, as eval and every LUNAR stage
-    captured = capsys.readouterr()
-    (line,) = captured.err.strip().splitlines()
+    ran = run_recworld(*argv)
+    assert ran.returncode == 3  # RunError's code, as eval and every LUNAR stage
+    (line,) = ran.stderr.strip().splitlines()
     assert line.startswith(f"recworld: error: scripted:{script}: {N_IMAGES} of {N_IMAGES} images failed")
     assert "first error: item m00: the model returned an empty description" in line
-    assert f"{N_IMAGES} failed" in captured.out  # the summary still comes
+    assert f"{N_IMAGES} failed" in ran.stdout  # the summary still comes
     assert len(Dataset.load(tmp_path / "d").items) == N_IMAGES  # the output is written all the same
 
-    assert main([*argv, "--fail-on-error", "1"]) == 0
-    (warning,) = capsys.readouterr().err.strip().splitlines()
+    ran = run_recworld(*argv, "--fail-on-error", "1")
+    assert ran.returncode == 0, ran.stderr
+    (warning,) = ran.stderr.strip().splitlines()
     assert warning.startswith("first failure: item m00: ")

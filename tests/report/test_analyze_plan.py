@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.runner_fakes import write_suite
-from recworld.cli import main
 from recworld.evaluation import EvalConfig
 from recworld.evaluation.analyze import ORDERS, estimate_plans, plan_runs
 from recworld.runner import RunnerConfig
@@ -53,13 +53,11 @@ def test_the_cost_is_known_before_anything_runs(suite: Path) -> None:
     assert not (suite / "runs").exists() or not any((suite / "runs").iterdir())  # nothing was written
 
 
-def test_analyze_prints_its_plan_before_the_first_run(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_analyze_prints_its_plan_before_the_first_run(suite: Path) -> None:
     # The registered scripted backend answers every question's first option: a real model spec, no patch.
-    code = main(["analyze", str(suite), "--model", "scripted", "--variants", "cot", "--no-progress"])
-    assert code == 0
-    out = capsys.readouterr().out.splitlines()
+    ran = run_recworld("analyze", str(suite), "--model", "scripted", "--variants", "cot", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
+    out = ran.stdout.splitlines()
     first_run = next(i for i, line in enumerate(out) if line.startswith("== "))
     plan = [line for line in out[:first_run] if line.startswith("plan: ")]
     assert plan[0].startswith("plan: zero-shot, 1 order, 4 measures") and "14 requests" in plan[0]

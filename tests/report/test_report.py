@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.synthetic_runs import (
     MOVIE_MEASURES,
     PRODUCT_MEASURES,
@@ -17,7 +18,6 @@ from helpers.synthetic_runs import (
     skilled,
     write_run,
 )
-from recworld.cli import main
 from recworld.errors import DataError
 from recworld.report import LONG_COLUMNS, write_report
 from recworld.report.runs import default_out_dir, gather_run_dirs
@@ -177,26 +177,18 @@ def test_bad_inputs_are_data_errors(tmp_path: Path) -> None:
         write_report([bad], tmp_path / "out")
 
 
-def test_cli(movie_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", str(movie_suite)]) == 0
-    printed = capsys.readouterr().out.split()
+def test_cli(movie_suite: Path, tmp_path: Path) -> None:
+    ran = run_recworld("report", str(movie_suite))
+    assert ran.returncode == 0, ran.stderr
+    printed = ran.stdout.split()
     assert str(movie_suite.resolve() / "report" / "report.html") in printed
     out = tmp_path / "elsewhere"
-    assert (
-        main(
-            [
-                "report",
-                str(movie_suite / "runs" / "gpt"),
-                str(movie_suite / "runs" / "smol"),
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    runs = movie_suite / "runs"
+    assert run_recworld("report", runs / "gpt", runs / "smol", "--out", out).returncode == 0
     assert (out / "report.md").is_file()
-    assert main(["report", str(tmp_path / "nope")]) == 2
-    assert "no such directory" in capsys.readouterr().err
+    ran = run_recworld("report", str(tmp_path / "nope"))
+    assert ran.returncode == 2
+    assert "no such directory" in ran.stderr
 
 
 def test_report_is_deterministic(movie_report: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:

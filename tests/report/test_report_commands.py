@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.run_mixes import MEASURES, RunSpec, write_spec
-from recworld.cli import app
-from recworld.console.app import run as run_app
 from recworld.report.latex import latex_text
 
 
@@ -32,40 +31,42 @@ def two_runs(tmp_path: Path) -> tuple[Path, Path, Path]:
     return suite, plain, brief
 
 
-def test_runs_lists_each_run_with_its_settings(
-    two_runs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_runs_lists_each_run_with_its_settings(two_runs: tuple[Path, Path, Path]) -> None:
     suite, plain, brief = two_runs
-    assert run_app(app, ["runs", str(suite), "--json"]) == 0
-    rows = {r["folder"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
+    ran = run_recworld("runs", str(suite), "--json")
+    assert ran.returncode == 0, ran.stderr
+    rows = {r["folder"]: r for r in json.loads(ran.stdout)["runs"]}
     assert set(rows) == {plain.name, brief.name, "unfinished"}
     assert "Be brief." in rows[brief.name]["settings"] and rows[plain.name]["settings"] == ""
     assert rows[brief.name]["n"] == 40 and rows["unfinished"]["status"] == "unfinished"
-    assert run_app(app, ["runs", str(suite)]) == 0
-    table = capsys.readouterr().out.splitlines()
+    ran = run_recworld("runs", str(suite))
+    assert ran.returncode == 0, ran.stderr
+    table = ran.stdout.splitlines()
     assert table[0].split("\t")[:2] == ["folder", "model"] and len(table) == 4
 
 
-def test_compare_pairs_two_runs_on_their_shared_questions(
-    two_runs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_compare_pairs_two_runs_on_their_shared_questions(two_runs: tuple[Path, Path, Path]) -> None:
     _, plain, brief = two_runs
-    assert run_app(app, ["compare", str(plain), str(brief), "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    ran = run_recworld("compare", str(plain), str(brief), "--json")
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads(ran.stdout)
     assert data["n_common"] == 40 and data["only_a"] == 10 and data["only_b"] == 0  # 20 shared per measure
     for m in data["measures"].values():
         assert m["n"] == 20 and m["diff"] == pytest.approx(m["score_a"] - m["score_b"])
         assert m["ci_low"] <= m["diff"] <= m["ci_high"]
     assert "Be brief." in data["b"]["run"]
-    assert run_app(app, ["compare", str(plain), str(brief)]) == 0
-    out = capsys.readouterr().out
+    ran = run_recworld("compare", str(plain), str(brief))
+    assert ran.returncode == 0, ran.stderr
+    out = ran.stdout
     assert "McNemar p" in out and "macro A - B over 2 measures" in out
-    assert run_app(app, ["compare", str(plain), str(plain)]) == 2
+    ran = run_recworld("compare", str(plain), str(plain))
+    assert ran.returncode == 2, ran.stderr
 
 
 def test_latex_tables_are_booktabs_with_intervals(two_runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     suite, _, _ = two_runs
-    assert run_app(app, ["report", str(suite), "--out", str(tmp_path / "rep"), "--format", "latex"]) == 0
+    ran = run_recworld("report", str(suite), "--out", str(tmp_path / "rep"), "--format", "latex")
+    assert ran.returncode == 0, ran.stderr
     tex = (tmp_path / "rep" / "report.tex").read_text(encoding="utf-8")
     assert tex.count(r"\begin{tabular}") == tex.count(r"\bottomrule") >= 3
     assert r"\toprule" in tex and r"\midrule" in tex
@@ -83,12 +84,11 @@ def test_latex_text_leaves_no_live_special_character(text: str) -> None:
     assert not re.search(r"[&%$#_{}~^\\<>\x00]", bare), out
 
 
-def test_piped_report_says_what_it_does(
-    two_runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_piped_report_says_what_it_does(two_runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     suite, _, _ = two_runs
-    assert run_app(app, ["report", str(suite), "--out", str(tmp_path / "rep")]) == 0
-    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("recworld: progress: report: ")]
+    ran = run_recworld("report", str(suite), "--out", str(tmp_path / "rep"))
+    assert ran.returncode == 0, ran.stderr
+    lines = [x for x in ran.stderr.splitlines() if x.startswith("recworld: progress: report: ")]
     assert any("scoring runs 1/2" in x for x in lines)
     assert any(re.search(r"report steps \d+/\d+ .*writing table\.csv", x) for x in lines)
     assert any("left" in x for x in lines)  # an estimate once steps are counted

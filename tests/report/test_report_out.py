@@ -6,16 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from recworld.cli import main
+from helpers.cli import run_recworld
 from recworld.errors import ConfigError
 from recworld.evaluation.records import RUN_KIND
 from recworld.io import mark_output_dir, output_kind, output_kinds
 from recworld.report import write_report
 
 
-def test_report_refuses_a_foreign_folder_and_keeps_its_files(
-    movie_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_refuses_a_foreign_folder_and_keeps_its_files(movie_suite: Path, tmp_path: Path) -> None:
     runs = [movie_suite]
     foreign = tmp_path / "mine"
     foreign.mkdir()
@@ -25,10 +23,9 @@ def test_report_refuses_a_foreign_folder_and_keeps_its_files(
     with pytest.raises(ConfigError, match="not written by recworld"):
         write_report(runs, foreign)
     assert (foreign / "report.html").read_text(encoding="utf-8") == "my own page"
-    capsys.readouterr()
-    code = main(["report", *map(str, runs), "--out", str(foreign)])  # what the installed script runs
-    err = capsys.readouterr().err
-    assert code == 2 and err.startswith("recworld: error:")
+    ran = run_recworld("report", *runs, "--out", foreign)
+    err = ran.stderr
+    assert ran.returncode == 2 and err.startswith("recworld: error:")
     assert "Traceback" not in err
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt", "report.html"]
 

@@ -22,9 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.cli import run_recworld
 from helpers.run_mixes import MEASURES, RunSpec, run_specs, write_spec
-from recworld.cli import app
-from recworld.console.app import run as run_app
 from recworld.report import write_report
 
 
@@ -89,7 +88,8 @@ def test_ceiling_on_every_measure_beside_one_partial_model(tmp_path: Path) -> No
         write_spec(suite, RunSpec("ceiling", "oracle", MEASURES, 20, skill=1.0)),
         write_spec(suite, RunSpec("partial", "llamacpp:smollm2-135m", MEASURES[3:4], 5)),
     ]
-    assert run_app(app, ["report", str(suite)]) == 0  # the command the review ran
+    ran = run_recworld("report", str(suite))
+    assert ran.returncode == 0  # the command the review ran
     names = {
         "markdown": "report.md",
         "html": "report.html",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from recworld.chat import Message, Request, Response
 from recworld.models import FatalModelError, ModelConfig, load_model
 from recworld.models.scripted import ScriptedModel
@@ -156,11 +157,10 @@ def test_answer_all_returns_what_stopped_the_run_and_keeps_what_finished(
 @pytest.mark.timing
 def test_ctrl_c_stops_an_itemknn_eval_within_a_second(ml100k_fetched: Path, tmp_path: Path) -> None:
     """The first-hour review's case: Ctrl-C 9 s into ``eval --model itemknn`` took 56 s to land."""
-    from recworld.cli import main
-
     suite = tmp_path / "suite"
     build = ["build", "--dataset", str(ml100k_fetched), "--measures", "kg_movie_genre,mem_item_item"]
-    assert main([*build, "--per-measure", "400", "--seed", "0", "--out", str(suite)]) == 0
+    ran = run_recworld(*build, "--per-measure", "400", "--seed", "0", "--out", str(suite))
+    assert ran.returncode == 0, ran.stderr
     out = tmp_path / "run"
     child = subprocess.Popen(
         [sys.executable, "-m", "recworld.cli", "eval", str(suite), "--model", "itemknn", "--out", str(out),

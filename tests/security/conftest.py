@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.security.commands import World, build_world, lunar_server
 from helpers.security.common import KEY
 from helpers.security.worlds import write_ml_latest_small
-from recworld.cli import main
 
 
 @pytest.fixture
@@ -36,10 +36,10 @@ def evil_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = write_ml_latest_small(work / "data" / "evil" / "ml-latest-small", evil_titles=True)
     with _Home(work / "home"):
         argv = ["build", "--dataset", str(data), "--out", str(work / "suite"), "--per-measure", "5"]
-        code = main(
-            [*argv, "--measures", "kg_movie_genre,mem_item_item", "--allow-weak-neumf", "--no-progress"]
+        ran = run_recworld(
+            *argv, "--measures", "kg_movie_genre,mem_item_item", "--allow-weak-neumf", "--no-progress"
         )
-    assert code == 0, "recworld build of the evil suite failed"
+    assert ran.returncode == 0, "recworld build of the evil suite failed"
     return work / "suite"
 
 

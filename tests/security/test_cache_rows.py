@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import run
+from helpers.cli import run_recworld
 
 
 def _first_run(suite: Path, out: Path) -> list[str]:
     argv = ["eval", str(suite), "--model", "random", "--out", str(out), "--no-progress"]
-    code, _out, err = run([*argv, "--limit", "3"])
-    assert code == 0, err
+    ran = run_recworld(*argv, "--limit", "3")
+    assert ran.returncode == 0, ran.stderr
     for name in (".samples.journal.jsonl", "samples.jsonl"):  # answers come from the cache alone now
         (out / name).unlink()
     return [*argv, "--limit", "5"]
@@ -40,8 +40,9 @@ def test_a_damaged_cache_file_is_one_line(
     for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (out / extra).unlink(missing_ok=True)
     damage(out / "cache.sqlite")  # type: ignore[operator]
-    code, _out, err = run(again)
-    assert code == 2 and err.startswith("recworld: error:") and err.count("\n") == 1, err
+    ran = run_recworld(*again)
+    err = ran.stderr
+    assert ran.returncode == 2 and err.startswith("recworld: error:") and err.count("\n") == 1, err
     assert message in err and "cache" in err and "Traceback" not in err
 
 
@@ -49,8 +50,8 @@ def test_g4_a_garbage_wal_is_ignored(evil_suite: Path, work: Path) -> None:
     out = work / "G4"
     again = _first_run(evil_suite, out)
     (out / "cache.sqlite-wal").write_bytes(b"\x00garbage" * 512)
-    code, _out, err = run(again)
-    assert code == 0, err
+    ran = run_recworld(*again)
+    assert ran.returncode == 0, ran.stderr
 
 
 def test_g5_a_corrupt_row_is_a_miss(evil_suite: Path, work: Path) -> None:
@@ -60,7 +61,7 @@ def test_g5_a_corrupt_row_is_a_miss(evil_suite: Path, work: Path) -> None:
     with sqlite3.connect(out / "cache.sqlite") as db:
         changed = db.execute("""UPDATE responses SET value = '{"text": 5, "usage": "x"}'""").rowcount
     assert changed >= 3
-    code, _out, err = run(again)
-    assert code == 0 and "Traceback" not in err, err
-    assert "cache" in err  # the warning names what was wrong
+    ran = run_recworld(*again)
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    assert "cache" in ran.stderr  # the warning names what was wrong
     assert len((out / "samples.jsonl").read_text().splitlines()) == 10

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from recworld.console.app import run
+from recworld.console.app import run  # on a typer app built here; recworld's own: helpers.cli
 
 
 def _app(error: BaseException) -> typer.Typer:

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.security.harness_loaders import Load, load_all, load_yaml_unsafely
 from helpers.security.worlds import write_ml_latest_small
-from recworld.cli import main
 from recworld.errors import DataError
 from recworld.export.common import inside, load_suite, task_slug
 from recworld.export.run import TARGETS, export_suite
@@ -43,7 +43,8 @@ MEASURES = ("kg_movie_genre", "mem_item_item")
 
 def _build(dataset: Path, out: Path) -> Path:
     argv = ["build", "--dataset", str(dataset), "--out", str(out), "--per-measure", "5", "--no-progress"]
-    assert main([*argv, "--measures", ",".join(MEASURES), "--allow-weak-neumf"]) == 0
+    ran = run_recworld(*argv, "--measures", ",".join(MEASURES), "--allow-weak-neumf")
+    assert ran.returncode == 0, ran.stderr
     return out
 
 
@@ -230,13 +231,9 @@ def test_crafted_measure_ids_are_refused_before_anything_is_written(
     assert _canaries(work) == []
 
 
-def test_a_hostile_measures_option_is_refused(
-    evil_suite: Path, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = main(
-        ["export", str(evil_suite), "--to", "inspect", "--out", str(work / "x"), "--measures", "../../x"]
-    )
-    assert code == 2 and "no measure '../../x'" in capsys.readouterr().err
+def test_a_hostile_measures_option_is_refused(evil_suite: Path, work: Path) -> None:
+    ran = run_recworld("export", evil_suite, "--to", "inspect", "--out", work / "x", "--measures", "../../x")
+    assert ran.returncode == 2 and "no measure '../../x'" in ran.stderr
     assert not (work / "x").exists()
 
 

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import run
+from helpers.cli import recworld_exit_code, run_recworld
 from helpers.security.forked import forked
 from helpers.security.worlds import write_ml_latest_small
 from recworld.capped import SETTINGS_LIMIT, read_capped, read_capped_text
-from recworld.cli import main
 from recworld.errors import DataError
 from recworld.export.common import load_suite
 from recworld.io import iter_json_lines, read_json_object
@@ -34,7 +33,7 @@ def _cli(argv: list[str], cwd: Path, timeout: float = 60) -> tuple[int, str, flo
 
     def command() -> int:
         os.chdir(cwd)
-        return main(argv)
+        return recworld_exit_code(*argv)
 
     return forked(command, cwd.with_name(f"{cwd.name}.stderr"), timeout=timeout)
 
@@ -164,7 +163,8 @@ def test_b7_b9_dataset_files_that_are_not_files(work: Path, kind: str) -> None:
         code, err, seconds = _cli(argv, work)
     else:  # a directory or a dangling link cannot hang a read: in process
         started = time.monotonic()
-        code, _out, err = run(argv)
+        ran = run_recworld(*argv)
+        code, err = ran.returncode, ran.stderr
         seconds = time.monotonic() - started
     assert code == 2 and seconds < 30 and "Traceback" not in err, err
 
@@ -190,11 +190,11 @@ def test_b23_symlink_loops_do_not_hang(work: Path) -> None:
 )
 def test_b24_a_broken_samples_line_is_named(evil_suite: Path, work: Path, line: str, message: str) -> None:
     out = work / "run"
-    code, _o, err = run(["eval", str(evil_suite), "--model", "random", "--out", str(out), "--no-progress"])
-    assert code == 0, err
+    ran = run_recworld("eval", str(evil_suite), "--model", "random", "--out", str(out), "--no-progress")
+    assert ran.returncode == 0, ran.stderr
     rows = (out / "samples.jsonl").read_text().splitlines()
     rows[1] = line
     (out / "samples.jsonl").write_text("\n".join(rows) + "\n")
-    code, _o, err = run(["report", str(out), "--out", str(work / "report")])
-    assert code == 2 and f"samples.jsonl:2: {message}" in err, err
+    ran = run_recworld("report", str(out), "--out", str(work / "report"))
+    assert ran.returncode == 2 and f"samples.jsonl:2: {message}" in ran.stderr, ran.stderr
     assert json.loads((out / "run.json").read_text())["status"] != "running"

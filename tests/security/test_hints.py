@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.security.commands import WRITERS, World, Writer, prepare
-from helpers.security.common import run
 from recworld.io import OUTPUT_MARKER
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -27,9 +27,9 @@ def command_of(argv: list[object]) -> list[str]:
 
 
 def help_options(command: list[str]) -> set[str]:
-    code, out, _err = run([*command, "--help"])
-    assert code == 0
-    return set(OPTION.findall(out))
+    ran = run_recworld(*command, "--help")
+    assert ran.returncode == 0
+    return set(OPTION.findall(ran.stdout))
 
 
 def assert_real(command: list[str], message: str, *, named_one: bool = True) -> None:
@@ -57,8 +57,9 @@ def test_an_ownership_refusal_names_options_the_command_has(
     (out / "theirs.txt").write_text("not recworld's\n")
     if writer.name == "lunar-agreement":
         shutil.copy(world.lunar / "annotation" / "ratings.csv", out / "ratings.csv")
-    code, _out, err = run(writer.argv(world, tmp_path))
-    assert code == 2, err
+    ran = run_recworld(*writer.argv(world, tmp_path))
+    err = ran.stderr
+    assert ran.returncode == 2, err
     takes_out = "--out" in [str(a) for a in writer.argv(world, tmp_path)] or writer.name == "lunar-agreement"
     assert_real(command_of(writer.argv(world, tmp_path)), err, named_one=takes_out)
     if writer.force is not None:
@@ -94,16 +95,16 @@ def test_other_refusals_name_real_options(
             str(tmp_path / "d"),
         ],
     ]
-    assert run(base)[0] == 0
+    assert run_recworld(*base).returncode == 0
     (tmp_path / "p.csv").write_text("model,input,output\nx,1,1\n")
     for argv in cases:
-        code, _out, err = run(argv)
-        assert code in (2, 3), (argv, err)
-        assert_real(command_of(argv), err)
-    assert run(["data", "fetch", "ml-latest-small", "--from", str(world.zip)])[0] == 0
-    code, out, err = run(["data", "fetch", "ml-latest-small", "--from", str(world.zip)])
-    assert code == 0 and "--force" in out
-    assert_real(["data", "fetch"], out)
+        ran = run_recworld(*argv)
+        assert ran.returncode in (2, 3), (argv, ran.stderr)
+        assert_real(command_of(argv), ran.stderr)
+    assert run_recworld("data", "fetch", "ml-latest-small", "--from", world.zip).returncode == 0
+    ran = run_recworld("data", "fetch", "ml-latest-small", "--from", world.zip)
+    assert ran.returncode == 0 and "--force" in ran.stdout
+    assert_real(["data", "fetch"], ran.stdout)
 
 
 # Hints the model layer gives for any command that loads an ``openai:`` model (recworld.models._keys):

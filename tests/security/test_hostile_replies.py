@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import KEY, eval_argv, run
+from helpers.cli import run_recworld
+from helpers.security.common import KEY, eval_argv
 from helpers.security.fake_server import FakeServer, gzip_bomb_bytes
 
 TRANSPORTS = ["aiohttp", "sdk"]
@@ -43,8 +44,8 @@ def _eval(
 ) -> tuple[int, str, float]:
     argv = eval_argv(suite, server.url, out, "--model-option", f"transport={transport}", *extra)
     started = time.monotonic()
-    code, _out, err = run(argv)
-    return code, err, time.monotonic() - started
+    ran = run_recworld(*argv)
+    return ran.returncode, ran.stderr, time.monotonic() - started
 
 
 # mode, arg, the error a sample carries (None: the sample is scored)
@@ -239,9 +240,9 @@ def test_a_non_canonical_loopback_url_is_a_config_error(
 ) -> None:
     """E16/F15: ``http://127.1`` was retried 7 times as a transient error; now exit 2 at once."""
     started = time.monotonic()
-    code, _out, err = run(eval_argv(evil_suite, f"http://{host}:18100/v1", work / "run"))
-    assert code == 2, err
-    assert "canonical IPv4" in err and time.monotonic() - started < 10
+    ran = run_recworld(*eval_argv(evil_suite, f"http://{host}:18100/v1", work / "run"))
+    assert ran.returncode == 2, ran.stderr
+    assert "canonical IPv4" in ran.stderr and time.monotonic() - started < 10
     assert not (work / "run" / "samples.jsonl").exists()
 
 

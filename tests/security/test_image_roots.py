@@ -21,8 +21,8 @@ import pytest
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
+from helpers.cli import run_recworld
 from helpers.multimodal import draw_poster
-from helpers.security.common import run
 from helpers.security.fake_server import serve
 from recworld.data.dataset import Dataset
 from recworld.data.image_refs import ImageRoots, RefusedImageError
@@ -98,11 +98,9 @@ def test_i1_describe_images_sends_only_the_image_it_may(tmp_path: Path, key_env:
     saved = dataset.save(tmp_path / "bdata" / "cache")
     with serve("content", "A red square poster.") as server:
         argv = ["describe-images", "--dataset", saved, "--model", "openai:vision", "--base-url", server.url]
-        code, _out, err = run(
-            [*argv, "--out", tmp_path / "described", "--image-root", posters, "--no-progress"]
-        )
+        ran = run_recworld(*argv, "--out", tmp_path / "described", "--image-root", posters, "--no-progress")
         seen = list(server.seen)
-    assert code == 0, err
+    assert ran.returncode == 0, ran.stderr
     images = [image for request in seen for image in request.images]
     assert len(images) == 1 and images[0] == (posters / "ok.png").read_bytes()
     assert not any(request.secret for request in seen)
@@ -164,9 +162,10 @@ def test_i2_roots_a_crafted_manifest_names_are_never_trusted(tmp_path: Path, key
             "--variant",
             "describe+image",
         ]
-        code, _out, err = run([*argv, "--no-progress", "--fail-on-error", "1"])
+        ran = run_recworld(*argv, "--no-progress", "--fail-on-error", "1")
         assert not any(request.secret for request in server.seen) and not any(r.images for r in server.seen)
-    assert code in (0, 3, 2), err  # the samples fail on the refused image; nothing was posted
+    # the samples fail on the refused image; nothing was posted
+    assert ran.returncode in (0, 3, 2), ran.stderr
 
 
 def test_i2_the_command_line_root_still_lets_the_real_posters_through(tmp_path: Path, key_env: str) -> None:
@@ -182,8 +181,8 @@ def test_i2_the_command_line_root_still_lets_the_real_posters_through(tmp_path: 
             "--variant",
             "describe+image",
         ]
-        code, _out, err = run([*argv, "--image-root", posters, "--no-progress"])
+        ran = run_recworld(*argv, "--image-root", posters, "--no-progress")
         sent = [image for request in server.seen for image in request.images]
-    assert code == 0, err
+    assert ran.returncode == 0, ran.stderr
     assert sent and all(image.startswith(b"\x89PNG") for image in sent)
     assert not any(request.secret for request in server.seen)

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import run
+from helpers.cli import run_recworld
 from helpers.security.worlds import write_ml_latest_small
-from recworld.cli import main
 
 
 def _world(work: Path) -> Path:
@@ -25,8 +24,8 @@ def _world(work: Path) -> Path:
 
 
 def _info(folder: Path) -> tuple[int, dict[str, object] | None, str]:
-    code, out, err = run(["data", "info", folder, "--json"])
-    return code, (json.loads(out) if code == 0 else None), err
+    ran = run_recworld("data", "info", folder, "--json")
+    return ran.returncode, (json.loads(ran.stdout) if ran.returncode == 0 else None), ran.stderr
 
 
 def _one_line(code: int, err: str, *needles: str) -> None:
@@ -122,8 +121,10 @@ def test_b18_a_metadata_csv_of_100000_columns_is_bounded(work: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(["movieId", *(f"c{i}" for i in range(100_000))])
         writer.writerow(["1", *("x" for _ in range(100_000))])
-    code, _out, err = run(["data", "info", data, "--metadata", meta])
-    assert code in (0, 2) and err.count("\n") <= 3 and "Traceback" not in err, err
+    ran = run_recworld("data", "info", data, "--metadata", meta)
+    assert ran.returncode in (0, 2) and ran.stderr.count("\n") <= 3 and "Traceback" not in ran.stderr, (
+        ran.stderr
+    )
 
 
 def test_b19_a_recbole_user_id_of_256_kib_builds_and_evaluates(work: Path) -> None:
@@ -145,8 +146,10 @@ def test_b19_a_recbole_user_id_of_256_kib_builds_and_evaluates(work: Path) -> No
     (folder / "big.item").write_text("\n".join(item) + "\n")
     suite = work / "suite"
     argv = ["build", "--dataset", str(folder), "--out", str(suite), "--per-measure", "5"]
-    assert main([*argv, "--measures", "kg_movie_genre", "--no-progress"]) == 0
-    assert main(["eval", str(suite), "--model", "random", "--no-progress"]) == 0
+    ran = run_recworld(*argv, "--measures", "kg_movie_genre", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("eval", str(suite), "--model", "random", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
@@ -157,8 +160,8 @@ def test_b20_lunar_anchors_that_never_end_are_one_line(kind: str, work: Path) ->
     else:
         anchors.symlink_to("/dev/zero")
     argv = ["lunar", "synth", "--anchors", anchors, "--out", work / "lun", "--model", "scripted"]
-    code, _out, err = run([*argv, "--no-progress"])
-    _one_line(code, err, "anchors.csv")
+    ran = run_recworld(*argv, "--no-progress")
+    _one_line(ran.returncode, ran.stderr, "anchors.csv")
     assert not (work / "lun").exists()
 
 
@@ -168,11 +171,14 @@ def test_b25_report_recomputes_missing_or_wrong_metrics(world: object, tmp_path:
     assert isinstance(world, World)
     suite = copy(world.suite, tmp_path / "suite")
     (run_dir,) = (suite / "runs").iterdir()
-    assert main(["report", str(run_dir), "--out", str(tmp_path / "good")]) == 0
+    ran = run_recworld("report", str(run_dir), "--out", str(tmp_path / "good"))
+    assert ran.returncode == 0, ran.stderr
     good = (tmp_path / "good" / "metrics.csv").read_text()
     (run_dir / "metrics.json").unlink()
-    assert main(["report", str(run_dir), "--out", str(tmp_path / "missing")]) == 0
+    ran = run_recworld("report", str(run_dir), "--out", str(tmp_path / "missing"))
+    assert ran.returncode == 0, ran.stderr
     (run_dir / "metrics.json").write_text('{"schema": "recworld.metrics/3", "measures": {"x": "wrong"}}')
-    assert main(["report", str(run_dir), "--out", str(tmp_path / "wrong")]) == 0
+    ran = run_recworld("report", str(run_dir), "--out", str(tmp_path / "wrong"))
+    assert ran.returncode == 0, ran.stderr
     for name in ("missing", "wrong"):
         assert (tmp_path / name / "metrics.csv").read_text() == good

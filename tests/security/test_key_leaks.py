@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import KEY, eval_argv, files_with_key, run, text_has_key
+from helpers.cli import run_recworld
+from helpers.security.common import KEY, eval_argv, files_with_key, text_has_key
 from helpers.security.fake_server import FakeServer
 from recworld.chat import Message, Request
 from recworld.models._keys import KeyChoice, redact_secret
@@ -78,16 +79,16 @@ def test_no_file_a_run_writes_holds_the_key(
         argv = eval_argv(
             evil_suite, server.url, out, "--max-retries", "0", "--model-option", f"transport={transport}"
         )
-        code, stdout, stderr = run(argv)
+        ran = run_recworld(*argv)
     assert server.seen and all(s.auth_is_key for s in server.seen), (
         "the key was not sent: the case proves nothing"
     )
-    assert code in (0, 3)
-    report_code, report_out, report_err = run(["report", str(out), "--out", str(work / "report")])
-    assert report_code == 0, report_err
+    assert ran.returncode in (0, 3)
+    report = run_recworld("report", out, "--out", work / "report")
+    assert report.returncode == 0, report.stderr
     assert (work / "report" / "report.html").is_file()
     assert files_with_key(work, Path(os.environ["RECWORLD_HOME"])) == []
-    for text in (stdout, stderr, report_out, report_err):
+    for text in (ran.stdout, ran.stderr, report.stdout, report.stderr):
         assert not text_has_key(text)
     samples = (out / "samples.jsonl").read_text(encoding="utf-8")
     if mode in ("echo_key_error", "echo_key_text", "echo_key_200"):
@@ -130,8 +131,8 @@ def test_with_a_proxy_set_a_loopback_server_gets_the_key_and_the_proxy_nothing(
         monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.port}")
         monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.port}")
         extra = [] if transport == "auto" else ["--model-option", f"transport={transport}"]
-        code, _out, err = run(eval_argv(evil_suite, server.url, work / "run", *extra))
-    assert code == 0, err
+        ran = run_recworld(*eval_argv(evil_suite, server.url, work / "run", *extra))
+    assert ran.returncode == 0, ran.stderr
     assert proxy.seen == []
     assert server.seen and all(s.auth_is_key for s in server.seen)
 
@@ -177,11 +178,9 @@ def test_debug_logs_hold_no_key(
     out = work / "run"
     with FakeServer("echo_key_error", "256", KEY) as server:
         argv = eval_argv(evil_suite, server.url, out, "--max-retries", "1", "--backoff", "0.01")
-        code, stdout, stderr = run(
-            ["--log-level", "debug", *argv, "--model-option", f"transport={transport}"]
-        )
-    assert code == 3
-    assert not text_has_key(stdout + stderr)
+        ran = run_recworld("--log-level", "debug", *argv, "--model-option", f"transport={transport}")
+    assert ran.returncode == 3
+    assert not text_has_key(ran.stdout + ran.stderr)
     assert files_with_key(work) == []
     header = json.loads((out / "run.json").read_text())
     assert "OPENAI_API_KEY" in json.dumps(header) or "api_key_env" in json.dumps(header)  # H2: the name only

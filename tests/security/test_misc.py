@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import run
+from helpers.cli import run_recworld
 from recworld import paths
 from recworld.evaluation.config import EvalConfig, default_run_dir
 
@@ -38,8 +38,8 @@ def test_m2_describe_image_on_a_suite_without_image_measures_runs_as_rendered(
         out,
         "--no-progress",
     ]
-    code, _out, err = run(argv)
-    assert code == 0, err
+    ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert samples and all(s["error"] is None for s in samples)
     assert all(not m.get("images") for s in samples for m in s["prompt"])

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from helpers.security.common import run
+from helpers.cli import run_recworld
 from helpers.security.fake_server import serve
 from recworld.console.terminal import strip_control
 from recworld.csvsafe import csv_text
@@ -225,9 +225,9 @@ def test_d9_report_md_shows_no_remote_image_and_no_link(evil_suite: Path, work: 
     model = "openai:![p](http://evil.example/pixel.png)[Click for results](http://evil.example/phish)"
     with serve("ok", "A") as server:
         argv = ["eval", suite, "--model", model, "--base-url", server.url, "--limit", "2", "--no-progress"]
-        code, _out, err = run(argv)
-    assert code == 0, err
-    assert run(["report", suite])[0] == 0
+        ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
+    assert run_recworld("report", suite).returncode == 0
     markdown = (suite / "report" / "report.md").read_text(encoding="utf-8")
     page = render(markdown)
     assert not [t for t, _ in page.tags if t in ("a", "img")]

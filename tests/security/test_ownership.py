@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.security.commands import (
     EVIL_RATER,
     USER_DEEP,
@@ -27,9 +28,7 @@ from helpers.security.commands import (
     copy,
     plant,
     prepare,
-    run_main,
 )
-from helpers.security.common import run
 from helpers.security.fake_server import serve
 from recworld.io import OUTPUT_MARKER, output_kinds
 
@@ -86,8 +85,9 @@ def test_a_folder_recworld_did_not_write_is_refused_and_untouched(
         "manifest.json": b'{"name": "My PWA"}\n',
     }
     before = _foreign(out, {**names, "sheet.csv": b"mine\n", USER_DEEP: b"deep\n"})
-    code, _out, err = run(writer.argv(world, tmp_path))
-    assert code == 2 and err.startswith("recworld: error:") and err.count("\n") == 1, err
+    ran = run_recworld(*writer.argv(world, tmp_path))
+    err = ran.stderr
+    assert ran.returncode == 2 and err.startswith("recworld: error:") and err.count("\n") == 1, err
     assert _snapshot(out) == before and not (out / OUTPUT_MARKER).exists()
 
 
@@ -105,8 +105,8 @@ def test_force_writes_and_keeps_every_file_it_does_not_write(
     out = writer.out(tmp_path)
     mine = {USER_FILE: b"keep\n", "dataset/my_raw_ratings.csv": b"data\n", USER_DEEP: b"deep\n"}
     _foreign(out, mine)
-    code, _out, err = run([*writer.argv(world, tmp_path), writer.force])
-    assert code == 0, err
+    ran = run_recworld(*writer.argv(world, tmp_path), writer.force)
+    assert ran.returncode == 0, ran.stderr
     assert {k: (out / k).read_bytes() for k in mine} == mine
     assert output_kinds(out)  # marked, now that it has succeeded
 
@@ -132,8 +132,8 @@ def test_a_symbolic_link_is_never_an_output(
     before = _snapshot(target)
     out.symlink_to(target, target_is_directory=True)
     argv = [*writer.argv(world, tmp_path), *([writer.force] if writer.force else [])]
-    code, _out, err = run(argv)
-    assert code == 2 and "symbolic link" in err, err
+    ran = run_recworld(*argv)
+    assert ran.returncode == 2 and "symbolic link" in ran.stderr, ran.stderr
     assert _snapshot(target) == before
 
 
@@ -146,11 +146,11 @@ def test_a1_a2_report_files_or_a_run_json_make_no_report_folder(world: World, wo
     }.items():
         folder = work / "foreign" / name
         before = _foreign(folder, files)
-        code, _out, err = run(["report", str(world.suite), "--out", str(folder)])
-        assert code == 2 and err.count("\n") == 1 and "--force" in err, err
+        ran = run_recworld("report", str(world.suite), "--out", str(folder))
+        assert ran.returncode == 2 and ran.stderr.count("\n") == 1 and "--force" in ran.stderr, ran.stderr
         assert _snapshot(folder) == before
-    code, _out, err = run(["report", str(world.suite), "--out", str(work / "foreign" / "docs1"), "--force"])
-    assert code == 0, err
+    ran = run_recworld("report", str(world.suite), "--out", str(work / "foreign" / "docs1"), "--force")
+    assert ran.returncode == 0, ran.stderr
     assert (work / "foreign" / "docs1" / "table.csv").read_bytes() != b"user table\n"
     assert output_kinds(work / "foreign" / "docs1") == {"report"}
 
@@ -171,23 +171,21 @@ def test_a3_a_failed_synth_leaves_no_marker_and_a_pwa_is_refused(work: Path) -> 
         "--weeks",
         "1",
     ]
-    code, _out, err = run([*synth, "--out", str(webapp), "--no-progress"])
-    assert code == 2 and "--force" in err and _snapshot(webapp) == before
-    code, _out, _err = run([*synth, "--out", str(work / "new"), "--no-progress"])
-    assert code == 3  # a scripted model cannot speak the LUNAR schemas: the synthesis fails
+    ran = run_recworld(*synth, "--out", webapp, "--no-progress")
+    assert ran.returncode == 2 and "--force" in ran.stderr and _snapshot(webapp) == before
+    ran = run_recworld(*synth, "--out", work / "new", "--no-progress")
+    assert ran.returncode == 3  # a scripted model cannot speak the LUNAR schemas: the synthesis fails
     assert not (work / "new" / OUTPUT_MARKER).exists() and output_kinds(work / "new") == frozenset()
-    code, _out, err = run(["lunar", "queries", str(work / "new"), "--model", "scripted"])
-    assert code == 2 and "lunar synth has not finished there" in err
+    ran = run_recworld("lunar", "queries", work / "new", "--model", "scripted")
+    assert ran.returncode == 2 and "lunar synth has not finished there" in ran.stderr
 
 
 def test_a4_eval_refuses_a_users_results_folder(evil_suite: Path, work: Path) -> None:
     """F3: ``eval --out`` wrote into any folder (the user's metrics.json and samples.jsonl replaced)."""
     folder = work / "foreign" / "evalout"
     before = _foreign(folder, {"metrics.json": b'{"mine":true}\n', "samples.jsonl": b"mine\n"})
-    code, _out, err = run(
-        ["eval", str(evil_suite), "--model", "random", "--out", str(folder), "--no-progress"]
-    )
-    assert code == 2 and "--force" in err and _snapshot(folder) == before
+    ran = run_recworld("eval", str(evil_suite), "--model", "random", "--out", str(folder), "--no-progress")
+    assert ran.returncode == 2 and "--force" in ran.stderr and _snapshot(folder) == before
 
 
 def test_a5_build_force_keeps_a_file_in_a_subfolder_it_writes(work: Path) -> None:
@@ -199,14 +197,14 @@ def test_a5_build_force_keeps_a_file_in_a_subfolder_it_writes(work: Path) -> Non
     before = _foreign(folder, mine)
     argv = ["build", "--dataset", str(data), "--out", str(folder), "--per-measure", "5"]
     argv += ["--measures", "kg_movie_genre", "--no-progress"]
-    code, _out, err = run(argv)
-    assert code == 2 and _snapshot(folder) == before  # A5b
-    code, _out, err = run([*argv, "--force"])
-    assert code == 0, err
+    ran = run_recworld(*argv)
+    assert ran.returncode == 2 and _snapshot(folder) == before  # A5b
+    ran = run_recworld(*argv, "--force")
+    assert ran.returncode == 0, ran.stderr
     assert {k: (folder / k).read_bytes() for k in mine} == mine
     assert (folder / "dataset" / "interactions.parquet").is_file()
-    code, _out, err = run(argv)  # now a suite: rebuilt without --force, the files still kept
-    assert code == 0 and {k: (folder / k).read_bytes() for k in mine} == mine
+    ran = run_recworld(*argv)  # now a suite: rebuilt without --force, the files still kept
+    assert ran.returncode == 0 and {k: (folder / k).read_bytes() for k in mine} == mine
 
 
 def test_a6_a7_annotate_and_agreement_refuse_foreign_files(world: World, tmp_path: Path) -> None:
@@ -214,22 +212,22 @@ def test_a6_a7_annotate_and_agreement_refuse_foreign_files(world: World, tmp_pat
     run_dir = copy(world.lunar, tmp_path / "run1")
     raters = tmp_path / "foreign" / "raters"
     before = _foreign(raters, {"form.html": b"mine\n", "sheet.csv": b"mine\n"})
-    code, _out, err = run(["lunar", "annotate", str(run_dir), "--out", str(raters)])
-    assert code == 2 and "--force" in err and _snapshot(raters) == before
+    ran = run_recworld("lunar", "annotate", str(run_dir), "--out", str(raters))
+    assert ran.returncode == 2 and "--force" in ran.stderr and _snapshot(raters) == before
     agree = tmp_path / "foreign" / "agree"
     shutil.copy(run_dir / "annotation" / "ratings.csv", agree.parent / "ratings.csv")
     before = _foreign(agree, {"agreement.json": b'{"mine":1}\n', "agreement.csv": b"my,analysis\n"})
     shutil.move(agree.parent / "ratings.csv", agree / "ratings.csv")
     before["ratings.csv"] = (agree / "ratings.csv").read_bytes()
-    code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv"), "--out", str(agree)])
-    assert code == 2 and "--out" in err and _snapshot(agree) == before
-    code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv")])  # the default: beside
-    assert code == 0, err
+    ran = run_recworld("lunar", "agreement", str(agree / "ratings.csv"), "--out", str(agree))
+    assert ran.returncode == 2 and "--out" in ran.stderr and _snapshot(agree) == before
+    ran = run_recworld("lunar", "agreement", str(agree / "ratings.csv"))  # the default: beside
+    assert ran.returncode == 0, ran.stderr
     assert {k: v for k, v in _snapshot(agree).items() if not k.startswith("agreement/")} == before
     assert (agree / "agreement" / "agreement.json").is_file()
     shutil.rmtree(agree / "agreement")
-    code, _out, err = run(["lunar", "agreement", str(agree / "ratings.csv"), "--out", str(run_dir)])
-    assert code == 0, err  # into the LUNAR run it feeds: a kind the agreement joins
+    ran = run_recworld("lunar", "agreement", str(agree / "ratings.csv"), "--out", str(run_dir))
+    assert ran.returncode == 0, ran.stderr  # into the LUNAR run it feeds: a kind the agreement joins
     assert output_kinds(run_dir) == {"lunar-run", "lunar-agreement"}
     with (run_dir / "agreement.csv").open(newline="") as handle:  # X4/F17: the rater =HYPERLINK(...)
         cells = [cell for row in csv.reader(handle) for cell in row]
@@ -239,19 +237,17 @@ def test_a6_a7_annotate_and_agreement_refuse_foreign_files(world: World, tmp_pat
 def test_a8_dry_runs_send_and_write_nothing(evil_suite: Path, work: Path, key_env: str) -> None:
     before = _snapshot(evil_suite)
     with serve("ok") as server:
-        code, _out, err = run(
-            [
-                "eval",
-                str(evil_suite),
-                "--model",
-                "openai:x",
-                "--base-url",
-                server.url,
-                "--dry-run",
-                "--no-progress",
-            ],
+        ran = run_recworld(
+            "eval",
+            str(evil_suite),
+            "--model",
+            "openai:x",
+            "--base-url",
+            server.url,
+            "--dry-run",
+            "--no-progress",
         )
-        assert code == 0, err
+        assert ran.returncode == 0, ran.stderr
         synth = [
             "lunar",
             "synth",
@@ -262,8 +258,8 @@ def test_a8_dry_runs_send_and_write_nothing(evil_suite: Path, work: Path, key_en
             "--model",
             "openai:x",
         ]
-        code, _out, err = run([*synth, "--base-url", server.url, "--dry-run"])
-        assert code == 0, err
+        ran = run_recworld(*synth, "--base-url", server.url, "--dry-run")
+        assert ran.returncode == 0, ran.stderr
         assert server.seen == []
     assert _snapshot(evil_suite) == before and not (work / "lun").exists()
     assert sorted(os.listdir(work)) == []
@@ -271,10 +267,10 @@ def test_a8_dry_runs_send_and_write_nothing(evil_suite: Path, work: Path, key_en
 
 def test_a9_a_re_export_replaces_only_its_own_files(evil_suite: Path, work: Path) -> None:
     out = work / "kill" / "exp"
-    assert run(["export", str(evil_suite), "--to", "hf", "--out", str(out)])[0] == 0
+    assert run_recworld("export", str(evil_suite), "--to", "hf", "--out", str(out)).returncode == 0
     first = _snapshot(out)
     mine = plant(out)
-    assert run(["export", str(evil_suite), "--to", "hf", "--out", str(out)])[0] == 0
+    assert run_recworld("export", str(evil_suite), "--to", "hf", "--out", str(out)).returncode == 0
     again = _snapshot(out)
     assert {k: again[k] for k in first} == first and {k: again[k] for k in mine} == mine
     marker = json.loads((out / OUTPUT_MARKER).read_text())
@@ -285,14 +281,14 @@ def test_no_write_follows_a_link_planted_inside_an_output(evil_suite: Path, work
     """A link inside a run folder (its log, its journal, its cache) never carries a write out of it."""
     out = work / "run"
     argv = ["eval", str(evil_suite), "--model", "random", "--out", str(out), "--no-progress"]
-    assert run(argv)[0] == 0
+    assert run_recworld(*argv).returncode == 0
     victim = work / "victim.txt"
     victim.write_bytes(b"untouched\n")
     for name in ("recworld.log", ".samples.journal.jsonl", "cache.sqlite"):
         (out / name).unlink()
         (out / name).symlink_to(victim)
-        code, _out, err = run([*argv, "--limit", "5", "--measures", "kg_movie_genre"])
-        assert code == 2 and "symbolic link" in err, (name, err)
+        ran = run_recworld(*argv, "--limit", "5", "--measures", "kg_movie_genre")
+        assert ran.returncode == 2 and "symbolic link" in ran.stderr, (name, ran.stderr)
         assert victim.read_bytes() == b"untouched\n"
         (out / name).unlink()
 
@@ -309,7 +305,8 @@ def test_a_rebuild_carries_a_users_link_as_a_link(
     (suite / "linked").symlink_to(outside, target_is_directory=True)
     (suite / "runs" / "a-link").symlink_to(outside, target_is_directory=True)
     argv = ["build", "--dataset", str(world.data), "--out", str(suite), "--per-measure", "5"]
-    assert run_main([*argv, "--measures", "kg_movie_genre", "--no-progress"]) == 0
+    ran = run_recworld(*argv, "--measures", "kg_movie_genre", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
     assert (suite / "linked").is_symlink() and (suite / "runs" / "a-link").is_symlink()
     assert (
         sorted(os.listdir(outside)) == ["theirs.txt"] and (outside / "theirs.txt").read_bytes() == b"theirs\n"
@@ -323,8 +320,10 @@ def test_rerun_on_own_output_keeps_users_files(
     monkeypatch.setenv("RECWORLD_HOME", str(tmp_path / "home"))
     out = tmp_path / "run"
     argv = ["eval", str(world.suite), "--model", "random", "--out", str(out), "--no-progress"]
-    assert run_main(argv) == 0
+    ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
     mine = plant(out)
-    assert run_main([*argv, "--limit", "2"]) == 0
+    ran = run_recworld(*argv, "--limit", "2")
+    assert ran.returncode == 0, ran.stderr
     assert {k: (out / k).read_bytes() for k in mine} == mine
     assert output_kinds(out) == {"eval-run"}

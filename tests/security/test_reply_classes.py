@@ -27,7 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers.security.common import eval_argv, run
+from helpers.cli import run_recworld
+from helpers.security.common import eval_argv
 from helpers.security.fake_server import FakeServer
 from recworld.chat import AnswerMode, Message, Request
 from recworld.models import ModelConfig
@@ -264,9 +265,9 @@ def test_d10_a_lone_surrogate_in_a_reply_is_data_not_a_hang(
     out = work / "run"
     with FakeServer(mode) as server:
         argv = eval_argv(suite, server.url, out, "--model-option", f"transport={transport}", *extra)
-        code, _out, err = run(argv)
-    assert code in (0, 3), err
-    assert "Traceback" not in err
+        ran = run_recworld(*argv)
+    assert ran.returncode in (0, 3), ran.stderr
+    assert "Traceback" not in ran.stderr
     header = strict_json((out / "run.json").read_text(encoding="utf-8"))
     assert header["status"] != "running"
     (sample,) = _samples(out)

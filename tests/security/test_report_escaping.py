@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import run
+from helpers.cli import run_recworld
 from helpers.security.fake_server import MiB, serve
 from recworld.mdsafe import md_cell, md_text
 from recworld.report.viewer import MAX_REPLY_CHARS
@@ -78,10 +78,10 @@ def hostile_report(evil_suite: Path, tmp_path_factory: pytest.TempPathFactory) -
             "5",
             "--no-progress",
         ]
-        from recworld.cli import main
-
-        assert main(argv) == 0
-    assert main(["report", str(suite)]) == 0
+        ran = run_recworld(*argv)
+        assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("report", str(suite))
+    assert ran.returncode == 0, ran.stderr
     return suite / "report"
 
 
@@ -182,12 +182,12 @@ def test_e13_long_replies_are_cut_in_the_viewer_and_whole_in_the_samples(
             "2",
             "--no-progress",
         ]
-        code, _out, err = run(argv)
-    assert code == 0, err
+        ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
     (samples_file,) = (suite / "runs").glob("*/samples.jsonl")
     replies = [json.loads(line)["response"] for line in samples_file.read_text().splitlines()]
     assert len(replies) == 4 and all(len(r) > MiB - 100 for r in replies)  # samples.jsonl keeps them whole
-    assert run(["report", suite])[0] == 0
+    assert run_recworld("report", suite).returncode == 0
     html = (suite / "report" / "report.html").read_text(encoding="utf-8")
     assert len(html.encode()) < 2 * MiB < len(samples_file.read_bytes())  # no reply embedded whole
     cut = [m for m in re.findall(r'"reply":"((?:[^"\\]|\\.)*)"', html) if "cut:" in m]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.commands import World, copy, run_main
-from helpers.security.common import run
+from helpers.cli import recworld_exit_code, run_recworld
+from helpers.security.commands import World, copy
 from helpers.security.disk_states import deadline, snapshot
 from helpers.security.worlds import write_ml_latest_small
 
@@ -51,9 +51,9 @@ def test_d1_a_forged_journal_naming_a_sibling_deletes_nothing(world: World, work
     journal = {"schema": "recworld.swap/1", "staging": "x", "trash": "victim", "new": [0, 0], "carry": False}
     (parent / ".suite.swap.json").write_text(json.dumps(journal))
     before = snapshot(work / "gp")
-    code, _out, err = run(_build(world, parent / "suite"))
-    assert code in (0, 2) and _one_line(err)
-    assert "ignored" in err  # reported, in one line
+    ran = run_recworld(*_build(world, parent / "suite"))
+    assert ran.returncode in (0, 2) and _one_line(ran.stderr)
+    assert "ignored" in ran.stderr  # reported, in one line
     after = snapshot(work / "gp")
     assert after["parent/victim/important.txt"] == ("file", b"precious")
     assert after["parent/.suite.swap.json"] == before["parent/.suite.swap.json"]
@@ -77,8 +77,8 @@ def test_d1_a_shared_suite_with_a_journal_naming_the_folder_above_empties_nothin
     (suite / "runs" / ".random__generate__zero-shot.swap.json").write_text(json.dumps(forged))
     before = snapshot(downloads)
     argv: list[object] = ["report", suite] if writer == "report" else ["eval", suite, "--model", "random"]
-    code, _out, err = run([*argv, "--no-progress"] if writer == "eval" else argv)
-    assert _one_line(err) and code in (0, 2), err
+    ran = run_recworld(*([*argv, "--no-progress"] if writer == "eval" else argv))
+    assert _one_line(ran.stderr) and ran.returncode in (0, 2), ran.stderr
     after = snapshot(downloads)
     assert [p for p in before if after.get(p) != before[p] and not p.startswith("shared-suite/report")] == []
 
@@ -91,8 +91,8 @@ def test_d2_a_users_backup_beside_the_suite_is_not_taken_for_trash(world: World,
     (backup / "manifest.json").write_text("old manifest")
     (backup / "questions.txt").write_text("q")
     before = snapshot(backup)
-    code, _out, err = run(_build(world, suite))
-    assert code == 0, err
+    ran = run_recworld(*_build(world, suite))
+    assert ran.returncode == 0, ran.stderr
     assert snapshot(backup) == before
     assert not (suite / "runs" / "my-old-run").exists() and not (suite / "questions.txt").exists()
 
@@ -108,8 +108,8 @@ def test_d3_force_keeps_a_users_temporary_looking_file_at_any_depth(world: World
         (work / "m" / relative).parent.mkdir(parents=True, exist_ok=True)
         (work / "m" / relative).write_bytes(data)
     argv = ["eval", world.suite, "--model", "random", "--out", work / "m", "--force", "--no-progress"]
-    code, _out, err = run([*argv, "--limit", "2"])
-    assert code == 0, err
+    ran = run_recworld(*argv, "--limit", "2")
+    assert ran.returncode == 0, ran.stderr
     assert {r: (work / "m" / r).read_bytes() for r in mine} == mine
 
 
@@ -128,12 +128,13 @@ def test_d4_a_forged_marker_list_never_costs_the_user_their_run_files(world: Wor
     marker["files"] += listed
     marker.setdefault("digests", {}).update({name: [0, "0" * 64] for name in listed})
     marker_path.write_text(json.dumps(marker))
-    assert run_main(["eval", suite, "--model", "random", "--no-progress", "--limit", "2"]) == 0
+    ran = run_recworld("eval", suite, "--model", "random", "--no-progress", "--limit", "2")
+    assert ran.returncode == 0, ran.stderr
     (suite / "notes.txt").write_text("mine")
     before = {p: (suite / p).read_bytes() for p in listed if (suite / p).is_file()}
     assert "notes.txt" in before and f"{run_dir}/samples.jsonl" in before
-    code, _out, err = run(_build(world, suite))
-    assert code == 0, err
+    ran = run_recworld(*_build(world, suite))
+    assert ran.returncode == 0, ran.stderr
     assert {p: (suite / p).read_bytes() for p in before} == before
 
 
@@ -143,8 +144,12 @@ def test_d5_a_crafted_suites_runs_link_never_carries_a_write_outside(world: Worl
     shutil.rmtree(crafted / "runs")
     (work / "out").mkdir()
     (crafted / "runs").symlink_to("../out", target_is_directory=True)
-    code, _out, err = run(["eval", crafted, "--model", "random", "--no-progress"])
-    assert code == 2 and "symbolic link inside the recworld output" in err and _one_line(err)
+    ran = run_recworld("eval", crafted, "--model", "random", "--no-progress")
+    assert (
+        ran.returncode == 2
+        and "symbolic link inside the recworld output" in ran.stderr
+        and _one_line(ran.stderr)
+    )
     assert list((work / "out").iterdir()) == []
 
 
@@ -164,7 +169,7 @@ def _in_child(prepare: Callable[[], None], argv: list[object]) -> tuple[int, str
 
             sys.stderr = os.fdopen(2, "w", buffering=1)
             prepare()
-            code = run_main([str(a) for a in argv])
+            code = recworld_exit_code(*argv)
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
@@ -211,7 +216,8 @@ def test_d6_a_read_only_folder_is_one_line(case: str, world: World, work: Path) 
     (work / "ro").mkdir()
     suite = copy(world.suite, work / "rosuite") if case == "report" else _fresh_suite(world, work / "rosuite")
     if case == "eval-rerun":
-        assert run_main(["eval", suite, "--model", "random", "--no-progress", "--limit", "1"]) == 0
+        ran = run_recworld("eval", suite, "--model", "random", "--no-progress", "--limit", "1")
+        assert ran.returncode == 0, ran.stderr
     argv: dict[str, list[object]] = {
         "eval-out": ["eval", suite, "--model", "random", "--out", work / "ro" / "run", "--no-progress"],
         "report": ["report", suite],
@@ -254,17 +260,17 @@ def test_d6_a_full_disk_during_a_rebuild_is_one_line_and_the_old_suite_stands(
 def test_d7_long_names_fit_or_are_one_line(world: World, work: Path) -> None:
     """A26-A28: hidden siblings of a 245-byte name, a 300-byte model name: ENAMETOOLONG tracebacks."""
     long = work / ("a" * 245)
-    code, _out, err = run(_build(world, long))
-    assert code == 0, err
+    ran = run_recworld(*_build(world, long))
+    assert ran.returncode == 0, ran.stderr
     assert sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []
-    code, _out, err = run(["export", long, "--to", "hf", "--out", work / ("e" * 245)])
-    assert code == 0, err
-    code, _out, err = run(_build(world, work / ("b" * 256)))
-    assert code == 2 and "over the 255" in err and _one_line(err)
+    ran = run_recworld("export", long, "--to", "hf", "--out", work / ("e" * 245))
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld(*_build(world, work / ("b" * 256)))
+    assert ran.returncode == 2 and "over the 255" in ran.stderr and _one_line(ran.stderr)
     model = "openai:" + "m" * 300
     argv = ["eval", long, "--model", model, "--base-url", "http://127.0.0.1:9/v1", "--limit", "1"]
-    code, _out, err = run([*argv, "--max-retries", "0", "--no-progress"])
-    assert _one_line(err), err
+    ran = run_recworld(*argv, "--max-retries", "0", "--no-progress")
+    assert _one_line(ran.stderr), ran.stderr
     runs = [p.name for p in (long / "runs").iterdir()]
     assert runs and all(len(name.encode()) <= 255 for name in runs)
 
@@ -282,8 +288,8 @@ def test_d8_a_path_that_is_not_utf8_is_one_line_and_writes_nothing(
         "build": _build(world, work / bad),
         "dataset": ["build", "--dataset", data, "--out", work / "s", *SMALL],
     }
-    code, _out, err = run(argv[case])
-    assert code == 2 and "not valid UTF-8" in err and _one_line(err), err
+    ran = run_recworld(*argv[case])
+    assert ran.returncode == 2 and "not valid UTF-8" in ran.stderr and _one_line(ran.stderr), ran.stderr
     assert not (work / bad).exists() and not (work / "s").exists()
 
 
@@ -300,9 +306,9 @@ def test_d12_a_fifo_in_a_run_folder_is_one_line_not_a_hang(name: str, world: Wor
     (run_dir / ".recworld-claim.json").write_text(json.dumps(claim))
     os.mkfifo(run_dir / name)
     with deadline(60):
-        code, _out, err = run(["eval", suite, "--model", "random", "--no-progress"])
-    assert code == 2 and "FIFO" in err, err
-    assert _one_line(err)
+        ran = run_recworld("eval", suite, "--model", "random", "--no-progress")
+    assert ran.returncode == 2 and "FIFO" in ran.stderr, ran.stderr
+    assert _one_line(ran.stderr)
 
 
 # -- D14: one huge line ------------------------------------------------------------------------------------
@@ -331,7 +337,9 @@ def test_d14_a_2_gib_line_is_one_bounded_error(header: bool, work: Path, world: 
     with ratings.open("r+b") as handle:
         handle.truncate(2 << 30)  # sparse: no disk used
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    code, peak = _peak_rss_kib(lambda: run_main(["build", "--dataset", big, "--out", work / "bigs", *SMALL]))
+    code, peak = _peak_rss_kib(
+        lambda: recworld_exit_code("build", "--dataset", big, "--out", work / "bigs", *SMALL)
+    )
     assert code == 2
     assert peak - base < 300_000 or peak < 1_200_000, (base, peak)  # KiB: nowhere near the 2 GiB
 
@@ -358,8 +366,8 @@ def test_d15_a_bomb_in_a_member_the_format_reads_is_refused_before_it_is_written
     """B21: a 1 MB zip wrote 1.07 GB into ``cache/raw``, crashed, and left it there."""
     archive = _bomb(work / "wanted-bomb.zip")
     assert archive.stat().st_size < 2 << 20
-    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", archive])
-    assert code == 2 and "zip bomb" in err and _one_line(err), err
+    ran = run_recworld("data", "fetch", "ml-latest-small", "--from", archive)
+    assert ran.returncode == 2 and "zip bomb" in ran.stderr and _one_line(ran.stderr), ran.stderr
     home = Path(os.environ["RECWORLD_HOME"])
     assert sum(p.stat().st_size for p in home.rglob("*") if p.is_file()) < 1 << 20
 
@@ -401,7 +409,7 @@ def test_d16_members_whose_folders_cannot_be_made_are_one_line(members: list[str
     with zipfile.ZipFile(archive, "w") as zf:
         for name in members:
             zf.writestr(name, b"userId,movieId,rating,timestamp\n1,1,4.0,1\n")
-    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", archive])
-    assert code == 2 and _one_line(err) and "layout.zip" in err, err
+    ran = run_recworld("data", "fetch", "ml-latest-small", "--from", archive)
+    assert ran.returncode == 2 and _one_line(ran.stderr) and "layout.zip" in ran.stderr, ran.stderr
     raw = Path(os.environ["RECWORLD_HOME"]) / "cache" / "raw"
     assert not raw.exists() or list(raw.iterdir()) == []

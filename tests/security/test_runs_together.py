@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import recworld_exit_code, run_recworld
 from helpers.security.commands import World
-from helpers.security.common import run
 from helpers.security.fake_server import FakeServer, serve
 from helpers.security.forked import Child
-from recworld.cli import main
 from recworld.io import output_kinds
 
 
@@ -42,7 +41,7 @@ def _eval(suite: Path, url: str, out: Path, *extra: str) -> Child:
     argv = ["eval", str(suite), "--model", "openai:x", "--base-url", url, "--out", str(out)]
     argv += ["--no-progress", "--concurrency", "1", *extra]
     stderr = out.with_name(f"{out.name}-{next(_CHILDREN)}.stderr")
-    return Child(lambda: main(argv), stderr)
+    return Child(lambda: recworld_exit_code(*argv), stderr)
 
 
 _CHILDREN = itertools.count()
@@ -147,15 +146,15 @@ def test_k12_a_failed_run_is_unscored_unmarked_and_blank_in_the_report(
     out = tmp_path / "run"
     with serve("invalid_json") as server:
         argv = ["eval", world.suite, "--model", "openai:x", "--base-url", server.url, "--out", out]
-        code, _out, err = run([*argv, "--no-progress", "--max-retries", "0"])
-    assert code == 3, err
+        ran = run_recworld(*argv, "--no-progress", "--max-retries", "0")
+    assert ran.returncode == 3, ran.stderr
     header = json.loads((out / "run.json").read_text())
     assert header["status"] == "too_many_errors" and header["counts"]["answered"] == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert all(m["score"] is None for m in metrics["measures"].values())
     assert output_kinds(out) == frozenset()  # the marker comes only after success
-    code, _out, err = run(["report", out])  # beside its own run, which is still claimed
-    assert code == 0, err
+    ran = run_recworld("report", out)  # beside its own run, which is still claimed
+    assert ran.returncode == 0, ran.stderr
     markdown = (out / "report.md").read_text()
     row = next(line for line in markdown.splitlines() if line.startswith("| openai:x"))
     assert "0." not in row.split("|", 2)[2]  # no score printed for an unscored run

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field, ValidationError
 
 import recworld
-from helpers.security.common import run
+from helpers.cli import run_recworld
 from recworld.records import Settings
 
 HUGE = 2**63  # no count, size or seed a user means is this large
@@ -182,9 +182,9 @@ def test_d13_a_number_out_of_range_is_one_config_error_before_any_work(
     out = work / "run"
     runs = sorted(p.name for p in (evil_suite / "runs").iterdir()) if (evil_suite / "runs").exists() else []
     argv = ["eval", evil_suite, "--model", "openai:x", "--base-url", "http://127.0.0.1:9/v1", "--out", out]
-    code, _stdout, err = run([*argv, "--no-progress", *flags])
-    assert code == 2, err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
+    ran = run_recworld(*argv, "--no-progress", *flags)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("\n") == 1 and "Traceback" not in ran.stderr, ran.stderr
     assert not out.exists()  # before any work: no run folder, no claim, no log
     now = sorted(p.name for p in (evil_suite / "runs").iterdir()) if (evil_suite / "runs").exists() else []
     assert now == runs
@@ -211,9 +211,9 @@ def test_d13_toml_values_out_of_range_are_one_config_error(evil_suite: Path, wor
     argv = ["eval", evil_suite, "--config", config, "--base-url", "http://127.0.0.1:9/v1", "--out", out]
     if "[[models]]" not in toml:
         argv += ["--model", "openai:x"]
-    code, _stdout, err = run([*argv, "--no-progress"])
-    assert code == 2, err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
+    ran = run_recworld(*argv, "--no-progress")
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("\n") == 1 and "Traceback" not in ran.stderr, ran.stderr
     assert not out.exists()
 
 
@@ -221,8 +221,8 @@ def test_d13_a_valid_run_json_is_strict_json(evil_suite: Path, work: Path) -> No
     """The largest accepted values still make a run.json every JSON reader takes."""
     out = work / "run"
     flags = ["--timeout", "86400", "--backoff-max", "86400", "--seed", str(2**63 - 1), "--limit", "1"]
-    code, _stdout, err = run(["eval", evil_suite, "--model", "random", "--out", out, "--no-progress", *flags])
-    assert code == 0, err
+    ran = run_recworld("eval", evil_suite, "--model", "random", "--out", out, "--no-progress", *flags)
+    assert ran.returncode == 0, ran.stderr
 
     def refuse(name: str) -> Any:
         raise ValueError(name)
@@ -244,5 +244,5 @@ def test_d13_a_valid_run_json_is_strict_json(evil_suite: Path, work: Path) -> No
 def test_numbers_of_hand_declared_options_are_bounded_too(
     evil_suite: Path, work: Path, argv: list[str]
 ) -> None:
-    code, _stdout, err = run([a.format(suite=evil_suite) for a in argv])
-    assert code == 2 and "Traceback" not in err, err
+    ran = run_recworld(*[a.format(suite=evil_suite) for a in argv])
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr

@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from helpers.security.commands import BY_NAME, USER_DEEP, USER_FILE, World, prepare, run_main
+from helpers.cli import recworld_exit_code, run_recworld
+from helpers.security.commands import BY_NAME, USER_DEEP, USER_FILE, World, prepare
 from helpers.security.forked import paused_then_killed
 from helpers.security.kills import litter, tree
 from recworld.errors import ConfigError
@@ -50,7 +51,7 @@ def _kill9_at(point: str, mode: str, target: Path, argv: list[str], work: Path) 
 
     def command() -> int:
         swap.USE_EXCHANGE = mode == "exchange"  # in the child only
-        return run_main(argv)
+        return recworld_exit_code(*argv)
 
     stderr = work.with_name(f"{work.name}.stderr")
     assert paused_then_killed(point, target, command, stderr) == -signal.SIGKILL
@@ -70,7 +71,8 @@ def test_a_real_kill_9_mid_swap_loses_nothing(
     reference.mkdir()
     monkeypatch.setenv("RECWORLD_HOME", str(reference / "home"))
     prepare(writer, world, reference)
-    assert run_main(writer.argv(world, reference)) == 0
+    ran = run_recworld(*writer.argv(world, reference))
+    assert ran.returncode == 0, ran.stderr
     expected = tree(writer.out(reference), base=reference)
 
     work = tmp_path / "work"
@@ -89,7 +91,8 @@ def test_a_real_kill_9_mid_swap_loses_nothing(
     recover(out)
     assert tree(out, base=work) in (before, expected)
     assert {p: p.read_bytes() for p in mine} == mine
-    assert run_main(writer.argv(world, work)) == 0
+    ran = run_recworld(*writer.argv(world, work))
+    assert ran.returncode == 0, ran.stderr
     assert tree(out, base=work) == expected and litter(work) == []
 
 
@@ -100,7 +103,8 @@ def _suite(world: World, work: Path) -> Path:
 
 def _rebuild(world: World, suite: Path) -> int:
     argv = ["build", "--dataset", world.data, "--out", suite, "--per-measure", "5"]
-    return run_main([*argv, "--measures", "kg_movie_genre,mem_item_item", "--no-progress"])
+    ran = run_recworld(*argv, "--measures", "kg_movie_genre,mem_item_item", "--no-progress")
+    return ran.returncode
 
 
 def test_k3_a_trash_named_folder_without_a_seal_is_the_users_and_left_alone(

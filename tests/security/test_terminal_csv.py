@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import run
+from helpers.cli import run_recworld
 from helpers.security.worlds import write_ml_latest_small
 from recworld.console.terminal import strip_control
 from recworld.csvsafe import csv_cell, csv_dict_text, csv_text
@@ -81,10 +81,11 @@ def test_x7_control_sequences_in_a_folder_name_never_reach_the_terminal(
 
 def test_x7_piped_output_carries_no_escape_at_all(hostile_folder: Path, work: Path) -> None:
     for argv in (["data", "info", str(hostile_folder)], ["data", "info", str(hostile_folder / "nope")]):
-        _code, out, err = run(argv)
-        assert "\x1b" not in out + err and "\x07" not in out + err and "\r" not in out + err
-        assert "rich[bold red]BOLD" in out + err
-    _code, out, _err = run(["data", "info", str(hostile_folder), "--json"])
+        ran = run_recworld(*argv)
+        shown = ran.stdout + ran.stderr
+        assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
+        assert "rich[bold red]BOLD" in shown
+    out = run_recworld("data", "info", hostile_folder, "--json").stdout
     assert "\\u001b]0;PWNED-TITLE\\u0007" in out and "\\u009b" in out  # JSON keeps the value, escaped
 
 
@@ -135,10 +136,10 @@ def test_x3_report_csvs_quote_a_formula_dataset_name(work: Path) -> None:
     data = write_ml_latest_small(work / "data" / name, users=30, movies=30, ratings=300)
     suite = work / "suite"
     argv = ["build", "--dataset", str(data), "--out", str(suite), "--per-measure", "5"]
-    assert run([*argv, "--measures", "kg_movie_genre", "--no-progress"])[0] == 0
-    assert run(["eval", str(suite), "--model", "random", "--no-progress"])[0] == 0
-    code, _out, err = run(["report", str(suite), "--out", str(work / "report")])
-    assert code == 0, err
+    assert run_recworld(*argv, "--measures", "kg_movie_genre", "--no-progress").returncode == 0
+    assert run_recworld("eval", str(suite), "--model", "random", "--no-progress").returncode == 0
+    ran = run_recworld("report", str(suite), "--out", str(work / "report"))
+    assert ran.returncode == 0, ran.stderr
     for name_csv in ("metrics.csv", "table.csv"):
         text = (work / "report" / name_csv).read_text()
         cells = [c for row in csv.reader(io.StringIO(text)) for c in row]

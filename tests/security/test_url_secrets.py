@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from helpers.security.common import KEY, files_with_key, run, text_has_key
+from helpers.cli import run_recworld
+from helpers.security.common import KEY, files_with_key, text_has_key
 from helpers.security.fake_server import FakeServer
 from recworld.errors import ConfigError, from_validation
 from recworld.models import ModelConfig
@@ -135,11 +136,11 @@ def test_d11_credentials_in_base_url_are_one_config_error_and_stored_nowhere(
     with FakeServer("ok", expect_key=KEY) as server:
         url = template.format(key=KEY, port=server.port)
         argv = ["eval", suite, "--model", "openai:q", "--base-url", url, "--out", work / "q", "--limit", "1"]
-        code, out, err = run([*argv, "--no-progress"])
+        ran = run_recworld(*argv, "--no-progress")
         assert server.seen == []  # refused before any request: nothing retried
-    assert code == 2, err
-    assert err.count("\n") == 1 and "environment" in err and "Traceback" not in err
-    assert not text_has_key(out) and not text_has_key(err)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("\n") == 1 and "environment" in ran.stderr and "Traceback" not in ran.stderr
+    assert not text_has_key(ran.stdout) and not text_has_key(ran.stderr)
     assert files_with_key(work) == []
     assert not (work / "q").exists()
 
@@ -160,7 +161,7 @@ def test_describe_images_refuses_a_key_in_its_base_url_before_writing(work: Path
         "--out",
         work / "d",
     ]
-    code, out, err = run(argv)
-    assert code == 2 and "--base-url" in err and "Traceback" not in err, err
-    assert not text_has_key(out + err) and files_with_key(work) == []
+    ran = run_recworld(*argv)
+    assert ran.returncode == 2 and "--base-url" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    assert not text_has_key(ran.stdout + ran.stderr) and files_with_key(work) == []
     assert not (work / "d").exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.security.common import run
+from helpers.cli import run_recworld
 from helpers.security.worlds import write_ml_latest_small
 from recworld.data import zips
 
@@ -48,8 +48,8 @@ def _zip(
 
 
 def _fetch(archive: Path) -> tuple[int, str]:
-    code, _out, err = run(["data", "fetch", "ml-latest-small", "--from", str(archive)])
-    return code, err
+    ran = run_recworld("data", "fetch", "ml-latest-small", "--from", str(archive))
+    return ran.returncode, ran.stderr
 
 
 def test_b1_a_traversing_member_is_refused(work: Path) -> None:
@@ -79,11 +79,11 @@ def test_b3_a_broken_line_names_the_zip_and_leaves_nothing(work: Path) -> None:
         ["data", "fetch", "ml-latest-small", "--from", str(archive)],
         ["build", "--dataset", str(archive), "--out", str(work / "suite"), "--per-measure", "5"],
     ):
-        code, _out, err = run(argv)
-        assert code == 2
-        assert f"{archive}:ml-latest-small/ratings.csv:3" in err, err
-        assert "cache" not in err and os.environ["RECWORLD_HOME"] not in err
-        assert err.count("\n") == 1  # one line
+        ran = run_recworld(*argv)
+        assert ran.returncode == 2
+        assert f"{archive}:ml-latest-small/ratings.csv:3" in ran.stderr, ran.stderr
+        assert "cache" not in ran.stderr and os.environ["RECWORLD_HOME"] not in ran.stderr
+        assert ran.stderr.count("\n") == 1  # one line
         assert _cache_entries() == []
 
 

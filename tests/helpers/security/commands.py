@@ -15,15 +15,15 @@ import csv
 import os
 import shutil
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.cli import recworld_exit_code, run_recworld
 from helpers.lunar import lunar_responder
 from helpers.lunar import lunar_server as respond_server
 from helpers.multimodal import make_dataset
 from helpers.security.worlds import write_ml_latest_small
-from recworld.cli import main
 from recworld.testing.fake_server import FakeOpenAIServer
 
 USER_FILE = "notes-of-the-user.txt"
@@ -49,8 +49,9 @@ def home(path: Path) -> None:
     os.environ["RECWORLD_HOME"] = str(path)
 
 
-def run_main(argv: list[str]) -> int:
-    return main([str(a) for a in argv])
+def run_main(argv: Sequence[object]) -> int:
+    """:func:`helpers.cli.recworld_exit_code` over a list: ``recworld ARGV`` in a forked child."""
+    return recworld_exit_code(*argv)
 
 
 def build_world(root: Path, server: FakeOpenAIServer) -> World:
@@ -58,8 +59,10 @@ def build_world(root: Path, server: FakeOpenAIServer) -> World:
     data = write_ml_latest_small(root / "data" / "ml-latest-small")
     suite = root / "suite"
     argv = ["build", "--dataset", data, "--out", suite, "--per-measure", "5"]
-    assert run_main([*argv, "--measures", "kg_movie_genre,mem_item_item", "--no-progress"]) == 0
-    assert run_main(["eval", suite, "--model", "random", "--no-progress"]) == 0
+    ran = run_recworld(*argv, "--measures", "kg_movie_genre,mem_item_item", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("eval", suite, "--model", "random", "--no-progress")
+    assert ran.returncode == 0, ran.stderr
     archive = root / "ml-latest-small.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         for file in sorted(data.iterdir()):
@@ -68,9 +71,12 @@ def build_world(root: Path, server: FakeOpenAIServer) -> World:
     lunar = root / "lunar"
     url = server.base_url
     synth = ["lunar", "synth", "--anchors", "lunar-demo", "--out", lunar, "--model", "openai:x"]
-    assert run_main([*synth, "--base-url", url, "--users", "1", "--weeks", "1", "--max-slots", "1"]) == 0
-    assert run_main(["lunar", "queries", lunar, "--model", "openai:x", "--base-url", url]) == 0
-    assert run_main(["lunar", "annotate", lunar, "--histories", "1", "--queries", "2"]) == 0
+    ran = run_recworld(*synth, "--base-url", url, "--users", "1", "--weeks", "1", "--max-slots", "1")
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("lunar", "queries", lunar, "--model", "openai:x", "--base-url", url)
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("lunar", "annotate", lunar, "--histories", "1", "--queries", "2")
+    assert ran.returncode == 0, ran.stderr
     fill_ratings(lunar / "annotation" / "sheet.csv", lunar / "annotation" / "ratings.csv")
     return World(root, data, suite, archive, posters, root / "img" / "posters", lunar, url)
 
@@ -130,15 +136,18 @@ def _lunar_copy(world: World, work: Path) -> None:
 
 def _fetched(world: World, work: Path) -> None:
     home(work / "home")
-    assert run_main(["data", "fetch", "ml-latest-small", "--from", world.zip]) == 0
+    ran = run_recworld("data", "fetch", "ml-latest-small", "--from", world.zip)
+    assert ran.returncode == 0, ran.stderr
 
 
 def _export(world: World, work: Path) -> None:
-    assert run_main(["export", world.suite, "--to", "hf", "--out", work / "exp"]) == 0
+    ran = run_recworld("export", world.suite, "--to", "hf", "--out", work / "exp")
+    assert ran.returncode == 0, ran.stderr
 
 
 def _report(world: World, work: Path) -> None:
-    assert run_main(["report", world.suite, "--out", work / "report"]) == 0
+    ran = run_recworld("report", world.suite, "--out", work / "report")
+    assert ran.returncode == 0, ran.stderr
 
 
 WRITERS: tuple[Writer, ...] = (

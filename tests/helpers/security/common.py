@@ -1,11 +1,11 @@
-"""Helpers for the security cases: the review's fake key, a file scanner, and in-process CLI runs."""
+"""Helpers for the security cases: the review's fake key, a file scanner, an eval command line.
+
+The cases run ``recworld`` in process through :func:`helpers.cli.run_recworld`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-
-from helpers.cli import run_recworld
 
 KEY = "sk-SECAUDIT-7f3c9e1d2b4a6c8e0f1a3b5c7d9e"  # the review's fake key
 WINDOW = 12  # no run of this many key characters may appear in any file
@@ -35,9 +35,3 @@ def text_has_key(text: str, key: str = KEY) -> bool:
 def eval_argv(suite: Path, url: str, out: Path, *extra: str, model: str = "openai:fake") -> list[str]:
     argv = ["eval", str(suite), "--model", model, "--base-url", url, "--out", str(out)]
     return [*argv, "--limit", "1", "--measures", "kg_movie_genre", "--no-progress", *extra]
-
-
-def run(argv: Sequence[object]) -> tuple[int, str, str]:
-    """``recworld ARGV`` in process (:func:`helpers.cli.run_recworld`) as (exit code, stdout, stderr)."""
-    ran = run_recworld(*argv)
-    return ran.returncode, ran.stdout, ran.stderr
