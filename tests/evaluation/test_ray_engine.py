@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 import recworld
+from helpers.cli import run_recworld
 from helpers.runner_fakes import write_suite
 from recworld.chat import AnswerMode, Request
-from recworld.cli import main
 from recworld.errors import ConfigError, RunError
 from recworld.evaluation import (
     JOURNAL_NAME,
@@ -111,29 +111,26 @@ def test_a_mode_the_backend_lacks_is_a_config_error(suite: Path, ray_address: st
         run(suite, "rank", model="random", mode=AnswerMode.RANK, engine="ray")
 
 
-def test_cli_engine_ray_runs_and_checks_its_options(
-    suite: Path, ray_address: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_engine_ray_runs_and_checks_its_options(suite: Path, ray_address: str) -> None:
     out = suite / "cli"
     base = ["eval", str(suite), "--model", "scripted", "--out", str(out), "--no-progress"]
-    assert main([*base, "--engine", "ray", "--replicas", "2"]) == 0
+    ran = run_recworld(*base, "--engine", "ray", "--replicas", "2")
+    assert ran.returncode == 0, ran.stderr
     assert counts(out)["runner"]["sent"] == sum(COUNTS.values())
     assert json.loads((out / "run.json").read_text())["config"]["engine"] == "ray"
-    capsys.readouterr()
-    assert main([*base, "--engine", "ray", "--replicas", "0"]) == 2
-    assert "--replicas" in capsys.readouterr().err
-    assert main([*base, "--engine", "spark"]) == 2
-    assert "--engine" in capsys.readouterr().err
+    ran = run_recworld(*base, "--engine", "ray", "--replicas", "0")
+    assert ran.returncode == 2 and "--replicas" in ran.stderr
+    ran = run_recworld(*base, "--engine", "spark")
+    assert ran.returncode == 2 and "--engine" in ran.stderr
 
 
 def test_missing_ray_extra_is_reported_before_the_run_folder_exists(
-    suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    suite: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails, as without the extra
-    assert (
-        main(["eval", str(suite), "--model", "scripted", "--engine", "ray", "--out", str(suite / "x")]) == 2
-    )
-    assert "pip install 'recworld[ray]'" in capsys.readouterr().err
+    argv = ["eval", str(suite), "--model", "scripted", "--engine", "ray", "--out", str(suite / "x")]
+    ran = run_recworld(*argv)
+    assert ran.returncode == 2 and "pip install 'recworld[ray]'" in ran.stderr
     assert not (suite / "x").exists()
 
 
@@ -173,7 +170,8 @@ def test_killed_driver_resumes_without_answering_twice(suite: Path, ray_address:
     assert 3 <= len(answered_before) < sum(COUNTS.values()), "kill the driver mid-run"
 
     # The rerun needs no process of its own (nothing kills it): in this one, already joined to Ray.
-    assert main(command(tmp_path / "calls2.log")[3:]) == 0
+    rerun = run_recworld(*command(tmp_path / "calls2.log")[3:])
+    assert rerun.returncode == 0, rerun.stderr
     resent = set((tmp_path / "calls2.log").read_text().split())
     everything = set(_question_ids(suite))
     # Nothing journaled before the kill reached a model again; the rest was asked once more, except

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.export_harness import offline_env
-from recworld.cli import main
 from recworld.export.run import export_suite
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -181,7 +181,8 @@ def _recworld_accuracy(suite: Path, tmp: Path) -> tuple[float, dict[str, int]]:
     argv = ["eval", str(suite), "--model", f"llamacpp:{MODEL}", "--mode", "loglik"]
     argv += ["--measures", MEASURE, "--out", str(run), "--concurrency", "1", "--no-progress"]
     argv += ["--limit", str(N_QUESTIONS)]
-    assert main(argv) == 0
+    ran = run_recworld(*argv)
+    assert ran.returncode == 0, ran.stderr
     rows = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
     assert len(rows) == N_QUESTIONS and all(r["error"] is None for r in rows)
     return sum(bool(r["correct"]) for r in rows) / len(rows), {
