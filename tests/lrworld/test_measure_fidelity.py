@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.cli import run_recworld
 from helpers.lrworld.amazon2018 import write_category
 from helpers.lrworld.datasets import llara_file, make_movie_dataset
-from recworld.cli import main
 from recworld.data.dataset import Dataset
 from recworld.evaluation.variants import Catalogue, noisy_history
 from recworld.io import iter_json_lines
@@ -115,16 +115,14 @@ def test_ml100k_neural_answers_come_from_a_space_that_beats_popularity(
     assert {"neu_user2items", "neu_item2users"} <= set(manifest["counts"])
 
 
-def test_small_amazon_category_builds_and_skips_the_neural_measures(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_small_amazon_category_builds_and_skips_the_neural_measures(tmp_path: Path) -> None:
     folder = write_category(tmp_path / "amazon")
     out = tmp_path / "suite"
-    assert (
-        main(["build", "--dataset", str(folder), "--out", str(out), "--per-measure", "60", "--no-progress"])
-        == 0
+    ran = run_recworld(
+        "build", "--dataset", str(folder), "--out", str(out), "--per-measure", "60", "--no-progress"
     )
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert ran.returncode == 0, ran.stderr
+    warnings = [line for line in ran.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "neu_item2users, neu_user2items skipped" in warnings[0]
     manifest = json.loads((out / "manifest.json").read_text())
     for measure in ("neu_item2users", "neu_user2items"):
@@ -145,9 +143,10 @@ def test_small_amazon_category_builds_and_skips_the_neural_measures(
                 assert titles[q.answer.id] != titles[q.target.id], q.id
             if "next_item" in q.evidence:
                 assert titles[q.evidence["next_item"]] not in {titles[e.id] for e in q.history}, q.id
-    assert (
-        main(["build", "--dataset", str(folder), "--out", str(tmp_path / "strict"), "--require-neural"]) == 3
+    strict = run_recworld(
+        "build", "--dataset", str(folder), "--out", str(tmp_path / "strict"), "--require-neural"
     )
+    assert strict.returncode == 3, strict.stderr
     assert not (tmp_path / "strict").exists()
 
 
@@ -311,23 +310,12 @@ def test_remedies_named_by_the_battery_work_on_ml100k(ml100k: Dataset, tmp_path:
 @pytest.mark.slow
 def test_report_carries_the_shortcut_table(ml100k_suite: Path, tmp_path: Path) -> None:
     runs = tmp_path / "run"
-    assert (
-        main(
-            [
-                "eval",
-                str(ml100k_suite),
-                "--model",
-                "random",
-                "--limit",
-                "5",
-                "--out",
-                str(runs),
-                "--no-progress",
-            ]
-        )
-        == 0
+    ran = run_recworld(
+        "eval", str(ml100k_suite), "--model", "random", "--limit", "5", "--out", str(runs), "--no-progress"
     )
-    assert main(["report", str(runs), "--out", str(tmp_path / "report")]) == 0
+    assert ran.returncode == 0, ran.stderr
+    ran = run_recworld("report", str(runs), "--out", str(tmp_path / "report"))
+    assert ran.returncode == 0, ran.stderr
     html = (tmp_path / "report" / "report.html").read_text()
     md = (tmp_path / "report" / "report.md").read_text()
     assert "Shortcuts" in html and "Shortcuts that beat chance" in md
@@ -453,7 +441,8 @@ def test_lastfm_oracle_answers_by_name_through_the_eval(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     build(load_llara(llara_file(tmp_path / "fm")), suite)
     runs = tmp_path / "runs"
-    assert main(["eval", str(suite), "--model", "oracle", "--out", str(runs), "--no-progress"]) == 0
+    ran = run_recworld("eval", str(suite), "--model", "oracle", "--out", str(runs), "--no-progress")
+    assert ran.returncode == 0, ran.stderr
     metrics = json.loads((runs / "metrics.json").read_text())
     assert metrics["measures"]["lastfm_next_artist"]["score"] == 1.0
     assert set(metrics["scales"]) == {"lastfm mini-benchmark"}
