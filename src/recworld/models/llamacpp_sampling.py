@@ -165,11 +165,14 @@ def grammar_sampler(lib: Any, vocab: Any, grammar: Any) -> Any:
     return pointer
 
 
-@functools.cache
 def grammar_last_llama(lib: Any) -> Any:
     """``lib.Llama`` (``lib``: the ``llama_cpp`` module) sampling grammar-last in ``create_completion``."""
+    return _grammar_last(lib, lib.Llama)  # keyed by the class too: a test may swap ``lib.Llama``
 
-    class GrammarLastLlama(lib.Llama):  # type: ignore[misc]
+
+@functools.cache
+def _grammar_last(lib: Any, base: type) -> Any:
+    class GrammarLastLlama(base):  # type: ignore[misc]
         def _init_sampler(self, *args: Any, grammar: Any = None, **kwargs: Any) -> Any:
             chain = super()._init_sampler(*args, **kwargs)
             if grammar is None:
