@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 _SLUG_MAX = 120  # a run folder adds the mode, variant and a hash: all under a 255-byte name
@@ -39,3 +40,24 @@ def slug(name: str) -> str:
         return short
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{short[:100].rstrip('-.')}-{digest}"
+
+
+def unique_slugs(names: Iterable[str]) -> dict[str, str]:
+    """Each distinct name's :func:`slug`, unique among them: a later name whose slug is taken gets ``-2``...
+
+    The ids of one page (a report's ``ml.100k`` and ``ml 100k`` sections, tables
+    and charts) are built on these, so two names that slug alike still get two ids.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        if name in out:
+            continue
+        base = slug(name)
+        key, n = base, 1
+        while key in taken:
+            n += 1
+            key = f"{base}-{n}"
+        taken.add(key)
+        out[name] = key
+    return out
