@@ -27,15 +27,16 @@ def models_dir() -> Path:
     return home() / "models"
 
 
-def slug(name: str) -> str:
+def slug(name: str, *, empty: str = "model") -> str:
     """A file-name-safe form of a name, such as a model spec: ``openai:gpt-4o`` -> ``openai-gpt-4o``.
 
     Both suites name a model's folders with it (LRWorld's ``runs/<slug>__…``,
     LUNAR's ``eval/<slug>/…``). A slug over 120 characters keeps its first 100
     and a hash of the whole name, so a 300-character model name still names one
-    folder, and two long names that share a prefix still name two.
+    folder, and two long names that share a prefix still name two. A name with
+    nothing file-name-safe in it slugs to ``empty``.
     """
-    short = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
+    short = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or empty
     if len(short) <= _SLUG_MAX:
         return short
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
