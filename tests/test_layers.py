@@ -99,8 +99,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     # size-capped reads of regular files only; CSV cells a spreadsheet reads as data.
     "capped": frozenset({"errors"}),
     "csvsafe": frozenset(),
-    # the figure conventions both reports draw with (matplotlib only inside the functions).
-    "svg": frozenset(),
+    # the figure conventions both reports draw with (matplotlib only inside the functions); ids by paths.slug.
+    "svg": frozenset({"paths"}),
     # Markdown text that renders as typed (no HTML, links or table breaks from data).
     "mdsafe": frozenset(),
     "io": frozenset({"recworld", "errors", "capped", "paths"}),

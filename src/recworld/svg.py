@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from recworld.paths import slug
+
 __all__ = ["DASH_STYLE", "PALETTE", "colour", "new_figure", "styled", "to_svg"]
 
 # Colour-blind-safe qualitative palette (Okabe & Ito).
@@ -87,7 +89,7 @@ def to_svg(fig: Any, key: str) -> str:
     text = text[text.index("<svg") :]
     if boxes:  # a savefig that drew (a test's stand-in may not)
         text = _cropped(text, boxes[-1], fig.get_size_inches()[1], _background(fig, framed))
-    prefix = re.sub(r"[^A-Za-z0-9_-]", "-", key) + "-"
+    prefix = slug(key) + "-"  # the one slug (recworld.paths): keys built on unique_slugs stay unique
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
     text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", text)
     text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', text)

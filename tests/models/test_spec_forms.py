@@ -13,8 +13,10 @@ from dataclasses import replace
 import pytest
 
 from recworld.evaluation.cli_options import EvalCommand
-from recworld.lunar.cli.flags import MODEL
-from recworld.models.registry import BACKENDS, ModelSpec, find_backend, spec_forms
+from recworld.lunar.cli.flags import EMBEDDER, MODEL, role_flags
+from recworld.lunar.contexts.memory import MemoryContext
+from recworld.lunar.llm.config import EmbedderConfig
+from recworld.models.registry import BACKENDS, EMBEDDERS, ModelKind, ModelSpec, find_backend, spec_forms
 
 
 def _listed(help_text: str) -> dict[str, str]:
@@ -26,12 +28,12 @@ def _listed(help_text: str) -> dict[str, str]:
     return out
 
 
-def _reads_back(form: str) -> str:
+def _reads_back(form: str, kind: ModelKind = "chat") -> str:
     """The backend a spec written in ``form`` names (NAME and the like filled in)."""
     spec = re.sub(r"\[:([^\]]+)\]", r":\1", form)
     spec = re.sub(r"[A-Z][A-Z/.a-z]*$", "x", spec) if ":" in spec else spec
-    parsed = ModelSpec.parse(spec)
-    find_backend(parsed.backend)  # a known backend, or ConfigError
+    parsed = ModelSpec.parse(spec, kind)
+    find_backend(parsed.backend, kind)  # a known backend, or ConfigError
     return parsed.backend
 
 
@@ -52,3 +54,25 @@ def test_a_new_row_shows_with_its_own_name_form(monkeypatch: pytest.MonkeyPatch)
     listed = _listed(f"Forms: {spec_forms()}.")
     assert listed["acme"] == "acme:TEAM/NAME" and listed["coin"] == "coin"
     assert "coin" not in _listed(f"Forms: {spec_forms(baselines=False)}.")
+
+
+def test_every_embedder_help_lists_each_builtin_embedder_that_sends_requests() -> None:
+    memory_flag = role_flags(MemoryContext.roles["memory_embedder"])["model"]
+    helps = [
+        EmbedderConfig.model_fields["model"].description or "",
+        f"Forms: {(EMBEDDER['embedder.model'].help or '').split(': ', 1)[1]}",
+        memory_flag.help or "",
+    ]
+    wanted = {name for name, row in EMBEDDERS.items() if row.sends_requests}
+    for help_text in helps:
+        forms = _listed(help_text.split(", or a plugin's spec")[0])
+        assert set(forms) == wanted, help_text
+        assert all(_reads_back(form, "embedding") == name for name, form in forms.items())
+        assert forms["minilm"] == "minilm" and forms["openai"] == "openai:MODEL"  # minilm takes no name
+    assert "scripted" not in spec_forms("embedding")  # the in-process test double is not offered
+
+
+def test_a_new_embedder_row_shows_in_the_embedder_forms(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(EMBEDDERS, "acme", replace(EMBEDDERS["st"], needs_name=False, name_form="DIR"))
+    assert _listed(f"Forms: {spec_forms('embedding')}.")["acme"] == "acme[:DIR]"
+    assert "acme" not in spec_forms()  # a chat help lists only chat backends

@@ -46,6 +46,7 @@ from recworld.lrworld.manifest import SuiteManifest, read_manifest
 from recworld.lrworld.measure import Scale
 from recworld.lrworld.prompts import render_prompt
 from recworld.lrworld.schema import Question
+from recworld.paths import slug
 
 OUTPUT_KIND = "recworld-export"
 PROVENANCE_NAME = "recworld-export.json"
@@ -182,9 +183,14 @@ def provenance(suite: Suite, target: str) -> dict[str, Any]:
 
 
 def task_slug(text: str) -> str:
-    """An ASCII name safe in task ids, Python identifiers and file names ("ml-100k" -> "ml_100k")."""
-    slug = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:64].strip("_")
-    return slug or "dataset"
+    """The one slug (:func:`recworld.paths.slug`) made a Python identifier part, for task ids.
+
+    One transform on top: lower case, and each run of the slug's ``.``, ``-`` and ``_``
+    becomes one ``_`` (harness task names are identifiers: ``ml-100k`` -> ``ml_100k``),
+    at most 64 characters; "dataset" when nothing is left.
+    """
+    ident = re.sub(r"[._-]+", "_", slug(text, empty="dataset").lower()).strip("_")[:64].strip("_")
+    return ident or "dataset"
 
 
 def inside(out: Path, relative: str) -> Path:

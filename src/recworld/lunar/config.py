@@ -40,20 +40,10 @@ from recworld.lunar.contexts.base import (
 from recworld.lunar.contexts.roles import RoleModel
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
 from recworld.records import MAX_INT, MAX_TOKENS, FrozenRecord, Record, Seed, Settings
+from recworld.runner import DEFAULT_FAIL_ON_ERROR, FailOnError
 
 # The output marker kind of a LUNAR run folder: lunar synth marks it, later stages require it.
 RUN_KIND = "lunar-run"
-# Above this fraction of failed pieces a stage writes what it has and exits 3 (as ``recworld eval``).
-DEFAULT_FAIL_ON_ERROR = 0.05
-FailOnError = Annotated[
-    float,
-    Field(
-        ge=0.0,
-        le=1.0,
-        description="Exit 3 (after writing what finished) when more than this share of pieces failed.",
-    ),
-]
-
 
 # The generic baseline answer is written with 256 tokens (rubrics.generic_answer); targets get the same.
 AnswerMaxTokens = Annotated[

@@ -13,8 +13,9 @@ that nobody outside :mod:`recworld.models` tests a backend's name:
   decoding of a full JSON schema);
 * ``ceiling``: it answers from the ground truth itself (the ``oracle``), so a
   report shows its runs as an upper bound, never as a competitor;
-* ``name_form``: what follows ``backend:`` in a spec (``NAME``, ``ORG/NAME``), for
-  the generated spec help (:func:`~recworld.models.registry.spec_forms`);
+* ``name_form``: what follows ``backend:`` in a spec (``NAME``, ``ORG/NAME``; empty
+  for one that takes no name, ``minilm``), for the generated spec help
+  (:func:`~recworld.models.registry.spec_forms`);
 * ``kind``: ``"chat"`` (a :class:`~recworld.models.base.Model`) or
   ``"embedding"`` (an :class:`~recworld.models.embedding.Embedder`).
 

@@ -167,10 +167,16 @@ BACKENDS: dict[str, Backend] = {
 # The built-in embedders, named by the same spec syntax (``minilm``, ``st:NAME``, ``openai:MODEL``).
 EMBEDDERS: dict[str, Backend] = {
     "minilm": Backend(
-        "recworld.models.st_embed", SentenceTransformerOptions, needs_name=False, kind="embedding"
+        "recworld.models.st_embed",
+        SentenceTransformerOptions,
+        needs_name=False,
+        name_form="",
+        kind="embedding",
     ),
     "st": Backend("recworld.models.st_embed", SentenceTransformerOptions, kind="embedding"),
-    "openai": Backend("recworld.models.openai_embed", OpenAIEmbedOptions, kind="embedding"),
+    "openai": Backend(
+        "recworld.models.openai_embed", OpenAIEmbedOptions, name_form="MODEL", kind="embedding"
+    ),
     "scripted": Backend(
         "recworld.models.scripted:create_embedder", needs_name=False, sends_requests=False, kind="embedding"
     ),
@@ -208,23 +214,28 @@ def backend_of(spec: str | ModelSpec, kind: ModelKind = "chat") -> Backend:
     return find_backend(parsed.backend, kind)
 
 
-def spec_forms(*, baselines: bool = True) -> str:
-    """The spec forms of the built-in chat backends, for a ``--model`` help: generated from the rows.
+def spec_forms(kind: ModelKind = "chat", *, baselines: bool = True) -> str:
+    """The spec forms of the built-in backends of ``kind``, for a spec help: generated from the rows.
 
     A backend that sends requests shows as ``backend:NAME`` (its ``name_form``;
-    ``backend[:FORM]`` when the name is optional); with ``baselines``, those that
-    answer in-process follow by name. Plugins are left out: listing them would
+    ``backend[:FORM]`` when the name is optional, ``backend`` alone when its
+    ``name_form`` is empty: it takes no name); with ``baselines``, the chat
+    backends that answer in-process follow by name (the in-process embedder is
+    the test double, never listed). Plugins are left out: listing them would
     scan the entry points whenever a command's help is built.
     """
-    models = [
-        f"{name}:{row.name_form}" if row.needs_name else f"{name}[:{row.name_form}]"
-        for name, row in BACKENDS.items()
-        if row.sends_requests
-    ]
-    inline = [name for name, row in BACKENDS.items() if not row.sends_requests]
-    if baselines and inline:
+    table = _BUILTIN[kind]
+    models = [_form(name, row) for name, row in table.items() if row.sends_requests]
+    inline = [name for name, row in table.items() if not row.sends_requests]
+    if baselines and kind == "chat" and inline:
         return f"{', '.join(models)}, or a baseline: {', '.join(inline)}"
     return f"{', '.join(models[:-1])} or {models[-1]}"
+
+
+def _form(name: str, row: Backend) -> str:
+    if not row.name_form:
+        return name
+    return f"{name}:{row.name_form}" if row.needs_name else f"{name}[:{row.name_form}]"
 
 
 def _spec_hint(spec: str, names: list[str]) -> str:

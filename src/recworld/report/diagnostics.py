@@ -22,7 +22,7 @@ __all__ = ["details_table", "errors_table", "missed_table", "paired_table", "pos
 _MEASURE_ORDER = {m.id: i for i, m in enumerate(MEASURES)}
 
 
-def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
+def missed_table(dataset: str, key: str, runs: Sequence[RunData]) -> Table:
     measures = ordered_measures(runs)
     rows = []
     for run in runs:
@@ -38,7 +38,7 @@ def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
         cells.append(Cell(str(run.metrics.errors)))
         rows.append(cells)
     return measure_table(
-        f"missed-{dataset}",
+        f"missed-{key}",
         f"Missed rate ({dataset})",
         "Share of answers from which no option could be read (counted as wrong in the scores above). "
         "'errors' counts requests that failed after all retries: they are not answers, so they are "
@@ -52,7 +52,7 @@ def missed_table(dataset: str, runs: Sequence[RunData]) -> Table:
     )
 
 
-def errors_table(dataset: str, runs: Sequence[RunData]) -> Table | None:
+def errors_table(dataset: str, key: str, runs: Sequence[RunData]) -> Table | None:
     """Failed requests per model and measure; None when no run had any."""
     if not any(run.metrics.errors for run in runs):
         return None
@@ -69,7 +69,7 @@ def errors_table(dataset: str, runs: Sequence[RunData]) -> Table | None:
         cells.append(Cell(run.status, css="" if run.status == "finished" else "warn", title=run.reason))
         rows.append(cells)
     return measure_table(
-        f"errors-{dataset}",
+        f"errors-{key}",
         f"Failed requests ({dataset})",
         "Samples whose request failed after all retries, out of the samples asked, per measure. They "
         "are not scored. 'run' is the run's status: stopped (a fatal failure such as a rejected key) "
@@ -179,7 +179,9 @@ def _paired_cell(entry: PairedMeasure | PairedDifference | None, test: str) -> C
     )
 
 
-def paired_table(dataset: str, reference: RunData, others: Sequence[tuple[RunData, PairedRecord]]) -> Table:
+def paired_table(
+    dataset: str, key: str, reference: RunData, others: Sequence[tuple[RunData, PairedRecord]]
+) -> Table:
     measures = sorted({m for _, cmp in others for m in cmp.measures}, key=lambda m: _MEASURE_ORDER.get(m, 99))
     rows = [
         [
@@ -191,7 +193,7 @@ def paired_table(dataset: str, reference: RunData, others: Sequence[tuple[RunDat
         for run, cmp in others
     ]
     return measure_table(
-        f"paired-{dataset}",
+        f"paired-{key}",
         f"Paired differences against {reference.label} ({dataset})",
         f"Score of each model minus {reference.label} (the best model of the full runs on average, never the "
         "oracle) on the questions both answered ('shared'). * and bold: the paired test rejects no "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from recworld.paths import slug
 from recworld.report.model import ReportModel
 from recworld.reportkit import Cell, Table
 
@@ -69,7 +70,7 @@ def latex_table(table: Table) -> str:
         r"\centering",
         r"\small",
         r"\caption{" + latex_text(table.title) + ". " + latex_text(table.caption) + "}",
-        r"\label{tab:recworld-" + re.sub(r"[^A-Za-z0-9-]+", "-", table.key) + "}",
+        r"\label{tab:recworld-" + slug(table.key) + "}",  # keys are built on unique slugs already
         r"\begin{tabular}{" + spec + "}",
         r"\toprule",
     ]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from recworld.errors import DataError
-from recworld.paths import slug
+from recworld.paths import slug, unique_slugs
 from recworld.report import charts, coverage
 from recworld.report import diagnostics as diag
 from recworld.report import score_tables as st
@@ -118,7 +118,7 @@ def _overall(run: RunData) -> float:
 
 
 def _paired(
-    dataset: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup], seed: int
+    dataset: str, key: str, rows: Sequence[st.ScoreRow], groups: Sequence[CoverageGroup], seed: int
 ) -> Table | None:
     """Every competitor against the best run of the primary group, each pair on the questions it shares."""
     competitors = [row.run for row in rows if not row.ceiling]
@@ -134,7 +134,7 @@ def _paired(
             others.append((run, paired_comparison(run.samples, reference.samples, seed=seed)))
         except DataError:  # no shared questions: not comparable, leave it out
             continue
-    return diag.paired_table(dataset, reference, others) if others else None
+    return diag.paired_table(dataset, key, reference, others) if others else None
 
 
 def _rows(groups: Sequence[CoverageGroup]) -> list[st.ScoreRow]:
@@ -179,18 +179,22 @@ def _aggregates(
 
 
 def dataset_section(
-    name: str, runs: list[RunData], seed: int, viewer: Viewer | None = None
+    name: str, runs: list[RunData], seed: int, viewer: Viewer | None = None, *, key: str | None = None
 ) -> DatasetSection:
     """One dataset's main-table runs: per-measure scores, averages per coverage group, paired differences.
 
-    ``viewer`` gets the samples behind each main-table score cell.
+    ``viewer`` gets the samples behind each main-table score cell. ``key`` prefixes every id of
+    the section, its tables and charts: the dataset's slug, unique among the page's datasets
+    (:func:`recworld.paths.unique_slugs`; alone, :func:`~recworld.paths.slug` of ``name``).
     """
-    key = slug(name)  # the one slug (recworld.paths): the dataset's HTML ids
+    key = slug(name) if key is None else key
     groups = coverage.coverage_groups(runs)
     rows = _rows(groups)
     measures = tbl.ordered_measures(runs)
     ordered = [row.run for row in rows]
-    main = add_views(new_viewer() if viewer is None else viewer, st.main_table(name, rows), ordered, measures)
+    main = add_views(
+        new_viewer() if viewer is None else viewer, st.main_table(name, key, rows), ordered, measures
+    )
     notes = [
         coverage.partial_note(groups),
         coverage.small_sample_note(runs),
@@ -204,9 +208,9 @@ def dataset_section(
         groups=groups,
         main=main,
         aggregates=_aggregates(name, key, rows, groups),
-        missed=diag.missed_table(name, ordered),
-        errors=diag.errors_table(name, ordered),
-        paired=_paired(name, rows, groups, seed),
+        missed=diag.missed_table(name, key, ordered),
+        errors=diag.errors_table(name, key, ordered),
+        paired=_paired(name, key, rows, groups, seed),
         bar_svg=charts.bar_chart(f"bar-{key}", name, _bars(rows, groups) or ordered, measures),
         notes=[n for n in notes if n],
     )
@@ -265,9 +269,11 @@ def build_report(
     main = coverage.main_runs(runs)
     viewer = new_viewer()
     sections = []
-    for name, ds_runs in by_dataset(main).items():
+    datasets = by_dataset(main)
+    keys = unique_slugs(datasets)
+    for name, ds_runs in datasets.items():
         tell(f"tables and charts of {name}")
-        sections.append(dataset_section(name, ds_runs, paired_seed, viewer))
+        sections.append(dataset_section(name, ds_runs, paired_seed, viewer, key=keys[name]))
     elsewhere = _elsewhere_note(runs, main)
     for section in sections[:1]:
         if elsewhere:

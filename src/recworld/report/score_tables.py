@@ -89,8 +89,11 @@ def _score_cell(
     return Cell(text, bold=bold, title=title, css=css)
 
 
-def main_table(dataset: str, rows: Sequence[ScoreRow]) -> Table:
-    """Paper-style results table: models × measures, grouped by scale, each run on its own questions."""
+def main_table(dataset: str, key: str, rows: Sequence[ScoreRow]) -> Table:
+    """Paper-style results table: models × measures, grouped by scale, each run on its own questions.
+
+    ``key`` is the dataset's unique slug (:func:`recworld.paths.unique_slugs`), for the table's id.
+    """
     runs = [r.run for r in rows]
     measures = ordered_measures(runs)
     first = {m: next(r.metrics.measures[m] for r in runs if m in r.metrics.measures) for m in measures}
@@ -107,7 +110,7 @@ def main_table(dataset: str, rows: Sequence[ScoreRow]) -> Table:
             line.append(_score_cell(entry, q, best[m], _eligible(row, entry, q)))
         cells.append(line)
     return measure_table(
-        f"main-{dataset}",
+        f"main-{key}",
         f"Results on LRWorld ({dataset})",
         "Score per measure: accuracy for 4-option multiple-choice questions, HitRatio@1 for "
         "1-positive-in-10 questions; unparseable answers count as wrong. RANDOM is the chance score "

@@ -73,9 +73,10 @@ SHARED: dict[str, Flag] = {
 }
 # A command whose stage config has no seed of its own seeds its models with this flag.
 SESSION_SEED = {"backend.seed": Flag("--seed", help="Seed for sampling and backoff jitter.")}
+EMBEDDER_FORMS = spec_forms("embedding")
 # The embedders' own settings, by path inside their EmbedderConfig (nested like a SessionConfig).
 EMBEDDER: dict[str, Flag] = {
-    "embedder.model": Flag("--embedder", help="minilm, st:NAME or openai:MODEL."),
+    "embedder.model": Flag("--embedder", help=f"Embedder spec: {EMBEDDER_FORMS}."),
     "embedder.backend.base_url": Flag("--embed-base-url", help="Server URL of --embedder."),
     "embedder.backend.api_key_env": Flag(
         "--embed-api-key-env", help="Name of the env var holding --embedder's API key."
@@ -95,6 +96,8 @@ def role_flags(spec: RoleSpec) -> dict[str, Flag]:
     """
     flag = spec.flag
     help = spec.why[:1].upper() + spec.why[1:] + ("" if spec.why.endswith(".") else ".")
+    if spec.kind == "embedder":
+        help += f" Forms: {EMBEDDER_FORMS}."
     stem = flag.removesuffix("-model") if spec.kind == "model" else flag.removesuffix("-embedder") + "-embed"
     default = spec.default.name if isinstance(spec.default, EmbedderConfig) else None
     own = Flag(flag, metavar="SPEC", help=help) if spec.kind == "model" else Flag(flag, help=help)

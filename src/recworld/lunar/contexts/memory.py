@@ -158,8 +158,7 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         ),
         "memory_embedder": RoleSpec(
             "--memory-embedder",
-            "the embedder of the memory context, separate from --embedder (minilm, st:NAME...; "
-            "the paper used bge-m3)",
+            "the embedder of the memory context, separate from --embedder (the paper used bge-m3)",
             kind="embedder",
             default=EmbedderConfig(),
         ),

@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, model_v
 
 from recworld.errors import ConfigError
 from recworld.models import Embedder, Model, ModelConfig, backend_of, object_name
+from recworld.models.registry import spec_forms
 from recworld.records import MAX_TOKENS, FrozenRecord, Settings
 from recworld.runner import RunnerConfig
 
@@ -174,7 +175,10 @@ EmbedderRef = Annotated[
     str | Embedder,
     PlainValidator(_embedder_ref),
     PlainSerializer(model_name, return_type=str),
-    Field(description="minilm, st:NAME, openai:MODEL or a plugin's spec (or, from Python, an Embedder)."),
+    Field(
+        description=f"Embedder spec. Forms: {spec_forms('embedding')}, or a plugin's spec "
+        "(from Python, also an Embedder object)."
+    ),
 ]
 
 # An embedder's own runner: the Runner's concurrency, a two-minute attempt, no progress bar of its own.
