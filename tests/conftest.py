@@ -21,6 +21,16 @@ from filelock import FileLock
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# pytest-xdist runs one worker per core: a worker whose model engines each start a thread per core
+# would oversubscribe them (llama.cpp's threads spin-wait, torch's too). Each worker's share goes
+# to every engine it starts, and to the processes it spawns, through OMP_NUM_THREADS (which
+# recworld.models._common.cpu_threads honours). The timing tests run outside xdist, with every core.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdecimal():
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    os.environ.setdefault(
+        "OMP_NUM_THREADS", str(max(1, _cores // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    )
+
 # Repo-relative, git-ignored: real data that fixtures fetch once and reuse across runs.
 TEST_DATA = Path(__file__).resolve().parent / ".data"
 # Headless Chromium renders the HTML reports (scripts/ensure-test-tools.sh installs it for make test).

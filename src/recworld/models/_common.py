@@ -77,11 +77,19 @@ def file_fingerprint(path: Path, n_bytes: int = 1 << 20) -> str:
 
 
 def cpu_threads(requested: int | None) -> int:
-    """Threads for a CPU engine: the configured number, else every core this process may use."""
+    """Threads for a CPU engine: the configured number, else ``OMP_NUM_THREADS``, else every usable core.
+
+    ``OMP_NUM_THREADS`` is the cap torch, BLAS and OpenMP already honour; a positive integer there
+    caps llama.cpp too (so several processes sharing the cores, such as test workers, do not each
+    spin a thread per core). Any other value is ignored, as OpenMP ignores it.
+    """
     if requested is not None and requested > 0:
         return requested
     import os
 
+    capped = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if capped.isascii() and capped.isdigit() and int(capped) > 0:
+        return int(capped)
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
