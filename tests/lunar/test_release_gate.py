@@ -146,7 +146,9 @@ def test_a_copying_model_leaves_no_anchor_string_in_the_release(copying_run: tup
     out, _ = copying_run
     release = "\n".join(p.read_text() for p in sorted((out / "dataset").iterdir()))
     assert _leaks(release) == []
-    assert "2019-" not in release and "1987" not in release and "1979" not in release
+    # The anchors' dates and birth years, as numbers of their own: a shifted epoch timestamp such as
+    # 2361979800 holds the digits 1979 by chance (the shift is keyed by the run's random key).
+    assert re.findall(r"(?<!\d)(?:2019-|1987(?!\d)|1979(?!\d))", release) == []
     # Ordinary words survive: the model's own text and the fields it wrote stay readable.
     records = [json.loads(x) for x in (out / "dataset" / "records.jsonl").read_text().splitlines()]
     assert records and {r["user_id"] for r in records} <= {"user-000", "user-001"}
