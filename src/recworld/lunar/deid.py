@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
-from recworld.lunar.leaks import extra_kind, fold_words, zipf
+from recworld.lunar.leaks import extra_kind, fold_key, fold_words, zipf
 from recworld.lunar.schemas import (
     BehaviourRecord,
     Demographic,
@@ -80,10 +80,6 @@ IDENTIFIER_FIELDS = {
 ZIP = re.compile(r"\b(\d{3})\d{2}(?:-\d{4})?\b")
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
-
-
 class Deidentifier:
     """Replace identifiers with tokens; one consistent map per instance.
 
@@ -122,7 +118,7 @@ class Deidentifier:
             if NAME_KEY.match(key.strip()):
                 self.add_name(key)
             if isinstance(value, str):
-                if _key(key) in NAME_FIELDS:
+                if fold_key(key) in NAME_FIELDS:
                     self.add_name(value)
                 self.learn_text(value)
 
@@ -167,8 +163,8 @@ class Deidentifier:
         self.learn_fields(extra)
         out: dict[str, str] = {}
         for key, value in extra.items():
-            kind = next((k for k, names in IDENTIFIER_FIELDS.items() if _key(key) in names), None)
-            if _key(key) in NAME_FIELDS:
+            kind = next((k for k, names in IDENTIFIER_FIELDS.items() if fold_key(key) in names), None)
+            if fold_key(key) in NAME_FIELDS:
                 kind = "PERSON"
             out[self.text(key)] = self.token(kind, value) if kind else self.text(value)
         return out

@@ -68,10 +68,10 @@ from recworld.lunar.contexts.memory_loop import (
 )
 from recworld.lunar.contexts.roles import RoleSpec, Sessions
 from recworld.lunar.llm.config import EmbedderConfig, SessionConfig
-from recworld.lunar.llm.embed import EMBEDDINGS_FILE, identity_name
+from recworld.lunar.llm.embed import identity_name, open_embedder_async
 from recworld.lunar.llm.plan import PlannedStage, planned
 from recworld.lunar.schemas import EvalInputs, Query, Rubric, UserData
-from recworld.models import Embedder, resolve_embedder
+from recworld.models import Embedder
 from recworld.models.registry import ServerURL
 from recworld.records import MAX_INT, FrozenRecord, Record, Settings
 
@@ -201,14 +201,11 @@ class MemoryContext(ContextSetting[MemoryOptions]):
         import numpy as np
 
         from recworld.lunar.llm.session import open_llm
-        from recworld.runner import open_embedding_runner
 
         model = self.memory_model(env.sessions)
         config = self.role_embedder(env.sessions, "memory_embedder")
-        embedder, owned = resolve_embedder(config.model, config.backend)  # an object stays the caller's
-        async with open_embedding_runner(
-            embedder, config.runner, env.root / EMBEDDINGS_FILE, owned=owned
-        ) as embed:
+        async with open_embedder_async(config, env.root) as embed:  # an object stays the caller's
+            embedder = embed.embedder
             name = collection_name(model.name, identity_name(embedder), self.size)
             if self._store is None:
                 url = self.options.qdrant_url

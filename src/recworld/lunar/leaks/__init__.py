@@ -40,6 +40,7 @@ from recworld.lunar.leaks.kinds import (
     distinctive,
     extra_kind,
     field_kind,
+    fold_key,
     fold_words,
     zipf,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "distinctive",
     "extra_kind",
     "field_kind",
+    "fold_key",
     "fold_words",
     "masking_logs",
     "string_leaves",

@@ -114,13 +114,17 @@ def zipf(word: str) -> float:
     return float(zipf_frequency(word.lower(), "en"))
 
 
-def _key(name: str) -> str:
+def fold_key(name: str) -> str:
+    """A field or column name as lower_snake_case (``"First Name"`` and ``first-name`` are ``first_name``).
+
+    The one fold every allowlist and field table of the synthesis path compares keys in.
+    """
     return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
 
 
 def field_kind(key: str) -> str | None:
     """The kind of a record field's values by the field's key (None: a descriptor, not an identifier)."""
-    k = _key(key)
+    k = fold_key(key)
     tables = (
         ("title", TITLE_KEYS),
         ("merchant", MERCHANT_KEYS),

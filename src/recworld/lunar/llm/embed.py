@@ -22,8 +22,8 @@ coroutines can ``await embedder.runner.embed(texts)``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +31,7 @@ from recworld.models import Embedder, normalise, resolve_embedder
 
 if TYPE_CHECKING:
     from recworld.lunar.llm.config import EmbedderConfig
-    from recworld.runner import BlockingEmbedder
+    from recworld.runner import BlockingEmbedder, EmbeddingRunner
 
 DEFAULT_EMBEDDER = "minilm"
 EMBEDDINGS_FILE = "embeddings.sqlite"
@@ -42,6 +42,7 @@ __all__ = [
     "identity_name",
     "normalise",
     "open_embedder",
+    "open_embedder_async",
 ]
 
 
@@ -64,3 +65,17 @@ def open_embedder(config: EmbedderConfig, root: Path | None) -> Iterator[Blockin
     cache_path = root / EMBEDDINGS_FILE if root is not None else None
     with open_blocking_embedder(embedder, config.runner, cache_path, owned=owned) as blocking:
         yield blocking
+
+
+@asynccontextmanager
+async def open_embedder_async(config: EmbedderConfig, root: Path) -> AsyncIterator[EmbeddingRunner]:
+    """:func:`open_embedder` for coroutines: the :class:`EmbeddingRunner` itself, cached in ``root``.
+
+    The same road (spec loaded with ``config.backend`` and closed on exit, an object never
+    closed); the memory context's loop awaits it.
+    """
+    from recworld.runner import open_embedding_runner
+
+    embedder, owned = resolve_embedder(config.model, config.backend)
+    async with open_embedding_runner(embedder, config.runner, root / EMBEDDINGS_FILE, owned=owned) as runner:
+        yield runner

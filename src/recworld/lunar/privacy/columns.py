@@ -13,9 +13,10 @@ a review) goes through a PII detector (:mod:`recworld.lunar.privacy.freetext`) o
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+from recworld.lunar.leaks import fold_key
 
 
 class ColumnType(StrEnum):
@@ -115,16 +116,12 @@ USER_COLUMNS: dict[str, Column] = {
 SOURCE_COLUMNS: dict[str, dict[str, Column]] = {}
 
 
-def folded(key: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", key.strip().lower()).strip("_")
-
-
 def event_column(key: str, source: str = "") -> Column | None:
     """The type of a record field of ``source``; None: not in the allowlist (dropped, reported)."""
-    name = folded(key)
+    name = fold_key(key)
     return SOURCE_COLUMNS.get(source, {}).get(name) or EVENT_COLUMNS.get(name)
 
 
 def user_column(key: str) -> Column | None:
     """The type of a demographic extra column; None: not in the allowlist (dropped, reported)."""
-    return USER_COLUMNS.get(folded(key))
+    return USER_COLUMNS.get(fold_key(key))
