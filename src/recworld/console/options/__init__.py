@@ -39,10 +39,13 @@ from recworld.console.options.declare import (
     Operational,
     OptionField,
     comma_list,
+    config_class,
     identity_settings,
     iter_settings,
     key_values,
+    leaf_paths,
     option_fields,
+    put_at,
 )
 from recworld.console.options.files import build, file_keys, from_file, layered
 from recworld.console.options.shared import (
@@ -73,13 +76,16 @@ __all__ = [
     "Progress",
     "build",
     "comma_list",
+    "config_class",
     "file_keys",
     "from_file",
     "identity_settings",
     "iter_settings",
     "key_values",
     "layered",
+    "leaf_paths",
     "option_fields",
     "options_uses",
+    "put_at",
     "with_options",
 ]

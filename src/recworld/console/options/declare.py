@@ -153,9 +153,19 @@ def _without_none(annotation: Any) -> Any:
     return annotation
 
 
-def _config_class(annotation: Any) -> type[BaseModel] | None:
+def config_class(annotation: Any) -> type[BaseModel] | None:
+    """The nested config class a field's annotation holds (``X | None`` unwrapped), else None."""
     inner = _without_none(annotation)
     return inner if isinstance(inner, type) and issubclass(inner, BaseModel) else None
+
+
+def leaf_paths(config: type[BaseModel], prefix: Path_ = ()) -> list[Path_]:
+    """Every setting's path in ``config``, nested configs walked (flagged or not)."""
+    out: list[Path_] = []
+    for name, info in config.model_fields.items():
+        inner = config_class(info.annotation)
+        out += leaf_paths(inner, (*prefix, name)) if inner is not None else [(*prefix, name)]
+    return out
 
 
 def _cli_annotation(annotation: Any) -> Any:
@@ -247,7 +257,7 @@ def _walk(
             continue
         own_identity = identity and _marked(info, Operational) is None
         no_flag: NoFlag | None = _marked(info, NoFlag)
-        nested = _config_class(info.annotation)
+        nested = config_class(info.annotation)
         if nested is not None and no_flag is not None:
             continue  # the whole nested config is the library's (NoFlag says why)
         if nested is not None:

@@ -19,10 +19,9 @@ follow ``recworld eval``. A value the configs reject is one ``invalid value for
 from __future__ import annotations
 
 import inspect
-import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, Union, get_args, get_origin
+from typing import Any, Generic, TypeVar
 
 import typer
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -32,8 +31,11 @@ from recworld.console.options import (
     Given,
     build,
     comma_list,
+    config_class,
     layered,
+    leaf_paths,
     option_fields,
+    put_at,
     with_options,
 )
 from recworld.errors import ConfigError
@@ -45,22 +47,6 @@ from recworld.records import Settings
 
 C = TypeVar("C", bound=BaseModel)
 Path_ = tuple[str, ...]
-
-
-def _nested(annotation: Any) -> type[BaseModel] | None:
-    if get_origin(annotation) in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        annotation = args[0] if len(args) == 1 else None
-    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
-
-
-def leaf_paths(config: type[BaseModel], prefix: Path_ = ()) -> list[Path_]:
-    """Every setting's path in ``config``, nested configs walked."""
-    out: list[Path_] = []
-    for name, info in config.model_fields.items():
-        inner = _nested(info.annotation)
-        out += leaf_paths(inner, (*prefix, name)) if inner is not None else [(*prefix, name)]
-    return out
 
 
 def _has(config: type[BaseModel], name: str) -> bool:
@@ -228,10 +214,10 @@ class LunarCommand(Generic[C]):
                 continue
             node = values.setdefault(role, {})
             for path, value in shared.items():
-                _put(node, path, value)
+                put_at(node, path, value)
             if seed is not None:
-                _put(node, ("backend", "seed"), seed)
-                _put(node, ("runner", "seed"), seed)
+                put_at(node, ("backend", "seed"), seed)
+                put_at(node, ("runner", "seed"), seed)
         fields = layout.options_config.model_fields
         embedder = fields.get("embedder")
         if (
@@ -241,19 +227,13 @@ class LunarCommand(Generic[C]):
         ):
             values.pop("embedder", None)  # --embed-base-url alone does not turn an optional embedder on
         for name in layout.embedders:  # a shared setting reaches every embedder that has it, as every model
-            kind = _nested(fields[name].annotation)
+            kind = config_class(fields[name].annotation)
             if kind is None or (name not in values and fields[name].default is None):
                 continue
             own = set(leaf_paths(kind))
             for path, value in shared.items():
                 if path in own:
-                    _put(values.setdefault(name, {}), path, value)
-
-
-def _put(node: dict[str, Any], path: Path_, value: Any) -> None:
-    for part in path[:-1]:
-        node = node.setdefault(part, {})
-    node[path[-1]] = value
+                    put_at(values.setdefault(name, {}), path, value)
 
 
 def context_options() -> tuple[type[BaseModel], list[str]]:
@@ -270,7 +250,7 @@ def context_options() -> tuple[type[BaseModel], list[str]]:
         fields[s.name] = (s.options_type, Field(default_factory=s.options_type))
         for name, info in s.options_type.model_fields.items():
             flag = next((m for m in info.metadata if isinstance(m, Flag)), None)
-            if flag is not None and not flag.cli and _nested(info.annotation) is not None:
+            if flag is not None and not flag.cli and config_class(info.annotation) is not None:
                 hidden.append(f"{s.name}.{name}")
     return create_model("ContextOptions", __base__=Settings, **fields), hidden
 
