@@ -12,10 +12,8 @@ Two suites share one engine:
 first time it is used (:data:`LAZY`), so the evaluation stack loads only then.
 """
 
-import importlib
-from typing import Any
-
 from recworld.errors import ConfigError, DataError, ModelError, RecWorldError
+from recworld.lazy import attach
 
 __version__ = "0.1.0"
 
@@ -33,13 +31,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in LAZY:
-        value = getattr(importlib.import_module(LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'recworld' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *LAZY])
+__getattr__, __dir__ = attach(__name__, LAZY)

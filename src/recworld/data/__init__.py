@@ -7,10 +7,11 @@ imports :mod:`recworld.data.options` does not pay for the loaders at start-up.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING
+
+from recworld.lazy import attach
 
 if TYPE_CHECKING:
     from recworld.data.dataset import ITEM_FIELDS, USER_FIELDS, Dataset, Domain, FieldKind
@@ -38,17 +39,7 @@ _ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = attach(__name__, _ON_FIRST_USE)
 
 
 class _Face(types.ModuleType):

@@ -11,9 +11,9 @@ The submodules import each other at module level; nothing here hides a cycle.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from recworld.lazy import attach
 from recworld.lrworld.catalogue import (
     MEASURES,
     MEASURES_BY_ID,
@@ -43,17 +43,7 @@ _ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = attach(__name__, _ON_FIRST_USE)
 
 
 __all__ = [

@@ -20,8 +20,9 @@ does not pay for the rest at start-up.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from recworld.lazy import attach
 
 if TYPE_CHECKING:
     from recworld.lunar.api import (
@@ -86,17 +87,7 @@ _ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = attach(__name__, _ON_FIRST_USE)
 
 
 __all__ = [

@@ -16,8 +16,9 @@ pattern of Scientific Python's SPEC 1): a config that holds a :class:`RunnerConf
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from recworld.lazy import attach
 
 if TYPE_CHECKING:
     from recworld.runner.cache import ResponseCache, cache_key
@@ -48,17 +49,7 @@ _ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = attach(__name__, _ON_FIRST_USE)
 
 
 __all__ = [
